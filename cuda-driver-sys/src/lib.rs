@@ -1,0 +1,282 @@
+//! Raw bindings to the whole CUDA driver API, loaded at run time.
+//!
+//! The types, constants and the function table ([`DriverFns`]) are generated
+//! by `cargo xtask bindgen` from `cuda.h` of CUDA 12.9 and checked in, so
+//! building needs neither CUDA nor libclang. [`Driver`] opens `libcuda.so.1`
+//! with `libloading` and resolves every entry point:
+//!
+//! * through `cuGetProcAddress` at the pinned [`CUDA_VERSION`] (12090), so a
+//!   newer driver hands out the ABI these bindings were generated for;
+//! * through plain `dlsym` for versioned symbols (`cuMemAlloc_v2`,
+//!   `cuCtxCreate_v4`), which name one ABI already, and as a fallback where
+//!   `cuGetProcAddress` is absent or does not know a name.
+//!
+//! ```no_run
+//! use cuda_driver_sys::{Driver, CUresult};
+//!
+//! let driver = Driver::load()?;
+//! // SAFETY: cuInit takes no pointers.
+//! let status = unsafe { driver.cuInit(0) }?;
+//! assert_eq!(status, CUresult::CUDA_SUCCESS);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! On a machine without the driver, [`Driver::load`] returns
+//! [`LoadError::NotFound`] naming every place tried; nothing panics.
+
+use std::ffi::{CStr, c_void};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use cuda_dylib::{Library, LibrarySpec, SearchEnv};
+pub use cuda_dylib::{NotFound, Source, SymbolUnavailable};
+
+#[rustfmt::skip]
+mod bindings;
+pub use bindings::*;
+
+/// Where and under which names the driver is searched for.
+///
+/// The driver ships with the kernel module, not with the toolkit or the
+/// wheels, so only the override and the system loader apply; the toolkit's
+/// `stubs/libcuda.so` is never loaded because it fails every call.
+pub const SPEC: LibrarySpec = LibrarySpec {
+    display_name: "libcuda (the CUDA driver)",
+    override_var: "CUDA_LINK_LIBCUDA_PATH",
+    file_names: &["libcuda.so.1", "libcuda.so"],
+    wheel_dirs: &[],
+    toolkit_dirs: &[],
+};
+
+/// How entry points are resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resolution {
+    /// `cuGetProcAddress` at the pinned version, `dlsym` for versioned names
+    /// and as the fallback.
+    ProcAddress,
+    /// `dlsym` only, as on drivers older than 11.3.
+    DlsymOnly,
+}
+
+/// Why the driver could not be loaded.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum LoadError {
+    /// No driver library on this machine; lists every place tried.
+    #[error(transparent)]
+    NotFound(#[from] NotFound),
+    /// The library opened but lacks `cuDriverGetVersion` or `cuInit`.
+    #[error("{path} is not a usable CUDA driver: {missing}")]
+    MissingSymbol {
+        /// The file that was opened.
+        path: PathBuf,
+        /// The missing symbol.
+        missing: SymbolUnavailable,
+    },
+}
+
+/// An opened CUDA driver: the function table plus where it came from.
+///
+/// Dereferences to [`DriverFns`]. The library stays loaded while this value
+/// lives.
+pub struct Driver {
+    fns: DriverFns,
+    path: PathBuf,
+    source: Source,
+    resolution: Resolution,
+    _library: Library,
+}
+
+impl std::fmt::Debug for Driver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Driver")
+            .field("path", &self.path)
+            .field("source", &self.source)
+            .field("resolution", &self.resolution)
+            .finish_non_exhaustive()
+    }
+}
+
+impl std::ops::Deref for Driver {
+    type Target = DriverFns;
+    fn deref(&self) -> &DriverFns {
+        &self.fns
+    }
+}
+
+/// The `cuGetProcAddress` signature of CUDA 12.0 and later.
+type GetProcAddress = unsafe extern "C" fn(
+    *const i8,
+    *mut *mut c_void,
+    i32,
+    u64,
+    *mut CUdriverProcAddressQueryResult,
+) -> CUresult;
+
+impl Driver {
+    /// Searches for the driver and resolves every entry point.
+    pub fn load() -> Result<Self, LoadError> {
+        let opened = cuda_dylib::open(&SPEC, &SearchEnv::from_process())?;
+        Self::from_library(
+            opened.library,
+            opened.path,
+            opened.source,
+            Resolution::ProcAddress,
+        )
+    }
+
+    /// Loads exactly this file with the chosen resolution.
+    pub fn open(path: impl AsRef<Path>, resolution: Resolution) -> Result<Self, LoadError> {
+        let path = path.as_ref();
+        let library = cuda_dylib::open_file(path.as_os_str()).map_err(|err| NotFound {
+            library: SPEC.display_name,
+            attempts: vec![cuda_dylib::Attempt {
+                path: path.to_path_buf(),
+                source: Source::Override,
+                reason: err.to_string(),
+            }],
+        })?;
+        Self::from_library(library, path.to_path_buf(), Source::Override, resolution)
+    }
+
+    /// The process-wide instance, loaded on first use.
+    pub fn global() -> Result<&'static Self, LoadError> {
+        static GLOBAL: OnceLock<Result<Driver, LoadError>> = OnceLock::new();
+        GLOBAL
+            .get_or_init(Self::load)
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    fn from_library(
+        library: Library,
+        path: PathBuf,
+        source: Source,
+        mut resolution: Resolution,
+    ) -> Result<Self, LoadError> {
+        for symbol in [c"cuInit", c"cuDriverGetVersion"] {
+            if cuda_dylib::raw_symbol(&library, symbol).is_null() {
+                let missing = SymbolUnavailable {
+                    library: SPEC.display_name,
+                    symbol: symbol.to_str().unwrap_or("?"),
+                };
+                return Err(LoadError::MissingSymbol { path, missing });
+            }
+        }
+        let proc_address = cuda_dylib::raw_symbol(&library, c"cuGetProcAddress_v2");
+        let proc_address: Option<GetProcAddress> = if resolution == Resolution::ProcAddress {
+            // SAFETY: `cuGetProcAddress_v2` has this signature in every
+            // driver that exports it (12.0+); null maps to None.
+            unsafe { std::mem::transmute::<*mut c_void, Option<GetProcAddress>>(proc_address) }
+        } else {
+            None
+        };
+        if proc_address.is_none() {
+            resolution = Resolution::DlsymOnly;
+        }
+        let resolve = |name: &CStr| -> *mut c_void {
+            if let Some(get) = proc_address.filter(|_| !is_versioned_symbol(name)) {
+                let mut pointer = std::ptr::null_mut();
+                let mut found = CUdriverProcAddressQueryResult::CU_GET_PROC_ADDRESS_SUCCESS;
+                // SAFETY: a NUL-terminated name and two valid out-pointers.
+                let status = unsafe {
+                    get(
+                        name.as_ptr(),
+                        &mut pointer,
+                        CUDA_VERSION as i32,
+                        CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_DEFAULT.0 as u64,
+                        &mut found,
+                    )
+                };
+                if status == CUresult::CUDA_SUCCESS && !pointer.is_null() {
+                    return pointer;
+                }
+            }
+            cuda_dylib::raw_symbol(&library, name)
+        };
+        // SAFETY: every address comes from the driver for exactly that name,
+        // at the ABI of the header the table was generated from.
+        let fns = unsafe { DriverFns::load(resolve) };
+        Ok(Driver {
+            fns,
+            path,
+            source,
+            resolution,
+            _library: library,
+        })
+    }
+
+    /// The file that was loaded (a bare name when the system loader chose).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Which search step found the library.
+    pub fn source(&self) -> Source {
+        self.source
+    }
+
+    /// How the entry points were resolved.
+    pub fn resolution(&self) -> Resolution {
+        self.resolution
+    }
+
+    /// The driver's CUDA version, e.g. 13000 for CUDA 13.0.
+    pub fn version(&self) -> Result<i32, CUresult> {
+        let mut version = 0;
+        // SAFETY: a valid out-pointer; the symbol is checked at load time.
+        match unsafe { self.fns.cuDriverGetVersion(&mut version) } {
+            Ok(CUresult::CUDA_SUCCESS) => Ok(version),
+            Ok(error) => Err(error),
+            Err(_) => Err(CUresult::CUDA_ERROR_NOT_FOUND),
+        }
+    }
+}
+
+/// Whether `name` is a versioned symbol (`cuMemAlloc_v2`, `cuMemcpy_ptds`),
+/// which is resolved with `dlsym` because its name already fixes its ABI.
+pub fn is_versioned_symbol(name: &CStr) -> bool {
+    let name = name.to_bytes();
+    if name.ends_with(b"_ptds") || name.ends_with(b"_ptsz") {
+        return true;
+    }
+    match name.iter().rposition(|&b| b == b'_') {
+        Some(at) => {
+            let suffix = &name[at + 1..];
+            suffix.len() >= 2 && suffix[0] == b'v' && suffix[1..].iter().all(u8::is_ascii_digit)
+        }
+        None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versioned_symbols_are_recognised() {
+        assert!(is_versioned_symbol(c"cuMemAlloc_v2"));
+        assert!(is_versioned_symbol(c"cuCtxCreate_v4"));
+        assert!(is_versioned_symbol(c"cuMemcpy_ptds"));
+        assert!(!is_versioned_symbol(c"cuLibraryLoadData"));
+        assert!(!is_versioned_symbol(c"cuInit"));
+        assert!(!is_versioned_symbol(c"cuFoo_vx"));
+    }
+
+    #[test]
+    fn the_table_covers_the_whole_api() {
+        assert!(
+            DriverFns::SYMBOLS.len() >= 450,
+            "{}",
+            DriverFns::SYMBOLS.len()
+        );
+        for name in [
+            c"cuLibraryLoadData",
+            c"cuKernelGetFunction",
+            c"cuLinkCreate_v2",
+            c"cuGetProcAddress_v2",
+        ] {
+            assert!(DriverFns::SYMBOLS.contains(&name), "{name:?}");
+        }
+        assert_eq!(CUDA_VERSION, 12090);
+    }
+}

@@ -1,0 +1,473 @@
+//! Find and open NVIDIA shared libraries at run time.
+//!
+//! Both `nvjitlink-sys` and `cuda-driver-sys` load their library with
+//! [`libloading`] instead of linking it, so a program builds anywhere and
+//! reports a typed error where the library is missing. This crate holds the
+//! search they share.
+//!
+//! The search order, for a [`LibrarySpec`]:
+//!
+//! 1. the explicit override variable (e.g. `CUDA_LINK_NVJITLINK_PATH`), a file
+//!    or a directory. When it is set, nothing else is tried;
+//! 2. `CUDA_HOME`, then `CUDA_PATH`;
+//! 3. the site-packages of NVIDIA's Python wheels: those of `VIRTUAL_ENV`,
+//!    `CONDA_PREFIX` and of the `python3` on `PATH`;
+//! 4. `/usr/local/cuda`;
+//! 5. the system loader (`LD_LIBRARY_PATH`, `ld.so.cache`).
+//!
+//! Inside each place the file names are tried in the spec's order, so a
+//! spec that lists `libnvJitLink.so.13` before `libnvJitLink.so.12` prefers
+//! major 13.
+//!
+//! ```no_run
+//! use cuda_dylib::{LibrarySpec, SearchEnv};
+//!
+//! const SPEC: LibrarySpec = LibrarySpec {
+//!     display_name: "nvJitLink",
+//!     override_var: "CUDA_LINK_NVJITLINK_PATH",
+//!     file_names: &["libnvJitLink.so.13", "libnvJitLink.so.12"],
+//!     wheel_dirs: &["nvidia/cu13/lib", "nvidia/nvjitlink/lib"],
+//!     toolkit_dirs: &["lib64", "lib"],
+//! };
+//! let opened = cuda_dylib::open(&SPEC, &SearchEnv::from_process()).unwrap();
+//! println!("loaded {}", opened.path.display());
+//! ```
+
+use std::ffi::OsStr;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+pub use libloading::Library;
+
+/// What to look for: one library, under the names and folders it ships with.
+#[derive(Debug, Clone, Copy)]
+pub struct LibrarySpec {
+    /// Human name used in errors, e.g. `"nvJitLink"`.
+    pub display_name: &'static str,
+    /// Environment variable holding an explicit file or folder.
+    pub override_var: &'static str,
+    /// File names in order of preference, e.g. newest major first.
+    pub file_names: &'static [&'static str],
+    /// Folders, relative to a Python site-packages folder, where NVIDIA's
+    /// wheels put the library.
+    pub wheel_dirs: &'static [&'static str],
+    /// Folders, relative to a CUDA toolkit root, that may hold the library.
+    pub toolkit_dirs: &'static [&'static str],
+}
+
+/// Where a candidate came from, in search order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Source {
+    /// The spec's override variable.
+    Override,
+    /// `CUDA_HOME` or `CUDA_PATH`.
+    CudaHome,
+    /// A Python site-packages folder holding NVIDIA wheels.
+    PythonWheel,
+    /// `/usr/local/cuda`.
+    DefaultToolkit,
+    /// The platform's dynamic loader, given a bare file name.
+    SystemLoader,
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Source::Override => "override variable",
+            Source::CudaHome => "CUDA_HOME/CUDA_PATH",
+            Source::PythonWheel => "Python wheel",
+            Source::DefaultToolkit => "/usr/local/cuda",
+            Source::SystemLoader => "system loader",
+        })
+    }
+}
+
+/// The inputs of a search, taken from the process or made up by a test.
+#[derive(Debug, Clone, Default)]
+pub struct SearchEnv {
+    /// Value of the spec's override variable, if it is set. Filled in by
+    /// [`SearchEnv::from_process`] only for the spec passed to [`open`].
+    pub overrides: Vec<(String, PathBuf)>,
+    /// Toolkit roots from `CUDA_HOME` and `CUDA_PATH`, in that order.
+    pub cuda_homes: Vec<PathBuf>,
+    /// Python site-packages folders, in search order.
+    pub site_packages: Vec<PathBuf>,
+    /// The default toolkit root, normally `/usr/local/cuda`.
+    pub default_toolkit: Option<PathBuf>,
+    /// Whether to end with the system loader.
+    pub system_loader: bool,
+}
+
+impl SearchEnv {
+    /// Reads the environment of this process.
+    ///
+    /// Asking `python3` for its site-packages costs a process start, so the
+    /// answer is computed once per process.
+    pub fn from_process() -> Self {
+        let overrides = std::env::vars_os()
+            .filter_map(|(key, value)| {
+                let key = key.into_string().ok()?;
+                (key.starts_with("CUDA_LINK_") && key.ends_with("_PATH") && !value.is_empty())
+                    .then(|| (key, PathBuf::from(value)))
+            })
+            .collect();
+        let cuda_homes = ["CUDA_HOME", "CUDA_PATH"]
+            .iter()
+            .filter_map(std::env::var_os)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .collect();
+        SearchEnv {
+            overrides,
+            cuda_homes,
+            site_packages: process_site_packages().to_vec(),
+            default_toolkit: Some(PathBuf::from("/usr/local/cuda")),
+            system_loader: true,
+        }
+    }
+
+    fn override_for(&self, var: &str) -> Option<&Path> {
+        self.overrides
+            .iter()
+            .find(|(key, _)| key == var)
+            .map(|(_, path)| path.as_path())
+    }
+}
+
+fn process_site_packages() -> &'static [PathBuf] {
+    static SITE: OnceLock<Vec<PathBuf>> = OnceLock::new();
+    SITE.get_or_init(|| {
+        let mut dirs = Vec::new();
+        for prefix_var in ["VIRTUAL_ENV", "CONDA_PREFIX"] {
+            if let Some(prefix) = std::env::var_os(prefix_var) {
+                dirs.extend(prefix_site_packages(Path::new(&prefix)));
+            }
+        }
+        dirs.extend(python_site_packages(OsStr::new("python3")));
+        dedup_keep_order(dirs)
+    })
+}
+
+/// The `lib/python3.*/site-packages` folders under a virtualenv or conda prefix.
+pub fn prefix_site_packages(prefix: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(prefix.join("lib")) else {
+        return Vec::new();
+    };
+    let mut dirs: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().starts_with("python3"))
+        .map(|e| e.path().join("site-packages"))
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+/// Asks a Python interpreter for its site-packages folders; empty when there
+/// is no such interpreter.
+pub fn python_site_packages(python: &OsStr) -> Vec<PathBuf> {
+    const SCRIPT: &str = "import site, sys\n\
+        paths = list(getattr(site, 'getsitepackages', lambda: [])())\n\
+        paths.append(site.getusersitepackages())\n\
+        paths += [p for p in sys.path if p.endswith('site-packages')]\n\
+        print('\\n'.join(paths))";
+    let Ok(output) = Command::new(python).args(["-c", SCRIPT]).output() else {
+        return Vec::new();
+    };
+    if !output.status.success() {
+        return Vec::new();
+    }
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(PathBuf::from)
+        .filter(|p| p.is_dir())
+        .collect()
+}
+
+fn dedup_keep_order(paths: Vec<PathBuf>) -> Vec<PathBuf> {
+    let mut seen = std::collections::HashSet::new();
+    paths
+        .into_iter()
+        .filter(|p| seen.insert(p.clone()))
+        .collect()
+}
+
+/// One place the search looks, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    /// A full path, or a bare file name for the system loader.
+    pub path: PathBuf,
+    /// The search step this candidate belongs to.
+    pub source: Source,
+}
+
+/// Every place to try for `spec`, in order. Folders that do not hold the file
+/// are kept, so that an error can name them; [`open`] skips them cheaply.
+pub fn candidates(spec: &LibrarySpec, env: &SearchEnv) -> Vec<Candidate> {
+    let mut out = Vec::new();
+    let in_dir = |dir: &Path, source: Source, out: &mut Vec<Candidate>| {
+        for name in spec.file_names {
+            out.push(Candidate {
+                path: dir.join(name),
+                source,
+            });
+        }
+    };
+
+    if let Some(path) = env.override_for(spec.override_var) {
+        if path.is_dir() {
+            in_dir(path, Source::Override, &mut out);
+        } else {
+            out.push(Candidate {
+                path: path.to_path_buf(),
+                source: Source::Override,
+            });
+        }
+        // An explicit choice is final: falling back would hide a typo.
+        return out;
+    }
+    for home in &env.cuda_homes {
+        for sub in spec.toolkit_dirs {
+            in_dir(&home.join(sub), Source::CudaHome, &mut out);
+        }
+    }
+    for site in &env.site_packages {
+        for sub in spec.wheel_dirs {
+            in_dir(&site.join(sub), Source::PythonWheel, &mut out);
+        }
+    }
+    if let Some(root) = &env.default_toolkit {
+        for sub in spec.toolkit_dirs {
+            in_dir(&root.join(sub), Source::DefaultToolkit, &mut out);
+        }
+    }
+    if env.system_loader {
+        for name in spec.file_names {
+            out.push(Candidate {
+                path: PathBuf::from(name),
+                source: Source::SystemLoader,
+            });
+        }
+    }
+    out
+}
+
+/// A library that was found and opened.
+#[derive(Debug)]
+pub struct Opened {
+    /// The open handle; symbols stay valid while it lives.
+    pub library: Library,
+    /// The file that was opened (a bare name when the system loader chose).
+    pub path: PathBuf,
+    /// The search step that found it.
+    pub source: Source,
+}
+
+/// One failed attempt of a search.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attempt {
+    /// What was tried.
+    pub path: PathBuf,
+    /// The search step.
+    pub source: Source,
+    /// Why it failed: "not found" or the loader's message.
+    pub reason: String,
+}
+
+/// A library could not be opened anywhere.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{library} not found; tried:{}", format_attempts(.attempts))]
+pub struct NotFound {
+    /// The library's display name.
+    pub library: &'static str,
+    /// Every place tried, in order.
+    pub attempts: Vec<Attempt>,
+}
+
+fn format_attempts(attempts: &[Attempt]) -> String {
+    if attempts.is_empty() {
+        return " nothing (empty search)".to_owned();
+    }
+    attempts
+        .iter()
+        .map(|a| format!("\n  {} [{}]: {}", a.path.display(), a.source, a.reason))
+        .collect()
+}
+
+/// A symbol that the loaded library does not export.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("symbol `{symbol}` is not available in the loaded {library}")]
+pub struct SymbolUnavailable {
+    /// The library's display name.
+    pub library: &'static str,
+    /// The missing symbol.
+    pub symbol: &'static str,
+}
+
+/// Searches for `spec` and opens the first candidate that loads.
+pub fn open(spec: &LibrarySpec, env: &SearchEnv) -> Result<Opened, NotFound> {
+    let mut attempts = Vec::new();
+    for candidate in candidates(spec, env) {
+        let bare = candidate.source == Source::SystemLoader;
+        if !bare && !candidate.path.is_file() {
+            attempts.push(Attempt {
+                path: candidate.path,
+                source: candidate.source,
+                reason: "not found".to_owned(),
+            });
+            continue;
+        }
+        match open_file(candidate.path.as_os_str()) {
+            Ok(library) => {
+                return Ok(Opened {
+                    library,
+                    path: candidate.path,
+                    source: candidate.source,
+                });
+            }
+            Err(err) => attempts.push(Attempt {
+                path: candidate.path,
+                source: candidate.source,
+                reason: err.to_string(),
+            }),
+        }
+    }
+    Err(NotFound {
+        library: spec.display_name,
+        attempts,
+    })
+}
+
+/// Opens one file, or a bare name through the system loader.
+pub fn open_file(path: &OsStr) -> Result<Library, libloading::Error> {
+    // SAFETY: loading runs the library's initialisers. The libraries this
+    // crate is used for are NVIDIA's, whose initialisers have no
+    // preconditions; a caller naming another file takes on that contract.
+    unsafe { Library::new(path) }
+}
+
+/// Resolves `symbol` to a raw address, or null when it is absent.
+pub fn raw_symbol(library: &Library, symbol: &std::ffi::CStr) -> *mut std::ffi::c_void {
+    // SAFETY: the address is returned as an untyped pointer; callers give it
+    // a type only through the generated function table, whose signatures come
+    // from the library's own header.
+    unsafe {
+        library
+            .get::<*mut std::ffi::c_void>(symbol.to_bytes_with_nul())
+            .map(|s| *s)
+            .unwrap_or(std::ptr::null_mut())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SPEC: LibrarySpec = LibrarySpec {
+        display_name: "fake",
+        override_var: "CUDA_LINK_FAKE_PATH",
+        file_names: &["libfake.so.13", "libfake.so.12"],
+        wheel_dirs: &["nvidia/cu13/lib", "nvidia/fake/lib"],
+        toolkit_dirs: &["lib64"],
+    };
+
+    fn touch(path: &Path) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, b"not a library").unwrap();
+    }
+
+    #[test]
+    fn order_follows_the_documented_steps() {
+        let root = tempfile::tempdir().unwrap();
+        let env = SearchEnv {
+            overrides: vec![],
+            cuda_homes: vec![root.path().join("home")],
+            site_packages: vec![root.path().join("site")],
+            default_toolkit: Some(root.path().join("usr-local-cuda")),
+            system_loader: true,
+        };
+        let sources: Vec<Source> = candidates(&SPEC, &env).iter().map(|c| c.source).collect();
+        let mut sorted = sources.clone();
+        sorted.sort();
+        assert_eq!(sources, sorted, "steps must come in order");
+        let found = candidates(&SPEC, &env);
+        assert_eq!(found[0].path, root.path().join("home/lib64/libfake.so.13"));
+        assert_eq!(found[1].path, root.path().join("home/lib64/libfake.so.12"));
+        assert_eq!(
+            found[2].path,
+            root.path().join("site/nvidia/cu13/lib/libfake.so.13")
+        );
+        assert_eq!(found.last().unwrap().path, PathBuf::from("libfake.so.12"));
+        assert_eq!(found.last().unwrap().source, Source::SystemLoader);
+    }
+
+    #[test]
+    fn override_is_final_and_accepts_a_folder() {
+        let root = tempfile::tempdir().unwrap();
+        let env = SearchEnv {
+            overrides: vec![("CUDA_LINK_FAKE_PATH".into(), root.path().to_path_buf())],
+            cuda_homes: vec![root.path().join("home")],
+            system_loader: true,
+            ..SearchEnv::default()
+        };
+        let found = candidates(&SPEC, &env);
+        assert!(found.iter().all(|c| c.source == Source::Override));
+        assert_eq!(found[0].path, root.path().join("libfake.so.13"));
+    }
+
+    #[test]
+    fn the_first_existing_file_in_order_is_tried_first() {
+        let root = tempfile::tempdir().unwrap();
+        // Both a wheel and the default toolkit hold a file; the wheel wins.
+        touch(&root.path().join("site/nvidia/fake/lib/libfake.so.12"));
+        touch(&root.path().join("usr-local-cuda/lib64/libfake.so.13"));
+        let env = SearchEnv {
+            site_packages: vec![root.path().join("site")],
+            default_toolkit: Some(root.path().join("usr-local-cuda")),
+            ..SearchEnv::default()
+        };
+        let err = open(&SPEC, &env).unwrap_err();
+        let loaded_tries: Vec<&Attempt> = err
+            .attempts
+            .iter()
+            .filter(|a| a.reason != "not found")
+            .collect();
+        assert_eq!(loaded_tries.len(), 2, "{err}");
+        assert_eq!(loaded_tries[0].source, Source::PythonWheel);
+        assert_eq!(loaded_tries[1].source, Source::DefaultToolkit);
+    }
+
+    #[test]
+    fn missing_library_error_names_every_path() {
+        let root = tempfile::tempdir().unwrap();
+        let env = SearchEnv {
+            cuda_homes: vec![root.path().join("home")],
+            site_packages: vec![root.path().join("site")],
+            system_loader: true,
+            ..SearchEnv::default()
+        };
+        let err = open(&SPEC, &env).unwrap_err();
+        let text = err.to_string();
+        assert!(text.starts_with("fake not found; tried:"), "{text}");
+        for candidate in candidates(&SPEC, &env) {
+            assert!(
+                text.contains(&candidate.path.display().to_string()),
+                "{text}"
+            );
+        }
+        assert_eq!(err.attempts.len(), candidates(&SPEC, &env).len());
+    }
+
+    #[test]
+    fn prefix_site_packages_finds_python_versions() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join("lib/python3.12/site-packages")).unwrap();
+        std::fs::create_dir_all(root.path().join("lib/other")).unwrap();
+        assert_eq!(
+            prefix_site_packages(root.path()),
+            vec![root.path().join("lib/python3.12/site-packages")]
+        );
+    }
+}

@@ -1,0 +1,245 @@
+//! `cargo xtask bindgen`: regenerate the checked-in bindings.
+//!
+//! bindgen writes the types and the `extern "C"` declarations. The
+//! declarations are then turned into an ash-style function table: one
+//! `PFN_name` type per function, a struct of `Option<PFN_name>` filled by a
+//! resolver closure, and one method per function that returns
+//! `Err(SymbolUnavailable)` instead of calling a null pointer. Nothing is
+//! linked, so the sys crates build without CUDA.
+
+use std::path::{Path, PathBuf};
+
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::quote;
+
+use crate::{Result, redist};
+
+/// One header and what to keep of it.
+struct Binding {
+    header: PathBuf,
+    output: PathBuf,
+    clang_args: &'static [&'static str],
+    functions: &'static str,
+    types: &'static str,
+    vars: &'static str,
+    table: &'static str,
+    library: &'static str,
+    doc: &'static str,
+}
+
+fn bindings(workspace: &Path) -> Result<Vec<Binding>> {
+    let from_cuda_home = |file: &str| {
+        std::env::var_os("CUDA_HOME")
+            .map(|home| PathBuf::from(home).join("include").join(file))
+            .filter(|p| p.is_file())
+    };
+    let nvjitlink_header = match from_cuda_home("nvJitLink.h") {
+        Some(path) => path,
+        None => {
+            redist::ensure(workspace, &["nvjitlink13"])?;
+            redist::nvjitlink_include(workspace).join("nvJitLink.h")
+        }
+    };
+    // cuda.h is pinned to 12.x: the wheel, not CUDA_HOME, which may be 13.
+    redist::ensure(workspace, &["runtime12"])?;
+    let cuda_header = redist::cuda_include(workspace).join("cuda.h");
+    Ok(vec![
+        Binding {
+            header: nvjitlink_header,
+            output: workspace.join("nvjitlink-sys/src/bindings.rs"),
+            clang_args: &["-DNVJITLINK_NO_INLINE"],
+            functions: "nvJitLink.*",
+            types: "nvJitLink.*",
+            vars: "NVJITLINK.*",
+            table: "NvJitLinkFns",
+            library: "nvJitLink",
+            doc: "Every entry point of `nvJitLink.h` (13.x), resolved at run time.",
+        },
+        Binding {
+            header: cuda_header,
+            output: workspace.join("cuda-driver-sys/src/bindings.rs"),
+            clang_args: &[],
+            functions: "cu[A-Z].*",
+            types: "(CU|cu)[A-Za-z0-9_]*",
+            vars: "(CU|CUDA)_[A-Z0-9_]*|CUDA_VERSION",
+            table: "DriverFns",
+            library: "libcuda",
+            doc: "Every entry point of the pinned `cuda.h` (12.x), resolved at run time.",
+        },
+    ])
+}
+
+/// Regenerates both files, or with `check` compares them with what is checked in.
+pub fn run(workspace: &Path, check: bool) -> Result<()> {
+    let mut stale = Vec::new();
+    for binding in bindings(workspace)? {
+        let text = generate(&binding)?;
+        let current = std::fs::read_to_string(&binding.output).unwrap_or_default();
+        if current == text {
+            eprintln!("xtask: {} is up to date", binding.output.display());
+        } else if check {
+            stale.push(binding.output.display().to_string());
+        } else {
+            std::fs::write(&binding.output, text)?;
+            eprintln!("xtask: wrote {}", binding.output.display());
+        }
+    }
+    if stale.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "bindings differ from their headers, run `cargo xtask bindgen`: {}",
+            stale.join(", ")
+        )
+        .into())
+    }
+}
+
+fn generate(binding: &Binding) -> Result<String> {
+    let raw = bindgen::Builder::default()
+        .header(binding.header.to_string_lossy())
+        .clang_args(binding.clang_args)
+        .allowlist_function(binding.functions)
+        .allowlist_type(binding.types)
+        .allowlist_var(binding.vars)
+        .default_enum_style(bindgen::EnumVariation::NewType {
+            is_bitfield: false,
+            is_global: false,
+        })
+        .derive_default(true)
+        .derive_eq(true)
+        .derive_hash(true)
+        .generate_comments(false)
+        .layout_tests(true)
+        .use_core()
+        .generate()
+        .map_err(|e| format!("bindgen failed on {}: {e}", binding.header.display()))?
+        .to_string();
+
+    let mut file = syn::parse_file(&raw)?;
+    let mut functions = Vec::new();
+    file.items.retain(|item| match item {
+        syn::Item::ForeignMod(foreign) => {
+            functions.extend(foreign.items.iter().filter_map(|item| match item {
+                syn::ForeignItem::Fn(f) => Some(f.sig.clone()),
+                _ => None,
+            }));
+            false
+        }
+        _ => true,
+    });
+    functions.sort_by_key(|sig| sig.ident.to_string());
+    functions.dedup_by_key(|sig| sig.ident.to_string());
+
+    let table = function_table(binding, &functions);
+    let header_name = binding
+        .header
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let body = prettyplease::unparse(&syn::parse2(quote! { #file #table })?);
+    Ok(format!(
+        "// Generated by `cargo xtask bindgen` from {header_name}. Do not edit.\n\
+         #![allow(non_camel_case_types, non_snake_case, non_upper_case_globals, dead_code)]\n\
+         #![allow(unpredictable_function_pointer_comparisons)]\n\
+         #![allow(missing_docs, clippy::all, clippy::undocumented_unsafe_blocks)]\n\n{body}"
+    ))
+}
+
+fn function_table(binding: &Binding, functions: &[syn::Signature]) -> TokenStream {
+    let table = Ident::new(binding.table, Span::call_site());
+    let library = binding.library;
+    let doc = binding.doc;
+    let count = functions.len();
+    let mut pfn_types = Vec::new();
+    let mut fields = Vec::new();
+    let mut loads = Vec::new();
+    let mut methods = Vec::new();
+    let mut names = Vec::new();
+    for sig in functions {
+        let name = &sig.ident;
+        let name_str = name.to_string();
+        let pfn = Ident::new(&format!("PFN_{name_str}"), Span::call_site());
+        let inputs = &sig.inputs;
+        let output = &sig.output;
+        let arg_names: Vec<_> = inputs
+            .iter()
+            .filter_map(|arg| match arg {
+                syn::FnArg::Typed(pat) => Some(pat.pat.clone()),
+                syn::FnArg::Receiver(_) => None,
+            })
+            .collect();
+        let c_name = syn::LitCStr::new(
+            &std::ffi::CString::new(name_str.clone()).expect("C identifiers have no NUL"),
+            Span::call_site(),
+        );
+        let ret = match output {
+            syn::ReturnType::Default => quote!(()),
+            syn::ReturnType::Type(_, ty) => quote!(#ty),
+        };
+        let method_doc = format!("Calls `{name_str}`; `Err` when the loaded {library} lacks it.");
+        pfn_types.push(quote! {
+            pub type #pfn = unsafe extern "C" fn(#inputs) #output;
+        });
+        fields.push(quote! { pub #name: Option<#pfn>, });
+        loads.push(quote! {
+            // SAFETY: `resolve` returns the address of this very symbol or
+            // null; `Option<fn>` has the layout of a nullable pointer.
+            #name: unsafe { core::mem::transmute::<*mut core::ffi::c_void, Option<#pfn>>(resolve(#c_name)) },
+        });
+        methods.push(quote! {
+            #[doc = #method_doc]
+            ///
+            /// # Safety
+            /// The C function's own contract applies to every argument.
+            #[inline]
+            pub unsafe fn #name(&self, #inputs) -> Result<#ret, crate::SymbolUnavailable> {
+                match self.#name {
+                    // SAFETY: the caller upholds the C contract.
+                    Some(__pfn) => Ok(unsafe { __pfn(#(#arg_names),*) }),
+                    None => Err(crate::SymbolUnavailable { library: #library, symbol: #name_str }),
+                }
+            }
+        });
+        names.push(c_name);
+    }
+    let idents: Vec<&Ident> = functions.iter().map(|s| &s.ident).collect();
+    quote! {
+        #(#pfn_types)*
+
+        #[doc = #doc]
+        ///
+        /// Each field is `None` where the library does not export the symbol.
+        #[derive(Clone, Copy)]
+        pub struct #table {
+            #(#fields)*
+        }
+
+        impl #table {
+            /// Every symbol name of the table, in field order.
+            pub const SYMBOLS: [&'static core::ffi::CStr; #count] = [#(#names),*];
+
+            /// Fills the table by asking `resolve` for each symbol.
+            ///
+            /// # Safety
+            /// `resolve` must return null or the address of a function
+            /// with the C signature that the header declares for that name,
+            /// valid for as long as the table is used.
+            pub unsafe fn load(mut resolve: impl FnMut(&core::ffi::CStr) -> *mut core::ffi::c_void) -> Self {
+                Self { #(#loads)* }
+            }
+
+            #(#methods)*
+        }
+
+        impl core::fmt::Debug for #table {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                let loaded = [#(self.#idents.is_some()),*];
+                f.debug_struct(stringify!(#table))
+                    .field("symbols", &#count)
+                    .field("resolved", &loaded.iter().filter(|&&b| b).count())
+                    .finish()
+            }
+        }
+    }
+}

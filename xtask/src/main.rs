@@ -1,0 +1,96 @@
+//! Project automation, in the style of rust-analyzer's `xtask`.
+//!
+//! ```text
+//! cargo xtask bindgen [--check]   regenerate (or verify) the sys bindings
+//! cargo xtask provision           install the NVIDIA wheels the tests use
+//! cargo xtask test [ARGS...]      provision, then cargo test --workspace
+//! cargo xtask demo                link the bundled example, no GPU needed
+//! cargo xtask test-gpu [--run]    build the GPU test bundle (and run it here)
+//! ```
+
+mod bindgen;
+mod gpu;
+mod redist;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
+
+fn main() {
+    if let Err(err) = try_main() {
+        eprintln!("xtask: error: {err}");
+        std::process::exit(1);
+    }
+}
+
+fn try_main() -> Result<()> {
+    let workspace = workspace_root();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (command, rest) = args
+        .split_first()
+        .map_or(("help", &[][..]), |(c, r)| (c.as_str(), r));
+    match command {
+        "bindgen" => bindgen::run(&workspace, rest.iter().any(|a| a == "--check")),
+        "provision" => redist::ensure(&workspace, &[]),
+        "test" => test(&workspace, rest),
+        "demo" => demo(&workspace),
+        "test-gpu" => gpu::test_gpu(&workspace, rest),
+        _ => {
+            eprintln!("{}", include_str!("usage.txt"));
+            Ok(())
+        }
+    }
+}
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives one level below the workspace root")
+        .to_path_buf()
+}
+
+fn cargo() -> Command {
+    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()))
+}
+
+/// Runs a command, failing on a non-zero exit.
+fn run(command: &mut Command) -> Result<()> {
+    let status = command
+        .status()
+        .map_err(|e| format!("cannot start {command:?}: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{command:?} exited with {status}").into())
+    }
+}
+
+/// Points a command at the provisioned libraries.
+fn with_redist_env<'a>(command: &'a mut Command, workspace: &Path) -> &'a mut Command {
+    for (key, value) in redist::test_env(workspace) {
+        command.env(key, value);
+    }
+    command
+}
+
+fn test(workspace: &Path, extra: &[String]) -> Result<()> {
+    redist::ensure(workspace, &[])?;
+    run(with_redist_env(cargo().current_dir(workspace), workspace)
+        .args(["test", "--workspace"])
+        .args(extra))
+}
+
+fn demo(workspace: &Path) -> Result<()> {
+    redist::ensure(workspace, &[])?;
+    run(
+        with_redist_env(cargo().current_dir(workspace), workspace).args([
+            "run",
+            "--quiet",
+            "--package",
+            "cuda-link-tests",
+            "--example",
+            "demo",
+        ]),
+    )
+}

@@ -1,0 +1,154 @@
+//! Provisioning NVIDIA's redistributable wheels into `target/cuda-redist`.
+//!
+//! Every wheel is pinned, so a clean machine gets the same libraries the
+//! tests were written against. Each wheel gets its own `--target` folder:
+//! the CUDA 12 and 13 wheels both ship an `nvidia/` namespace and must not
+//! overwrite each other.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::{Result, run};
+
+/// One pinned wheel and the file that proves it is installed.
+pub struct Wheel {
+    /// Folder name under `target/cuda-redist`.
+    pub dir: &'static str,
+    /// pip requirement.
+    pub requirement: &'static str,
+    /// A file inside the install, relative to its folder.
+    pub marker: &'static str,
+}
+
+/// The wheels the tests need.
+pub const WHEELS: &[Wheel] = &[
+    Wheel {
+        dir: "nvjitlink12",
+        requirement: "nvidia-nvjitlink-cu12==12.9.86",
+        marker: "nvidia/nvjitlink/lib/libnvJitLink.so.12",
+    },
+    Wheel {
+        dir: "nvjitlink13",
+        requirement: "nvidia-nvjitlink==13.5.37",
+        marker: "nvidia/cu13/lib/libnvJitLink.so.13",
+    },
+    Wheel {
+        dir: "nvrtc12",
+        requirement: "nvidia-cuda-nvrtc-cu12==12.9.86",
+        marker: "nvidia/cuda_nvrtc/lib/libnvrtc.so.12",
+    },
+    Wheel {
+        dir: "runtime12",
+        requirement: "nvidia-cuda-runtime-cu12==12.9.79",
+        marker: "nvidia/cuda_runtime/lib/libcudadevrt.a",
+    },
+    Wheel {
+        dir: "nvfatbin12",
+        requirement: "nvidia-nvfatbin-cu12==12.9.82",
+        marker: "nvidia/nvfatbin/lib/libnvfatbin.so.12",
+    },
+    Wheel {
+        dir: "nvcc12",
+        requirement: "nvidia-cuda-nvcc-cu12==12.9.86",
+        marker: "nvidia/cuda_nvcc/bin/ptxas",
+    },
+];
+
+/// Where the wheels live.
+pub fn root(workspace: &Path) -> PathBuf {
+    workspace.join("target/cuda-redist")
+}
+
+fn file(workspace: &Path, dir: &str, marker: &str) -> PathBuf {
+    root(workspace).join(dir).join(marker)
+}
+
+/// Installs every missing wheel.
+pub fn ensure(workspace: &Path, wheels: &[&str]) -> Result<()> {
+    for wheel in WHEELS
+        .iter()
+        .filter(|w| wheels.is_empty() || wheels.contains(&w.dir))
+    {
+        let marker = file(workspace, wheel.dir, wheel.marker);
+        if marker.is_file() {
+            continue;
+        }
+        eprintln!(
+            "xtask: installing {} into target/cuda-redist/{}",
+            wheel.requirement, wheel.dir
+        );
+        let target = root(workspace).join(wheel.dir);
+        run(Command::new(python())
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--no-deps",
+                "--disable-pip-version-check",
+            ])
+            .arg("--target")
+            .arg(&target)
+            .arg(wheel.requirement))?;
+        if !marker.is_file() {
+            return Err(format!(
+                "{} installed but {} is missing",
+                wheel.requirement,
+                marker.display()
+            )
+            .into());
+        }
+    }
+    Ok(())
+}
+
+fn python() -> String {
+    std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_owned())
+}
+
+/// The environment that points the tests at the provisioned libraries.
+pub fn test_env(workspace: &Path) -> Vec<(&'static str, PathBuf)> {
+    let at = |dir, marker| file(workspace, dir, marker);
+    vec![
+        (
+            "CUDA_LINK_NVJITLINK12_PATH",
+            at("nvjitlink12", "nvidia/nvjitlink/lib/libnvJitLink.so.12"),
+        ),
+        (
+            "CUDA_LINK_NVJITLINK13_PATH",
+            at("nvjitlink13", "nvidia/cu13/lib/libnvJitLink.so.13"),
+        ),
+        (
+            "CUDA_LINK_NVRTC_PATH",
+            at("nvrtc12", "nvidia/cuda_nvrtc/lib/libnvrtc.so.12"),
+        ),
+        (
+            "CUDA_LINK_NVFATBIN_PATH",
+            at("nvfatbin12", "nvidia/nvfatbin/lib/libnvfatbin.so.12"),
+        ),
+        (
+            "CUDA_LINK_PTXAS",
+            at("nvcc12", "nvidia/cuda_nvcc/bin/ptxas"),
+        ),
+        (
+            "CUDA_LINK_CUDADEVRT",
+            at("runtime12", "nvidia/cuda_runtime/lib/libcudadevrt.a"),
+        ),
+        // The library's own default: the newest major.
+        (
+            "CUDA_LINK_NVJITLINK_PATH",
+            at("nvjitlink13", "nvidia/cu13/lib/libnvJitLink.so.13"),
+        ),
+        ("CUDA_LINK_REQUIRE_REDIST", PathBuf::from("1")),
+    ]
+}
+
+/// Header folders, for bindgen.
+pub fn nvjitlink_include(workspace: &Path) -> PathBuf {
+    root(workspace).join("nvjitlink13/nvidia/cu13/include")
+}
+
+/// The folder holding `cuda.h` 12.x.
+pub fn cuda_include(workspace: &Path) -> PathBuf {
+    root(workspace).join("runtime12/nvidia/cuda_runtime/include")
+}
