@@ -1,1 +1,31 @@
-//! placeholder
+//! Backend-neutral CUDA device code: [`ObjectCode`] for every input kind,
+//! inspected in pure Rust.
+//!
+//! ```
+//! use cuda_link::{ObjectCode, ObjectKind};
+//!
+//! let ptx = b".version 8.0\n.target sm_90\n.address_size 64\n\
+//!             .visible .entry saxpy(.param .f32 a) { ret; }\n";
+//! let code = ObjectCode::from_bytes(ptx.to_vec(), "saxpy.ptx")?;
+//! assert_eq!(code.kind(), ObjectKind::Ptx);
+//! let inspection = code.inspect()?;
+//! assert_eq!(inspection.kernels(), ["saxpy"]);
+//! assert_eq!(inspection.arches()[0].to_string(), "sm_90");
+//! println!("{inspection}");
+//! # Ok::<(), cuda_link::ObjectError>(())
+//! ```
+
+pub mod arch;
+pub mod cubin;
+mod error;
+pub mod fatbin;
+pub mod host;
+pub mod inspect;
+pub mod ltoir;
+mod object_code;
+pub mod ptx;
+
+pub use arch::{Arch, ArchVariant};
+pub use error::{ObjectError, Reason};
+pub use inspect::Inspection;
+pub use object_code::{ObjectCode, ObjectKind};

@@ -1,1 +1,328 @@
-//! placeholder
+//! Test support: real device code from NVIDIA's redistributables.
+//!
+//! `cargo xtask test` installs the wheels and exports their paths; these
+//! helpers turn CUDA C++ into PTX / LTO-IR / cubins with NVRTC, PTX into
+//! cubins with ptxas, and entries into fatbins with nvFatbin. Outside
+//! `cargo xtask test` the paths are unset and [`redist`] returns `None`, so
+//! tests skip; with `CUDA_LINK_REQUIRE_REDIST` set a missing path fails.
+
+use std::ffi::{CStr, CString, c_char, c_int, c_void};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub mod fixtures;
+
+/// The path in `var`, or `None` to skip. Panics when the test run promised
+/// the redistributables (`CUDA_LINK_REQUIRE_REDIST`) and `var` is unset.
+pub fn redist(var: &str) -> Option<PathBuf> {
+    match std::env::var_os(var) {
+        Some(path) if !path.is_empty() => Some(PathBuf::from(path)),
+        _ if std::env::var_os("CUDA_LINK_REQUIRE_REDIST").is_some() => {
+            panic!(
+                "{var} is unset although CUDA_LINK_REQUIRE_REDIST is: run through `cargo xtask test`"
+            )
+        }
+        _ => {
+            eprintln!("skipped: {var} is unset; run through `cargo xtask test`");
+            None
+        }
+    }
+}
+
+/// Paths of both provisioned nvJitLink majors, as `(major, path)`.
+pub fn nvjitlink_libraries() -> Vec<(u32, PathBuf)> {
+    [12, 13]
+        .into_iter()
+        .filter_map(|major| redist(&format!("CUDA_LINK_NVJITLINK{major}_PATH")).map(|p| (major, p)))
+        .collect()
+}
+
+/// The path of `libcudadevrt.a`.
+pub fn cudadevrt() -> Option<PathBuf> {
+    redist("CUDA_LINK_CUDADEVRT")
+}
+
+type Error = Box<dyn std::error::Error + Send + Sync>;
+
+fn open(var: &str) -> Result<libloading::Library, Error> {
+    let path = redist(var).ok_or_else(|| format!("{var} is unset"))?;
+    // SAFETY: NVIDIA's libraries have no load-time preconditions.
+    Ok(unsafe { libloading::Library::new(&path) }?)
+}
+
+/// Output of one NVRTC compilation.
+#[derive(Debug, Clone, Default)]
+pub struct Compiled {
+    /// PTX, when not compiled with `-dlto`.
+    pub ptx: Option<Vec<u8>>,
+    /// LTO-IR, with `-dlto`.
+    pub ltoir: Option<Vec<u8>>,
+    /// A cubin, with `-arch=sm_NN`.
+    pub cubin: Option<Vec<u8>>,
+    /// The compile log.
+    pub log: String,
+}
+
+/// Compiles CUDA C++ with NVRTC. `options` are NVRTC options such as
+/// `-arch=sm_90`, `-dlto`, `-rdc=true`.
+pub fn nvrtc(source: &str, name: &str, options: &[&str]) -> Result<Compiled, Error> {
+    type Program = *mut c_void;
+    let lib = open("CUDA_LINK_NVRTC_PATH")?;
+    // SAFETY: the signatures are those of nvrtc.h 12.x.
+    unsafe {
+        let create: libloading::Symbol<
+            unsafe extern "C" fn(
+                *mut Program,
+                *const c_char,
+                *const c_char,
+                c_int,
+                *const *const c_char,
+                *const *const c_char,
+            ) -> c_int,
+        > = lib.get(b"nvrtcCreateProgram\0")?;
+        let compile: libloading::Symbol<
+            unsafe extern "C" fn(Program, c_int, *const *const c_char) -> c_int,
+        > = lib.get(b"nvrtcCompileProgram\0")?;
+        let destroy: libloading::Symbol<unsafe extern "C" fn(*mut Program) -> c_int> =
+            lib.get(b"nvrtcDestroyProgram\0")?;
+        type SizeFn = unsafe extern "C" fn(Program, *mut usize) -> c_int;
+        type GetFn = unsafe extern "C" fn(Program, *mut c_char) -> c_int;
+        let fetch = |size_name: &[u8],
+                     get_name: &[u8],
+                     program: Program|
+         -> Result<Option<Vec<u8>>, Error> {
+            let size_fn: libloading::Symbol<SizeFn> = lib.get(size_name)?;
+            let get_fn: libloading::Symbol<GetFn> = lib.get(get_name)?;
+            let mut size = 0usize;
+            if size_fn(program, &mut size) != 0 || size == 0 {
+                return Ok(None);
+            }
+            let mut buffer = vec![0u8; size];
+            if get_fn(program, buffer.as_mut_ptr().cast()) != 0 {
+                return Ok(None);
+            }
+            Ok(Some(buffer))
+        };
+
+        let source = CString::new(source)?;
+        let name = CString::new(name)?;
+        let options: Vec<CString> = options
+            .iter()
+            .map(|o| CString::new(*o))
+            .collect::<Result<_, _>>()?;
+        let option_ptrs: Vec<*const c_char> = options.iter().map(|o| o.as_ptr()).collect();
+        let mut program: Program = std::ptr::null_mut();
+        let status = create(
+            &mut program,
+            source.as_ptr(),
+            name.as_ptr(),
+            0,
+            std::ptr::null(),
+            std::ptr::null(),
+        );
+        if status != 0 {
+            return Err(format!("nvrtcCreateProgram failed: {status}").into());
+        }
+        let status = compile(program, option_ptrs.len() as c_int, option_ptrs.as_ptr());
+        let log = fetch(
+            b"nvrtcGetProgramLogSize\0",
+            b"nvrtcGetProgramLog\0",
+            program,
+        )?
+        .map(|bytes| {
+            CStr::from_bytes_until_nul(&bytes)
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        })
+        .unwrap_or_default();
+        let result = if status != 0 {
+            Err(format!("NVRTC compile failed ({status}):\n{log}").into())
+        } else {
+            Ok(Compiled {
+                ptx: fetch(b"nvrtcGetPTXSize\0", b"nvrtcGetPTX\0", program)?,
+                ltoir: fetch(b"nvrtcGetLTOIRSize\0", b"nvrtcGetLTOIR\0", program)?,
+                cubin: fetch(b"nvrtcGetCUBINSize\0", b"nvrtcGetCUBIN\0", program)?,
+                log,
+            })
+        };
+        destroy(&mut program);
+        result
+    }
+}
+
+/// Assembles PTX with ptxas. `relocatable` passes `-c` (ET_REL).
+pub fn ptxas(ptx: &[u8], arch: &str, relocatable: bool) -> Result<Vec<u8>, Error> {
+    let ptxas = redist("CUDA_LINK_PTXAS").ok_or("CUDA_LINK_PTXAS is unset")?;
+    let dir = tempfile::tempdir()?;
+    let input = dir.path().join("in.ptx");
+    let output = dir.path().join("out.cubin");
+    std::fs::write(&input, ptx.strip_suffix(b"\0").unwrap_or(ptx))?;
+    let mut command = Command::new(ptxas);
+    command.arg(format!("-arch={arch}")).arg("-o").arg(&output);
+    if relocatable {
+        command.arg("-c");
+    }
+    let result = command.arg(&input).output()?;
+    if !result.status.success() {
+        return Err(format!("ptxas failed: {}", String::from_utf8_lossy(&result.stderr)).into());
+    }
+    Ok(std::fs::read(output)?)
+}
+
+/// One input of [`nvfatbin`].
+#[derive(Debug, Clone, Copy)]
+pub enum FatbinInput<'a> {
+    /// PTX text and its arch number (`"90"`, `"90a"`).
+    Ptx(&'a [u8], &'a str),
+    /// A cubin and its arch number.
+    Cubin(&'a [u8], &'a str),
+    /// LTO-IR and its arch number.
+    Ltoir(&'a [u8], &'a str),
+}
+
+/// Builds a fatbin with nvFatbin; `options` such as `-compress-mode=size`.
+pub fn nvfatbin(inputs: &[FatbinInput<'_>], options: &[&str]) -> Result<Vec<u8>, Error> {
+    type Handle = *mut c_void;
+    let lib = open("CUDA_LINK_NVFATBIN_PATH")?;
+    let options: Vec<CString> = options
+        .iter()
+        .map(|o| CString::new(*o))
+        .collect::<Result<_, _>>()?;
+    let option_ptrs: Vec<*const c_char> = options.iter().map(|o| o.as_ptr()).collect();
+    // SAFETY: the signatures are those of nvFatbin.h 12.9.
+    unsafe {
+        let create: libloading::Symbol<
+            unsafe extern "C" fn(*mut Handle, *const *const c_char, usize) -> c_int,
+        > = lib.get(b"nvFatbinCreate\0")?;
+        let add_ptx: libloading::Symbol<
+            unsafe extern "C" fn(
+                Handle,
+                *const c_char,
+                usize,
+                *const c_char,
+                *const c_char,
+                *const c_char,
+            ) -> c_int,
+        > = lib.get(b"nvFatbinAddPTX\0")?;
+        let add_cubin: libloading::Symbol<
+            unsafe extern "C" fn(
+                Handle,
+                *const c_void,
+                usize,
+                *const c_char,
+                *const c_char,
+            ) -> c_int,
+        > = lib.get(b"nvFatbinAddCubin\0")?;
+        let add_ltoir: libloading::Symbol<
+            unsafe extern "C" fn(
+                Handle,
+                *const c_void,
+                usize,
+                *const c_char,
+                *const c_char,
+                *const c_char,
+            ) -> c_int,
+        > = lib.get(b"nvFatbinAddLTOIR\0")?;
+        let size: libloading::Symbol<unsafe extern "C" fn(Handle, *mut usize) -> c_int> =
+            lib.get(b"nvFatbinSize\0")?;
+        let get: libloading::Symbol<unsafe extern "C" fn(Handle, *mut c_void) -> c_int> =
+            lib.get(b"nvFatbinGet\0")?;
+        let destroy: libloading::Symbol<unsafe extern "C" fn(*mut Handle) -> c_int> =
+            lib.get(b"nvFatbinDestroy\0")?;
+
+        let mut handle: Handle = std::ptr::null_mut();
+        let status = create(&mut handle, option_ptrs.as_ptr(), option_ptrs.len());
+        if status != 0 {
+            return Err(format!("nvFatbinCreate failed: {status}").into());
+        }
+        let mut result = Ok(());
+        for (i, input) in inputs.iter().enumerate() {
+            let ident = CString::new(format!("input{i}"))?;
+            let status = match *input {
+                FatbinInput::Ptx(ptx, arch) => {
+                    // nvFatbin wants NUL-terminated PTX.
+                    let mut text = ptx.strip_suffix(b"\0").unwrap_or(ptx).to_vec();
+                    text.push(0);
+                    let arch = CString::new(arch)?;
+                    add_ptx(
+                        handle,
+                        text.as_ptr().cast(),
+                        text.len(),
+                        arch.as_ptr(),
+                        ident.as_ptr(),
+                        c"".as_ptr(),
+                    )
+                }
+                FatbinInput::Cubin(cubin, arch) => {
+                    let arch = CString::new(arch)?;
+                    add_cubin(
+                        handle,
+                        cubin.as_ptr().cast(),
+                        cubin.len(),
+                        arch.as_ptr(),
+                        ident.as_ptr(),
+                    )
+                }
+                FatbinInput::Ltoir(ltoir, arch) => {
+                    let arch = CString::new(arch)?;
+                    add_ltoir(
+                        handle,
+                        ltoir.as_ptr().cast(),
+                        ltoir.len(),
+                        arch.as_ptr(),
+                        ident.as_ptr(),
+                        c"".as_ptr(),
+                    )
+                }
+            };
+            if status != 0 {
+                result = Err(format!("nvFatbinAdd for input {i} failed: {status}"));
+                break;
+            }
+        }
+        let mut bytes = Vec::new();
+        if result.is_ok() {
+            let mut len = 0usize;
+            if size(handle, &mut len) == 0 {
+                bytes.resize(len, 0);
+                if get(handle, bytes.as_mut_ptr().cast()) != 0 {
+                    result = Err("nvFatbinGet failed".to_owned());
+                }
+            } else {
+                result = Err("nvFatbinSize failed".to_owned());
+            }
+        }
+        destroy(&mut handle);
+        result.map(|()| bytes).map_err(Into::into)
+    }
+}
+
+/// A minimal x86-64 host object carrying `fatbin` in `section`, as nvcc
+/// would emit it (`.nv_fatbin` or `__nv_relfatbin`).
+pub fn host_object(fatbin: &[u8], section: &str) -> Vec<u8> {
+    use object::write::{Object, StandardSection};
+    use object::{Architecture, BinaryFormat, Endianness, SectionKind};
+    let mut obj = Object::new(BinaryFormat::Elf, Architecture::X86_64, Endianness::Little);
+    let text = obj.section_id(StandardSection::Text);
+    obj.append_section_data(text, &[0xc3], 1);
+    let device = obj.add_section(
+        Vec::new(),
+        section.as_bytes().to_vec(),
+        SectionKind::ReadOnlyData,
+    );
+    obj.append_section_data(device, fatbin, 8);
+    obj.write().expect("writing an in-memory ELF cannot fail")
+}
+
+/// Writes `bytes` under a fresh temporary folder as `name`.
+pub fn temp_file(name: &str, bytes: &[u8]) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("temporary folder");
+    let path = dir.path().join(name);
+    std::fs::write(&path, bytes).expect("write temporary file");
+    (dir, path)
+}
+
+/// The workspace root.
+pub fn workspace() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+}

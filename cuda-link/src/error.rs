@@ -1,0 +1,149 @@
+//! Errors of [`ObjectCode`](crate::ObjectCode) construction and inspection.
+
+/// Bad input bytes, with the input's name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{name}: {reason}")]
+pub struct ObjectError {
+    /// The input's name, as given to the constructor.
+    pub name: String,
+    /// What was wrong.
+    pub reason: Reason,
+}
+
+/// What was wrong with an input.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Reason {
+    /// The file could not be read.
+    #[error("cannot read file: {0}")]
+    Io(String),
+    /// The leading bytes match no known kind.
+    #[error("unrecognized input: not a cubin, PTX, LTO-IR, fatbin, host object or archive")]
+    Unrecognized,
+    /// The bytes are of another kind than the constructor expects.
+    #[error("expected {expected}, found {found}")]
+    KindMismatch {
+        /// The constructor's kind.
+        expected: &'static str,
+        /// What the bytes are.
+        found: &'static str,
+    },
+    /// A structure runs past the end of the data.
+    #[error("truncated {what}: needs {needed} bytes at offset {offset:#x}, {available} available")]
+    Truncated {
+        /// The structure.
+        what: &'static str,
+        /// Where it starts.
+        offset: u64,
+        /// Bytes it needs.
+        needed: u64,
+        /// Bytes there are.
+        available: u64,
+    },
+    /// A field holds a value the format does not allow.
+    #[error("malformed {what}: {detail}")]
+    Malformed {
+        /// The structure.
+        what: &'static str,
+        /// The offending value.
+        detail: String,
+    },
+    /// An ELF whose machine is CUDA's but whose ABI is not one of the known two.
+    #[error("unsupported cubin ABI: EI_OSABI {os_abi:#x}, EI_ABIVERSION {abi_version}")]
+    UnsupportedCubinAbi {
+        /// EI_OSABI.
+        os_abi: u8,
+        /// EI_ABIVERSION.
+        abi_version: u8,
+    },
+    /// An ELF that is not EM_CUDA was offered as a cubin.
+    #[error("ELF machine {machine} is not EM_CUDA (190); host objects go through from_object")]
+    NotEmCuda {
+        /// e_machine.
+        machine: u16,
+    },
+    /// A host object without `.nv_fatbin` or `__nv_relfatbin`.
+    #[error("host object contains no device code (no .nv_fatbin or __nv_relfatbin section)")]
+    NoDeviceCode,
+    /// An archive none of whose members carries device code.
+    #[error("archive has no member with device code")]
+    ArchiveWithoutDeviceCode,
+    /// A thin archive, whose members live in other files.
+    #[error("thin archives are not supported: their members live in other files")]
+    ThinArchive,
+    /// Plain LLVM bitcode, which nvJitLink refuses as LTO-IR.
+    #[error("plain LLVM bitcode is not LTO-IR; compile with NVRTC -dlto or nvcc -dlto")]
+    LlvmBitcode,
+    /// PTX text lacking a required directive.
+    #[error("PTX has no {0} directive")]
+    PtxMissingDirective(&'static str),
+    /// PTX that is not text.
+    #[error("PTX is not valid UTF-8 text at byte {0}")]
+    PtxNotText(usize),
+    /// A fatbin payload failed to decompress.
+    #[error("cannot decompress fatbin entry {index} ({codec}): {detail}")]
+    Decompress {
+        /// The entry's index.
+        index: usize,
+        /// LZ4 or zstd.
+        codec: &'static str,
+        /// The decoder's message.
+        detail: String,
+    },
+    /// An executable cubin offered to a linker.
+    #[error(
+        "executable (ET_EXEC) cubin cannot be linked: nvJitLink would silently drop its kernels; \
+         load it directly, or link the relocatable (-c / -rdc) cubin"
+    )]
+    ExecutableCubin,
+}
+
+impl ObjectError {
+    pub(crate) fn new(name: &str, reason: Reason) -> Self {
+        ObjectError {
+            name: name.to_owned(),
+            reason,
+        }
+    }
+}
+
+/// Shorthand for parser results that do not know the input's name yet.
+pub(crate) type ParseResult<T> = Result<T, Reason>;
+
+/// A bounds-checked slice, `data[offset..offset + len]`.
+pub(crate) fn slice<'a>(
+    data: &'a [u8],
+    offset: u64,
+    len: u64,
+    what: &'static str,
+) -> ParseResult<&'a [u8]> {
+    let truncated = || Reason::Truncated {
+        what,
+        offset,
+        needed: len,
+        available: (data.len() as u64).saturating_sub(offset),
+    };
+    let start = usize::try_from(offset).map_err(|_| truncated())?;
+    let len_usize = usize::try_from(len).map_err(|_| truncated())?;
+    let end = start.checked_add(len_usize).ok_or_else(truncated)?;
+    data.get(start..end).ok_or_else(truncated)
+}
+
+pub(crate) fn read_u16(data: &[u8], offset: u64, what: &'static str) -> ParseResult<u16> {
+    let bytes = slice(data, offset, 2, what)?;
+    Ok(u16::from_le_bytes([bytes[0], bytes[1]]))
+}
+
+pub(crate) fn read_u32(data: &[u8], offset: u64, what: &'static str) -> ParseResult<u32> {
+    let bytes = slice(data, offset, 4, what)?;
+    Ok(u32::from_le_bytes(
+        bytes.try_into().expect("slice has length 4"),
+    ))
+}
+
+pub(crate) fn read_u64(data: &[u8], offset: u64, what: &'static str) -> ParseResult<u64> {
+    let bytes = slice(data, offset, 8, what)?;
+    Ok(u64::from_le_bytes(
+        bytes.try_into().expect("slice has length 8"),
+    ))
+}

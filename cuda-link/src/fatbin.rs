@@ -1,0 +1,460 @@
+//! The fatbin container: a 16-byte header, then entries of PTX, cubin or
+//! LTO-IR, each possibly LZ4- or zstd-compressed.
+//!
+//! Layout and flags are those of `shared/docs/formats.md` §1, measured on
+//! real NVIDIA output. Parsing is zero-copy and bounds-checked: hostile bytes
+//! give an error, never a panic.
+
+use std::borrow::Cow;
+
+use serde::Serialize;
+
+use crate::arch::{Arch, ArchVariant};
+use crate::error::{ParseResult, Reason, read_u16, read_u32, read_u64, slice};
+
+/// `0xBA55ED50`, little-endian at offset 0.
+pub const MAGIC: u32 = 0xBA55_ED50;
+const HEADER_SIZE: u64 = 16;
+const ENTRY_FIXED_SIZE: u64 = 64;
+const ENTRY_VERSION: u16 = 0x0101;
+
+const FLAG_64BIT: u64 = 0x1;
+const FLAG_DEBUG: u64 = 0x2;
+const FLAG_LZ4: u64 = 0x2000;
+const FLAG_ZSTD: u64 = 0x8000;
+const FLAG_OPAQUE_LTOIR: u64 = 0x10000;
+const FLAG_ARCH_SPECIFIC: u64 = 0x10_0000;
+const FLAG_FAMILY: u64 = 0x20_0000;
+
+/// Decompression never allocates more than this, whatever a header claims.
+pub const MAX_DECOMPRESSED_SIZE: u64 = 1 << 30;
+
+/// What an entry holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EntryKind {
+    /// PTX text (kind 1).
+    Ptx,
+    /// A cubin ELF (kind 2).
+    Cubin,
+    /// LTO-IR (kind 8).
+    Ltoir,
+    /// Relocatable PTX from `nvFatbinAddReloc` (kind 0x40).
+    RelocatablePtx,
+    /// A kind this parser does not know.
+    Unknown(u16),
+}
+
+impl EntryKind {
+    fn from_raw(raw: u16) -> Self {
+        match raw {
+            1 => EntryKind::Ptx,
+            2 => EntryKind::Cubin,
+            8 => EntryKind::Ltoir,
+            0x40 => EntryKind::RelocatablePtx,
+            other => EntryKind::Unknown(other),
+        }
+    }
+
+    /// A short lowercase name.
+    pub fn name(&self) -> String {
+        match self {
+            EntryKind::Ptx => "ptx".into(),
+            EntryKind::Cubin => "cubin".into(),
+            EntryKind::Ltoir => "ltoir".into(),
+            EntryKind::RelocatablePtx => "reloc-ptx".into(),
+            EntryKind::Unknown(raw) => format!("unknown({raw:#x})"),
+        }
+    }
+}
+
+/// How an entry's payload is stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Compression {
+    /// Stored as is.
+    None,
+    /// A raw LZ4 block (flag 0x2000).
+    Lz4,
+    /// A zstd frame (flag 0x8000).
+    Zstd,
+}
+
+impl Compression {
+    /// A short lowercase name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Compression::None => "none",
+            Compression::Lz4 => "lz4",
+            Compression::Zstd => "zstd",
+        }
+    }
+}
+
+/// One parsed fatbin (a section may hold several back to back).
+#[derive(Debug, Clone)]
+pub struct Fatbin<'a> {
+    /// Every entry, in order.
+    pub entries: Vec<Entry<'a>>,
+    /// Bytes the fatbin occupies, header included.
+    pub total_size: u64,
+}
+
+/// One entry of a fatbin, borrowing its payload.
+#[derive(Debug, Clone)]
+pub struct Entry<'a> {
+    /// Position in the fatbin.
+    pub index: usize,
+    /// What it holds.
+    pub kind: EntryKind,
+    /// The SM number and `a` / `f` variant.
+    pub arch: Arch,
+    /// The raw flags word.
+    pub flags: u64,
+    /// How the payload is stored.
+    pub compression: Compression,
+    /// Version of the payload: PTX ISA, ELF ABI or LTO-IR format.
+    pub version: (u16, u16),
+    /// The identifier string, if any.
+    pub identifier: Option<String>,
+    /// Compile options recorded with the entry, if textual.
+    pub options: Option<String>,
+    /// Payload bytes as stored (padded, possibly compressed).
+    pub payload: &'a [u8],
+    /// Exact compressed length; 0 when not compressed.
+    pub compressed_size: u32,
+    /// Size after decompression; 0 when not compressed.
+    pub uncompressed_size: u64,
+}
+
+impl<'a> Entry<'a> {
+    /// Whether the payload is compressed LTO-IR, which NVIDIA encodes as well
+    /// as compresses: it can be listed and linked, not decoded.
+    pub fn is_opaque(&self) -> bool {
+        self.flags & FLAG_OPAQUE_LTOIR != 0
+    }
+
+    /// Whether the entry is for 64-bit hosts.
+    pub fn is_64bit(&self) -> bool {
+        self.flags & FLAG_64BIT != 0
+    }
+
+    /// Whether the entry was built with `-g`.
+    pub fn is_debug(&self) -> bool {
+        self.flags & FLAG_DEBUG != 0
+    }
+
+    /// The payload, decompressed if needed. Plain payloads are borrowed.
+    ///
+    /// The output is capped at the declared uncompressed size (and at
+    /// [`MAX_DECOMPRESSED_SIZE`]); a payload that decodes to another size is
+    /// an error.
+    pub fn decompress(&self) -> ParseResult<Cow<'a, [u8]>> {
+        if self.is_opaque() {
+            return Err(Reason::Malformed {
+                what: "fatbin entry",
+                detail: format!(
+                    "entry {} is encoded LTO-IR, which cannot be decoded",
+                    self.index
+                ),
+            });
+        }
+        let codec = self.compression.name();
+        let expected = self.uncompressed_size;
+        let err = |detail: String| Reason::Decompress {
+            index: self.index,
+            codec,
+            detail,
+        };
+        if self.compression == Compression::None {
+            return Ok(Cow::Borrowed(trim_ptx_padding(self.kind, self.payload)));
+        }
+        if expected > MAX_DECOMPRESSED_SIZE {
+            return Err(err(format!(
+                "declared size {expected} exceeds the {MAX_DECOMPRESSED_SIZE}-byte cap"
+            )));
+        }
+        let input = self
+            .payload
+            .get(..self.compressed_size as usize)
+            .ok_or_else(|| err("compressed size exceeds the payload".into()))?;
+        let output = match self.compression {
+            Compression::Lz4 => lz4_flex::block::decompress(input, expected as usize)
+                .map_err(|e| err(e.to_string()))?,
+            Compression::Zstd => decompress_zstd(input, expected).map_err(err)?,
+            Compression::None => unreachable!("handled above"),
+        };
+        if output.len() as u64 != expected {
+            return Err(err(format!(
+                "decoded {} bytes, header says {expected}",
+                output.len()
+            )));
+        }
+        Ok(match trim_ptx_padding(self.kind, &output).len() {
+            len if len == output.len() => Cow::Owned(output),
+            len => Cow::Owned(output[..len].to_vec()),
+        })
+    }
+}
+
+/// PTX in fatbins is NUL-terminated and zero-padded to 8 bytes.
+fn trim_ptx_padding(kind: EntryKind, payload: &[u8]) -> &[u8] {
+    if matches!(kind, EntryKind::Ptx | EntryKind::RelocatablePtx) {
+        let end = payload.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+        &payload[..end]
+    } else {
+        payload
+    }
+}
+
+fn decompress_zstd(input: &[u8], expected: u64) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let decoder = ruzstd::decoding::StreamingDecoder::new(input).map_err(|e| e.to_string())?;
+    let mut output = Vec::with_capacity(expected.min(MAX_DECOMPRESSED_SIZE) as usize);
+    // One byte more than expected, to notice a payload that decodes too long.
+    decoder
+        .take(expected + 1)
+        .read_to_end(&mut output)
+        .map_err(|e| e.to_string())?;
+    Ok(output)
+}
+
+/// Whether `data` starts with the fatbin magic.
+pub fn has_magic(data: &[u8]) -> bool {
+    data.get(..4) == Some(&MAGIC.to_le_bytes())
+}
+
+/// Parses the fatbin at the start of `data`. Trailing bytes are ignored.
+pub fn parse(data: &[u8]) -> ParseResult<Fatbin<'_>> {
+    let magic = read_u32(data, 0, "fatbin header")?;
+    if magic != MAGIC {
+        return Err(Reason::Malformed {
+            what: "fatbin header",
+            detail: format!("magic {magic:#010x}, expected {MAGIC:#010x}"),
+        });
+    }
+    let version = read_u16(data, 4, "fatbin header")?;
+    let header_size = read_u16(data, 6, "fatbin header")?;
+    if version != 1 || u64::from(header_size) != HEADER_SIZE {
+        return Err(Reason::Malformed {
+            what: "fatbin header",
+            detail: format!("version {version}, header size {header_size}; expected 1 and 16"),
+        });
+    }
+    let fat_size = read_u64(data, 8, "fatbin header")?;
+    let body = slice(data, HEADER_SIZE, fat_size, "fatbin body")?;
+
+    let mut entries = Vec::new();
+    let mut offset = 0u64;
+    while offset < fat_size {
+        let (entry, next) = parse_entry(body, offset, entries.len())?;
+        entries.push(entry);
+        offset = next;
+    }
+    Ok(Fatbin {
+        entries,
+        total_size: HEADER_SIZE + fat_size,
+    })
+}
+
+fn parse_entry(body: &[u8], start: u64, index: usize) -> ParseResult<(Entry<'_>, u64)> {
+    const WHAT: &str = "fatbin entry header";
+    let fixed = slice(body, start, ENTRY_FIXED_SIZE, WHAT)?;
+    let kind = read_u16(fixed, 0, WHAT)?;
+    let entry_version = read_u16(fixed, 2, WHAT)?;
+    let header_size = u64::from(read_u32(fixed, 4, WHAT)?);
+    let size = read_u64(fixed, 8, WHAT)?;
+    let compressed_size = read_u32(fixed, 0x10, WHAT)?;
+    let options_offset = u64::from(read_u32(fixed, 0x14, WHAT)?);
+    let minor = read_u16(fixed, 0x18, WHAT)?;
+    let major = read_u16(fixed, 0x1a, WHAT)?;
+    let sm = read_u32(fixed, 0x1c, WHAT)?;
+    let ident_offset = u64::from(read_u32(fixed, 0x20, WHAT)?);
+    let ident_len = u64::from(read_u32(fixed, 0x24, WHAT)?);
+    let flags = read_u64(fixed, 0x28, WHAT)?;
+    let uncompressed_size = read_u64(fixed, 0x38, WHAT)?;
+
+    let malformed = |detail: String| Reason::Malformed { what: WHAT, detail };
+    if entry_version != ENTRY_VERSION {
+        return Err(malformed(format!(
+            "entry {index}: version {entry_version:#x}, expected 0x101"
+        )));
+    }
+    if header_size < ENTRY_FIXED_SIZE {
+        return Err(malformed(format!(
+            "entry {index}: header size {header_size} < 64"
+        )));
+    }
+    let header = slice(body, start, header_size, WHAT)?;
+    let payload_start = start + header_size;
+    let payload = slice(body, payload_start, size, "fatbin entry payload")?;
+
+    let compression = match (flags & FLAG_LZ4 != 0, flags & FLAG_ZSTD != 0) {
+        (false, false) => Compression::None,
+        (true, false) => Compression::Lz4,
+        (false, true) => Compression::Zstd,
+        (true, true) => {
+            return Err(malformed(format!(
+                "entry {index}: both LZ4 and zstd flags set"
+            )));
+        }
+    };
+    if compression != Compression::None && u64::from(compressed_size) > size {
+        return Err(malformed(format!(
+            "entry {index}: compressed size {compressed_size} exceeds stored size {size}"
+        )));
+    }
+
+    let identifier = match ident_offset {
+        0 => None,
+        off => Some(text_in_header(header, off, ident_len)?),
+    };
+    // The options slot holds {u32 offset, u32 len} of text, except on sm_100+
+    // cubins, where it carries a binary compatibility blob instead.
+    let options = match options_offset {
+        0 => None,
+        off => {
+            let text_offset = u64::from(read_u32(header, off, WHAT)?);
+            let text_len = u64::from(read_u32(header, off + 4, WHAT)?);
+            slice(header, text_offset, text_len, WHAT)
+                .ok()
+                .and_then(|bytes| std::str::from_utf8(bytes).ok())
+                .filter(|text| text.bytes().all(|b| b.is_ascii_graphic() || b == b' '))
+                .map(|text| text.trim_end_matches('\0').to_owned())
+        }
+    };
+    let variant = if flags & FLAG_ARCH_SPECIFIC != 0 {
+        ArchVariant::Specific
+    } else if flags & FLAG_FAMILY != 0 {
+        ArchVariant::Family
+    } else {
+        ArchVariant::Base
+    };
+    let entry = Entry {
+        index,
+        kind: EntryKind::from_raw(kind),
+        arch: Arch { sm, variant },
+        flags,
+        compression,
+        version: (major, minor),
+        identifier,
+        options,
+        payload,
+        compressed_size,
+        uncompressed_size,
+    };
+    let next = payload_start
+        .checked_add(size)
+        .ok_or_else(|| malformed(format!("entry {index}: size overflows")))?;
+    Ok((entry, next))
+}
+
+fn text_in_header(header: &[u8], offset: u64, len: u64) -> ParseResult<String> {
+    let bytes = slice(header, offset, len, "fatbin entry identifier")?;
+    Ok(String::from_utf8_lossy(bytes)
+        .trim_end_matches('\0')
+        .to_owned())
+}
+
+/// Parses every fatbin in a section, back to back at 8-byte alignment.
+pub fn parse_all(section: &[u8]) -> ParseResult<Vec<(u64, Fatbin<'_>)>> {
+    let mut found = Vec::new();
+    let mut offset = 0u64;
+    while let Some(rest) = section.get(offset as usize..) {
+        if rest.iter().all(|&b| b == 0) {
+            break;
+        }
+        let fatbin = parse(rest)?;
+        let next = offset + fatbin.total_size;
+        found.push((offset, fatbin));
+        offset = next.next_multiple_of(8);
+    }
+    if found.is_empty() {
+        return Err(Reason::Malformed {
+            what: "fatbin section",
+            detail: "section is empty".into(),
+        });
+    }
+    Ok(found)
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// Builds a fatbin of uncompressed entries, for tests.
+    pub(crate) fn build(entries: &[(u16, u32, u64, &[u8])]) -> Vec<u8> {
+        let mut body = Vec::new();
+        for &(kind, sm, flags, payload) in entries {
+            let padded = payload.len().next_multiple_of(8);
+            body.extend_from_slice(&kind.to_le_bytes());
+            body.extend_from_slice(&ENTRY_VERSION.to_le_bytes());
+            body.extend_from_slice(&64u32.to_le_bytes());
+            body.extend_from_slice(&(padded as u64).to_le_bytes());
+            body.extend_from_slice(&[0; 8]); // compressed size, options offset
+            body.extend_from_slice(&0u16.to_le_bytes());
+            body.extend_from_slice(&8u16.to_le_bytes());
+            body.extend_from_slice(&sm.to_le_bytes());
+            body.extend_from_slice(&[0; 8]); // identifier
+            body.extend_from_slice(&flags.to_le_bytes());
+            body.extend_from_slice(&[0; 16]);
+            body.extend_from_slice(payload);
+            body.resize(body.len() + padded - payload.len(), 0);
+        }
+        let mut out = Vec::new();
+        out.extend_from_slice(&MAGIC.to_le_bytes());
+        out.extend_from_slice(&1u16.to_le_bytes());
+        out.extend_from_slice(&16u16.to_le_bytes());
+        out.extend_from_slice(&(body.len() as u64).to_le_bytes());
+        out.extend_from_slice(&body);
+        out
+    }
+
+    #[test]
+    fn parses_entries_and_flags() {
+        let ptx = b".version 8.0\n.target sm_90a\n.address_size 64\n";
+        let data = build(&[(1, 90, 0x10_0011, ptx), (2, 100, 0x20_0011, b"\x7fELF")]);
+        let fatbin = parse(&data).unwrap();
+        assert_eq!(fatbin.entries.len(), 2);
+        assert_eq!(fatbin.entries[0].kind, EntryKind::Ptx);
+        assert_eq!(fatbin.entries[0].arch.to_string(), "sm_90a");
+        assert_eq!(fatbin.entries[1].arch.to_string(), "sm_100f");
+        assert_eq!(&*fatbin.entries[0].decompress().unwrap(), &ptx[..]);
+        assert_eq!(fatbin.total_size, data.len() as u64);
+    }
+
+    #[test]
+    fn truncation_is_an_error_at_every_length() {
+        let data = build(&[(1, 90, 0x11, b".version 8.0\n.target sm_90\n")]);
+        for len in 0..data.len() {
+            assert!(parse(&data[..len]).is_err(), "len {len}");
+        }
+    }
+
+    #[test]
+    fn several_fatbins_back_to_back() {
+        let mut section = build(&[(1, 80, 0x11, b"a")]);
+        section.extend(build(&[(1, 90, 0x11, b"b"), (1, 90, 0x11, b"c")]));
+        section.extend([0; 16]);
+        let all = parse_all(&section).unwrap();
+        assert_eq!(all.len(), 2);
+        assert_eq!(all[1].1.entries.len(), 2);
+    }
+
+    #[test]
+    fn lz4_entries_decompress() {
+        let plain = b".version 8.0\n.target sm_90\n.address_size 64\n".repeat(20);
+        let packed = lz4_flex::block::compress(&plain);
+        let mut data = build(&[(1, 90, 0x2011, &packed)]);
+        // Patch the compressed and uncompressed sizes into the entry header.
+        data[16 + 0x10..16 + 0x14].copy_from_slice(&(packed.len() as u32).to_le_bytes());
+        data[16 + 0x38..16 + 0x40].copy_from_slice(&(plain.len() as u64).to_le_bytes());
+        let fatbin = parse(&data).unwrap();
+        assert_eq!(fatbin.entries[0].compression, Compression::Lz4);
+        assert_eq!(&*fatbin.entries[0].decompress().unwrap(), &plain[..]);
+
+        // A lying uncompressed size is an error, not a panic or a short read.
+        data[16 + 0x38..16 + 0x40].copy_from_slice(&(plain.len() as u64 + 5).to_le_bytes());
+        assert!(parse(&data).unwrap().entries[0].decompress().is_err());
+    }
+}

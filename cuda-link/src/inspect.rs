@@ -1,0 +1,409 @@
+//! The result of [`ObjectCode::inspect`](crate::ObjectCode::inspect): a
+//! tree that prints as a table and serialises to JSON.
+
+use std::fmt::{self, Write as _};
+
+use serde::Serialize;
+
+use crate::arch::Arch;
+use crate::cubin::{self, CubinInfo};
+use crate::error::{ParseResult, Reason};
+use crate::fatbin::{self, Compression, Entry, EntryKind, Fatbin};
+use crate::host;
+use crate::ltoir::{self, LtoirInfo};
+use crate::object_code::ObjectKind;
+use crate::ptx::{self, PtxInfo};
+
+/// Everything an object holds.
+#[derive(Debug, Clone, Serialize)]
+pub struct Inspection {
+    /// The object's name.
+    pub name: String,
+    /// Its kind.
+    pub kind: ObjectKind,
+    /// Its size in bytes.
+    pub size: usize,
+    /// What is inside.
+    pub contents: Contents,
+}
+
+/// Kind-specific contents.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Contents {
+    /// A cubin's arch and symbols.
+    Cubin(CubinInfo),
+    /// A PTX module's header and kernels.
+    Ptx(PtxInfo),
+    /// An LTO-IR header.
+    Ltoir(LtoirInfo),
+    /// A fatbin's entries.
+    Fatbin(FatbinInfo),
+    /// A host object's embedded fatbins.
+    Object(ObjectInfo),
+    /// An archive's members.
+    Library(LibraryInfo),
+}
+
+/// The entries of one fatbin.
+#[derive(Debug, Clone, Serialize)]
+pub struct FatbinInfo {
+    /// In order.
+    pub entries: Vec<EntryInfo>,
+}
+
+/// One fatbin entry and, where decodable, what it holds.
+#[derive(Debug, Clone, Serialize)]
+pub struct EntryInfo {
+    /// Position in the fatbin.
+    pub index: usize,
+    /// PTX, cubin, LTO-IR, ...
+    pub kind: EntryKind,
+    /// Target architecture, with `a` / `f`.
+    pub arch: Arch,
+    /// The raw flags word.
+    pub flags: u64,
+    /// How the payload is stored.
+    pub compression: Compression,
+    /// Stored payload bytes.
+    pub stored_size: u64,
+    /// Size after decompression (equal to the stored size when plain).
+    pub uncompressed_size: u64,
+    /// PTX ISA, ELF ABI or LTO-IR format version, `"major.minor"`.
+    pub version: String,
+    /// The identifier, if any.
+    pub identifier: Option<String>,
+    /// Recorded compile options, if any.
+    pub options: Option<String>,
+    /// The decoded payload.
+    pub payload: Payload,
+}
+
+/// What a fatbin entry's payload turned out to be.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Payload {
+    /// An inner cubin.
+    Cubin(CubinInfo),
+    /// Inner PTX.
+    Ptx(PtxInfo),
+    /// An inner LTO-IR header.
+    Ltoir(LtoirInfo),
+    /// Compressed LTO-IR: listed and linkable, but encoded.
+    Opaque,
+    /// A kind this parser does not decode.
+    Unknown,
+    /// Decoding failed.
+    Error(String),
+}
+
+/// A host object's fatbins.
+#[derive(Debug, Clone, Serialize)]
+pub struct ObjectInfo {
+    /// The host architecture.
+    pub machine: String,
+    /// Each embedded fatbin.
+    pub fatbins: Vec<EmbeddedInfo>,
+}
+
+/// One fatbin inside a host object.
+#[derive(Debug, Clone, Serialize)]
+pub struct EmbeddedInfo {
+    /// The section.
+    pub section: String,
+    /// Offset in the section.
+    pub offset: u64,
+    /// The fatbin.
+    pub fatbin: FatbinInfo,
+}
+
+/// An archive's members.
+#[derive(Debug, Clone, Serialize)]
+pub struct LibraryInfo {
+    /// In order.
+    pub members: Vec<MemberInfo>,
+}
+
+/// One archive member.
+#[derive(Debug, Clone, Serialize)]
+pub struct MemberInfo {
+    /// Its name.
+    pub name: String,
+    /// Its size.
+    pub size: usize,
+    /// Its device code, or why it has none.
+    pub object: Result<ObjectInfo, String>,
+}
+
+pub(crate) fn inspect(kind: ObjectKind, data: &[u8]) -> ParseResult<Contents> {
+    Ok(match kind {
+        ObjectKind::Cubin => Contents::Cubin(cubin::inspect(data)?),
+        ObjectKind::Ptx => Contents::Ptx(ptx::inspect(data)?),
+        ObjectKind::Ltoir => Contents::Ltoir(ltoir::inspect(data)?),
+        ObjectKind::Fatbin => Contents::Fatbin(fatbin_info(&fatbin::parse(data)?)),
+        ObjectKind::Object => Contents::Object(object_info(data)?),
+        ObjectKind::Library => Contents::Library(LibraryInfo {
+            members: host::members(data)?
+                .into_iter()
+                .map(|member| MemberInfo {
+                    name: member.name,
+                    size: member.data.len(),
+                    object: object_info(member.data).map_err(|e| e.to_string()),
+                })
+                .collect(),
+        }),
+    })
+}
+
+fn object_info(data: &[u8]) -> ParseResult<ObjectInfo> {
+    let object = host::parse_object(data)?;
+    Ok(ObjectInfo {
+        machine: object.machine,
+        fatbins: object
+            .fatbins
+            .iter()
+            .map(|embedded| EmbeddedInfo {
+                section: embedded.section.to_owned(),
+                offset: embedded.offset,
+                fatbin: fatbin_info(&embedded.fatbin),
+            })
+            .collect(),
+    })
+}
+
+fn fatbin_info(fatbin: &Fatbin<'_>) -> FatbinInfo {
+    FatbinInfo {
+        entries: fatbin.entries.iter().map(entry_info).collect(),
+    }
+}
+
+fn entry_info(entry: &Entry<'_>) -> EntryInfo {
+    EntryInfo {
+        index: entry.index,
+        kind: entry.kind,
+        arch: entry.arch,
+        flags: entry.flags,
+        compression: entry.compression,
+        stored_size: entry.payload.len() as u64,
+        uncompressed_size: match entry.compression {
+            Compression::None => entry.payload.len() as u64,
+            _ => entry.uncompressed_size,
+        },
+        version: format!("{}.{}", entry.version.0, entry.version.1),
+        identifier: entry.identifier.clone(),
+        options: entry.options.clone(),
+        payload: payload(entry),
+    }
+}
+
+fn payload(entry: &Entry<'_>) -> Payload {
+    if entry.is_opaque() {
+        return Payload::Opaque;
+    }
+    let decode = || -> Result<Payload, Reason> {
+        let bytes = entry.decompress()?;
+        Ok(match entry.kind {
+            EntryKind::Cubin => Payload::Cubin(cubin::inspect(&bytes)?),
+            EntryKind::Ptx | EntryKind::RelocatablePtx => Payload::Ptx(ptx::inspect(&bytes)?),
+            EntryKind::Ltoir => Payload::Ltoir(ltoir::inspect(&bytes)?),
+            EntryKind::Unknown(_) => Payload::Unknown,
+        })
+    };
+    decode().unwrap_or_else(|reason| Payload::Error(reason.to_string()))
+}
+
+impl Inspection {
+    /// Every kernel name found anywhere inside, deduplicated, in order.
+    pub fn kernels(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = Vec::new();
+        for kernel in self.kernel_lists().into_iter().flatten() {
+            if !names.contains(&kernel.as_str()) {
+                names.push(kernel);
+            }
+        }
+        names
+    }
+
+    fn kernel_lists(&self) -> Vec<&[String]> {
+        match &self.contents {
+            Contents::Cubin(info) => vec![&info.kernels],
+            Contents::Ptx(info) => vec![&info.kernels],
+            Contents::Ltoir(_) => Vec::new(),
+            _ => self
+                .fatbin_entries()
+                .filter_map(|entry| match &entry.payload {
+                    Payload::Cubin(info) => Some(info.kernels.as_slice()),
+                    Payload::Ptx(info) => Some(info.kernels.as_slice()),
+                    _ => None,
+                })
+                .collect(),
+        }
+    }
+
+    /// Every architecture inside, sorted and deduplicated.
+    pub fn arches(&self) -> Vec<Arch> {
+        let mut arches = Vec::new();
+        match &self.contents {
+            Contents::Cubin(info) => arches.push(info.arch),
+            Contents::Ltoir(info) => arches.push(info.arch),
+            Contents::Ptx(info) => {
+                arches.extend(info.target.iter().filter_map(|t| t.parse::<Arch>().ok()))
+            }
+            _ => arches.extend(self.fatbin_entries().map(|e| e.arch)),
+        }
+        arches.sort();
+        arches.dedup();
+        arches
+    }
+
+    /// Every fatbin entry, from a fatbin, a host object or an archive.
+    pub fn fatbin_entries(&self) -> impl Iterator<Item = &EntryInfo> {
+        self.fatbins().into_iter().flat_map(|f| f.entries.iter())
+    }
+
+    /// Every fatbin, from a fatbin, a host object or an archive.
+    pub fn fatbins(&self) -> Vec<&FatbinInfo> {
+        let objects: Vec<&ObjectInfo> = match &self.contents {
+            Contents::Fatbin(fatbin) => return vec![fatbin],
+            Contents::Object(object) => vec![object],
+            Contents::Library(library) => library
+                .members
+                .iter()
+                .filter_map(|m| m.object.as_ref().ok())
+                .collect(),
+            _ => return Vec::new(),
+        };
+        objects
+            .into_iter()
+            .flat_map(|o| o.fatbins.iter().map(|e| &e.fatbin))
+            .collect()
+    }
+
+    /// The inspection as pretty JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+    }
+}
+
+impl fmt::Display for Inspection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "{}: {}, {} bytes", self.name, self.kind, self.size)?;
+        match &self.contents {
+            Contents::Cubin(info) => write_cubin(f, info, "  "),
+            Contents::Ptx(info) => write_ptx(f, info, "  "),
+            Contents::Ltoir(info) => {
+                writeln!(f, "  arch {}, NVVM {}", info.arch, info.nvvm_generation)
+            }
+            Contents::Fatbin(fatbin) => write_fatbin(f, fatbin, "  "),
+            Contents::Object(object) => write_object(f, object, "  "),
+            Contents::Library(library) => {
+                for member in &library.members {
+                    write!(f, "  member {} ({} bytes)", member.name, member.size)?;
+                    match &member.object {
+                        Ok(object) => {
+                            writeln!(f)?;
+                            write_object(f, object, "    ")?;
+                        }
+                        Err(why) => writeln!(f, ": skipped, {why}")?,
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+fn write_cubin(f: &mut fmt::Formatter<'_>, info: &CubinInfo, indent: &str) -> fmt::Result {
+    writeln!(
+        f,
+        "{indent}arch {}, ELF ABI v{}, {:?}",
+        info.arch, info.abi_version, info.elf_type
+    )?;
+    writeln!(
+        f,
+        "{indent}{} kernels, {} device functions, {} globals",
+        info.kernels.len(),
+        info.device_functions.len(),
+        info.globals.len()
+    )?;
+    write_names(f, "kernels", &info.kernels, indent)
+}
+
+fn write_ptx(f: &mut fmt::Formatter<'_>, info: &PtxInfo, indent: &str) -> fmt::Result {
+    let address = info
+        .address_size
+        .map(|a| format!(", address size {a}"))
+        .unwrap_or_default();
+    writeln!(
+        f,
+        "{indent}PTX ISA {}, target {}{address}",
+        info.version,
+        info.target.join(", ")
+    )?;
+    write_names(f, "kernels", &info.kernels, indent)
+}
+
+fn write_names(
+    f: &mut fmt::Formatter<'_>,
+    label: &str,
+    names: &[String],
+    indent: &str,
+) -> fmt::Result {
+    const SHOWN: usize = 8;
+    if names.is_empty() {
+        return Ok(());
+    }
+    let mut line = names
+        .iter()
+        .take(SHOWN)
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > SHOWN {
+        let _ = write!(line, ", ... ({} more)", names.len() - SHOWN);
+    }
+    writeln!(f, "{indent}{label}: {line}")
+}
+
+fn write_object(f: &mut fmt::Formatter<'_>, object: &ObjectInfo, indent: &str) -> fmt::Result {
+    writeln!(f, "{indent}host machine {}", object.machine)?;
+    for embedded in &object.fatbins {
+        writeln!(
+            f,
+            "{indent}fatbin in {} at {:#x}:",
+            embedded.section, embedded.offset
+        )?;
+        write_fatbin(f, &embedded.fatbin, &format!("{indent}  "))?;
+    }
+    Ok(())
+}
+
+fn write_fatbin(f: &mut fmt::Formatter<'_>, fatbin: &FatbinInfo, indent: &str) -> fmt::Result {
+    writeln!(
+        f,
+        "{indent}{:>3}  {:<10} {:<8} {:<6} {:>10} {:>12}  {:<7} contents",
+        "#", "kind", "arch", "codec", "stored", "uncompressed", "version"
+    )?;
+    for entry in &fatbin.entries {
+        let contents = match &entry.payload {
+            Payload::Cubin(info) => format!("{} kernels ({:?})", info.kernels.len(), info.elf_type),
+            Payload::Ptx(info) => format!("{} kernels (PTX {})", info.kernels.len(), info.version),
+            Payload::Ltoir(info) => format!("LTO-IR {}", info.arch),
+            Payload::Opaque => "encoded LTO-IR".to_owned(),
+            Payload::Unknown => "-".to_owned(),
+            Payload::Error(why) => format!("error: {why}"),
+        };
+        writeln!(
+            f,
+            "{indent}{:>3}  {:<10} {:<8} {:<6} {:>10} {:>12}  {:<7} {contents}",
+            entry.index,
+            entry.kind.name(),
+            entry.arch.to_string(),
+            entry.compression.name(),
+            entry.stored_size,
+            entry.uncompressed_size,
+            entry.version,
+        )?;
+    }
+    Ok(())
+}

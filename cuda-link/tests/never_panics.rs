@@ -1,0 +1,111 @@
+//! Any byte string gives `Ok` or `Err` from construction and inspection,
+//! never a panic: random bytes, and real inputs mutated and truncated.
+
+use cuda_link::{ObjectCode, ObjectKind};
+use proptest::prelude::*;
+
+fn exercise(bytes: Vec<u8>) {
+    if let Ok(code) = ObjectCode::from_bytes(bytes.clone(), "fuzz") {
+        let _ = code
+            .inspect()
+            .map(|info| (info.to_string(), info.to_json(), info.kernels().len()));
+        let _ = code.check_linkable();
+    }
+    for kind in ObjectKind::ALL {
+        let _ = ObjectCode::with_kind(kind, bytes.clone(), "fuzz").map(|c| c.inspect());
+    }
+}
+
+/// Small real inputs of every kind, built in pure Rust so this test needs
+/// no NVIDIA library.
+fn seeds() -> Vec<Vec<u8>> {
+    let ptx = b".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 p)\n{\n ret;\n}\n".to_vec();
+    let fatbin = fatbin_of(&ptx);
+    let object = cuda_link_tests::host_object(&fatbin, ".nv_fatbin");
+    let mut archive = b"!<arch>\n".to_vec();
+    archive.extend_from_slice(
+        format!(
+            "{:<16}{:<12}{:<6}{:<6}{:<8}{:<10}`\n",
+            "k.o/",
+            0,
+            0,
+            0,
+            644,
+            object.len()
+        )
+        .as_bytes(),
+    );
+    archive.extend_from_slice(&object);
+    let mut ltoir = vec![0xED, 0x43, 0x4E, 0x7F, 1, 0x40];
+    ltoir.resize(0x40, 0);
+    ltoir[0x1a..0x1c].copy_from_slice(&900u16.to_le_bytes());
+    vec![ptx, fatbin, object, archive, ltoir]
+}
+
+fn fatbin_of(payload: &[u8]) -> Vec<u8> {
+    let padded = payload.len().next_multiple_of(8);
+    let mut entry = Vec::new();
+    entry.extend_from_slice(&1u16.to_le_bytes());
+    entry.extend_from_slice(&0x0101u16.to_le_bytes());
+    entry.extend_from_slice(&64u32.to_le_bytes());
+    entry.extend_from_slice(&(padded as u64).to_le_bytes());
+    entry.extend_from_slice(&[0; 8]);
+    entry.extend_from_slice(&[0, 0, 8, 0]);
+    entry.extend_from_slice(&90u32.to_le_bytes());
+    entry.extend_from_slice(&[0; 8]);
+    entry.extend_from_slice(&0x11u64.to_le_bytes());
+    entry.extend_from_slice(&[0; 16]);
+    entry.extend_from_slice(payload);
+    entry.resize(64 + padded, 0);
+    let mut out = 0xBA55_ED50u32.to_le_bytes().to_vec();
+    out.extend_from_slice(&[1, 0, 16, 0]);
+    out.extend_from_slice(&(entry.len() as u64).to_le_bytes());
+    out.extend_from_slice(&entry);
+    out
+}
+
+#[test]
+fn seeds_are_valid() {
+    let kinds: Vec<ObjectKind> = seeds()
+        .into_iter()
+        .map(|s| ObjectCode::from_bytes(s, "seed").unwrap().kind())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ObjectKind::Ptx,
+            ObjectKind::Fatbin,
+            ObjectKind::Object,
+            ObjectKind::Library,
+            ObjectKind::Ltoir
+        ]
+    );
+}
+
+#[test]
+fn every_truncation_of_every_seed() {
+    for seed in seeds() {
+        for len in 0..seed.len() {
+            exercise(seed[..len].to_vec());
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn random_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
+        exercise(bytes);
+    }
+
+    #[test]
+    fn mutated_seeds(seed in 0usize..5, flips in proptest::collection::vec((any::<usize>(), any::<u8>()), 1..16)) {
+        let mut bytes = seeds().swap_remove(seed);
+        for (at, value) in flips {
+            let len = bytes.len();
+            bytes[at % len] = value;
+        }
+        exercise(bytes);
+    }
+}
