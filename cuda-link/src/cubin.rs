@@ -1,6 +1,8 @@
 //! Cubins: CUDA ELF files (`e_machine` = EM_CUDA), both ABI v7 and v8.
 
 use object::LittleEndian;
+use std::collections::BTreeMap;
+
 use object::elf;
 use object::read::elf::{FileHeader, SectionHeader, Sym};
 use serde::Serialize;
@@ -15,6 +17,8 @@ const STT_CUDA_OBJECT: elf::SymbolType = elf::SymbolType(13);
 const EF_CUDA_ACCELERATORS_V7: u32 = 0x800;
 const EF_CUDA_ACCELERATORS_V8: u32 = 0x8;
 const NV_COMPAT_ARCH_SPECIFIC: u8 = 9;
+const EIATTR_REGCOUNT: u8 = 0x2f;
+const EIFMT_SVAL: u8 = 0x04;
 
 type Header = elf::FileHeader64<LittleEndian>;
 
@@ -43,6 +47,9 @@ pub struct CubinInfo {
     pub device_functions: Vec<String>,
     /// Defined variables.
     pub globals: Vec<String>,
+    /// Registers per thread of each function, from `.nv.info`'s
+    /// `EIATTR_REGCOUNT` records.
+    pub registers: BTreeMap<String, u32>,
 }
 
 /// Whether `data` is an ELF file whose machine is EM_CUDA.
@@ -133,6 +140,7 @@ pub fn inspect(data: &[u8]) -> ParseResult<CubinInfo> {
         kernels: Vec::new(),
         device_functions: Vec::new(),
         globals: Vec::new(),
+        registers: BTreeMap::new(),
     };
     // Only SHT_SYMTAB: sm_100+ cubins carry a second "Mercury" table.
     let symbols = sections
@@ -153,7 +161,43 @@ pub fn inspect(data: &[u8]) -> ParseResult<CubinInfo> {
             _ => {}
         }
     }
+    if let Some(nv_info) = section_data(b".nv.info") {
+        for (symbol_index, count) in register_counts(nv_info) {
+            let name = symbols
+                .symbol(object::SymbolIndex(symbol_index as usize))
+                .ok()
+                .and_then(|symbol| symbols.symbol_name(endian, symbol).ok());
+            if let Some(name) = name {
+                info.registers
+                    .insert(String::from_utf8_lossy(name).into_owned(), count);
+            }
+        }
+    }
     Ok(info)
+}
+
+/// `(symbol index, registers)` of each `EIATTR_REGCOUNT` record. Records are
+/// `format, attribute, u16` and, for `EIFMT_SVAL`, that many more bytes.
+fn register_counts(nv_info: &[u8]) -> Vec<(u32, u32)> {
+    let mut counts = Vec::new();
+    let mut at = 0usize;
+    while let Some(&[format, attribute, lo, hi]) = nv_info.get(at..at + 4) {
+        let value_len = if format == EIFMT_SVAL {
+            usize::from(u16::from_le_bytes([lo, hi]))
+        } else {
+            0
+        };
+        let Some(value) = nv_info.get(at + 4..at + 4 + value_len) else {
+            break;
+        };
+        if format == EIFMT_SVAL && attribute == EIATTR_REGCOUNT && value.len() == 8 {
+            let word =
+                |i: usize| u32::from_le_bytes([value[i], value[i + 1], value[i + 2], value[i + 3]]);
+            counts.push((word(0), word(4)));
+        }
+        at += 4 + value_len;
+    }
+    counts
 }
 
 /// `.nv.compat` holds 4-byte records `02 attr value 00`; attr 9 = 1 marks an

@@ -353,12 +353,16 @@ fn write_names(
     if names.is_empty() {
         return Ok(());
     }
-    let mut line = names
-        .iter()
+    // User names first: toolkit internals (`__nv_static_...`) are long and many.
+    let (user, internal): (Vec<&String>, Vec<&String>) =
+        names.iter().partition(|n| !n.starts_with("__"));
+    let shown: Vec<&str> = user
+        .into_iter()
+        .chain(internal)
         .take(SHOWN)
         .map(String::as_str)
-        .collect::<Vec<_>>()
-        .join(", ");
+        .collect();
+    let mut line = shown.join(", ");
     if names.len() > SHOWN {
         let _ = write!(line, ", ... ({} more)", names.len() - SHOWN);
     }

@@ -15,12 +15,17 @@
 //! # Ok::<(), cuda_link::ObjectError>(())
 //! ```
 
+// Link errors carry both logs and the input names by design; they are
+// returned once per link, so their size costs nothing that matters.
+#![allow(clippy::result_large_err)]
+
 pub mod arch;
 pub mod cubin;
 mod error;
 pub mod fatbin;
 pub mod host;
 pub mod inspect;
+pub mod linker;
 pub mod ltoir;
 mod object_code;
 pub mod ptx;
@@ -28,4 +33,5 @@ pub mod ptx;
 pub use arch::{Arch, ArchVariant};
 pub use error::{ObjectError, Reason};
 pub use inspect::Inspection;
+pub use linker::{Backend, LinkError, Linker, LinkerOptions, OutputKind};
 pub use object_code::{ObjectCode, ObjectKind};

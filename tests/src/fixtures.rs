@@ -19,6 +19,9 @@ pub const COUNTER_CU: &str = include_str!("../data/counter.cu");
 /// `parent` launching `child`: needs `libcudadevrt.a`.
 pub const DEVRT_USER_CU: &str = include_str!("../data/devrt_user.cu");
 
+/// `heavy`, with high register pressure.
+pub const HEAVY_CU: &str = include_str!("../data/heavy.cu");
+
 /// The architecture the fixtures target.
 pub const ARCH: &str = "sm_90";
 
@@ -93,6 +96,18 @@ pub fn saxpy_executable_cubin() -> Option<Vec<u8>> {
 }
 
 /// The bytes of `libcudadevrt.a`.
+///
+/// Its one member, `cuda_device_runtime.o`, is a real nvcc host object.
 pub fn cudadevrt_bytes() -> Option<Vec<u8>> {
     Some(std::fs::read(crate::cudadevrt()?).expect("read libcudadevrt.a"))
+}
+
+/// `cuda_device_runtime.o`, the host object inside `libcudadevrt.a`.
+pub fn cudadevrt_object() -> Option<Vec<u8>> {
+    let archive = cudadevrt_bytes()?;
+    let start = archive
+        .windows(4)
+        .position(|w| w == b"\x7fELF")
+        .expect("an ELF member");
+    Some(archive[start..].to_vec())
 }

@@ -1,0 +1,78 @@
+//! The `cuda-link` command end to end, with the provisioned nvJitLink.
+
+use std::process::Command;
+
+use cuda_link_tests::{fixtures, temp_file};
+
+fn cuda_link() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_cuda-link"))
+}
+
+#[test]
+fn link_then_inspect() {
+    let Some(ptx) = fixtures::saxpy_ptx() else {
+        return;
+    };
+    let (dir, input) = temp_file("saxpy.ptx", &ptx);
+    let output = dir.path().join("saxpy.cubin");
+    let run = cuda_link()
+        .args(["link", "-arch", "sm_90", "--verbose", "-o"])
+        .arg(&output)
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+
+    let run = cuda_link()
+        .arg("inspect")
+        .arg(&output)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(run.status.success());
+    let json: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert_eq!(json["kind"], "cubin");
+    assert_eq!(json["contents"]["cubin"]["kernels"][0], "saxpy");
+    assert_eq!(json["contents"]["cubin"]["arch"], "sm_90");
+
+    let run = cuda_link().arg("inspect").arg(&output).output().unwrap();
+    let text = String::from_utf8_lossy(&run.stdout);
+    assert!(text.contains("kernels: saxpy"), "{text}");
+}
+
+#[test]
+fn link_failure_exits_non_zero_with_the_log() {
+    let Some(ptx) = fixtures::ptx(fixtures::EXTERN_USER_CU, "extern_user.cu") else {
+        return;
+    };
+    let (dir, input) = temp_file("extern_user.ptx", &ptx);
+    let run = cuda_link()
+        .args(["link", "-arch=sm_90", "-o"])
+        .arg(dir.path().join("out.cubin"))
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert!(!run.status.success());
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains("Undefined reference to 'missing_function'"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("out.cubin").exists());
+}
+
+#[test]
+fn bad_input_names_the_file() {
+    let (_dir, input) = temp_file("garbage.bin", b"\0\0\0\0 not device code");
+    let run = cuda_link().arg("inspect").arg(&input).output().unwrap();
+    assert!(!run.status.success());
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains("garbage.bin") && stderr.contains("unrecognized"),
+        "{stderr}"
+    );
+}

@@ -1,0 +1,312 @@
+//! The driver backend: `cuLinkCreate` / `cuLinkAddData` / `cuLinkComplete`.
+
+use std::ffi::{CStr, CString, c_void};
+
+use cuda_driver_sys::{
+    CUdevice_attribute, CUjit_cacheMode, CUjit_option, CUjitInputType, CUlinkState, CUresult,
+    Driver,
+};
+
+use super::{LinkError, LinkerOptions, Logs};
+use crate::{Arch, ArchVariant, ObjectCode, ObjectKind};
+
+const LOG_SIZE: usize = 64 * 1024;
+
+/// `sm_XY` of the current context's device, if a context is current.
+pub(super) fn current_device_arch() -> Option<String> {
+    let driver = Driver::global().ok()?;
+    let mut context = std::ptr::null_mut();
+    // SAFETY: out-pointers only.
+    unsafe {
+        if driver.cuCtxGetCurrent(&mut context).ok()? != CUresult::CUDA_SUCCESS || context.is_null()
+        {
+            return None;
+        }
+        let mut device = 0;
+        if driver.cuCtxGetDevice(&mut device).ok()? != CUresult::CUDA_SUCCESS {
+            return None;
+        }
+        let (mut major, mut minor) = (0, 0);
+        let attr = CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR;
+        if driver.cuDeviceGetAttribute(&mut major, attr, device).ok()? != CUresult::CUDA_SUCCESS {
+            return None;
+        }
+        let attr = CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR;
+        if driver.cuDeviceGetAttribute(&mut minor, attr, device).ok()? != CUresult::CUDA_SUCCESS {
+            return None;
+        }
+        Some(format!("sm_{major}{minor}"))
+    }
+}
+
+/// The name of a `CUresult`, via `cuGetErrorName`.
+pub(crate) fn result_name(driver: &Driver, result: CUresult) -> String {
+    let mut name: *const std::ffi::c_char = std::ptr::null();
+    // SAFETY: an out-pointer; the driver returns a static string.
+    match unsafe { driver.cuGetErrorName(result, &mut name) } {
+        Ok(CUresult::CUDA_SUCCESS) if !name.is_null() => {
+            // SAFETY: non-null, NUL-terminated, static.
+            unsafe { CStr::from_ptr(name) }
+                .to_string_lossy()
+                .into_owned()
+        }
+        _ => format!("CUresult {}", result.0),
+    }
+}
+
+/// `CU_JIT_TARGET` value for an arch.
+fn jit_target(arch: &str) -> Result<u32, LinkError> {
+    let arch: Arch =
+        arch.parse()
+            .map_err(|e: crate::arch::ParseArchError| LinkError::InvalidOption {
+                option: "arch",
+                detail: e.to_string(),
+            })?;
+    // cuda.h: CU_COMPUTE_ACCELERATED_TARGET_BASE and CU_COMPUTE_FAMILY_TARGET_BASE.
+    Ok(match arch.variant {
+        ArchVariant::Base => arch.sm,
+        ArchVariant::Specific => 0x10000 + arch.sm,
+        ArchVariant::Family => 0x20000 + arch.sm,
+    })
+}
+
+/// Option keys and values as `cuLinkCreate` takes them: scalars are passed
+/// in the pointer-sized value itself.
+struct JitOptions {
+    keys: Vec<CUjit_option>,
+    values: Vec<*mut c_void>,
+    info_log: Vec<u8>,
+    error_log: Vec<u8>,
+    _names: Vec<CString>,
+    _name_ptrs: Vec<Vec<*const std::ffi::c_char>>,
+}
+
+impl JitOptions {
+    fn scalar(&mut self, key: CUjit_option, value: usize) {
+        self.keys.push(key);
+        self.values.push(value as *mut c_void);
+    }
+
+    fn names(
+        &mut self,
+        key: CUjit_option,
+        count_key: CUjit_option,
+        names: &[String],
+    ) -> Result<(), LinkError> {
+        if names.is_empty() {
+            return Ok(());
+        }
+        let owned: Vec<CString> = names
+            .iter()
+            .map(|n| CString::new(n.as_str()))
+            .collect::<Result<_, _>>()
+            .map_err(|e| LinkError::InvalidOption {
+                option: "kernels_used / variables_used",
+                detail: e.to_string(),
+            })?;
+        let mut ptrs: Vec<*const std::ffi::c_char> = owned.iter().map(|n| n.as_ptr()).collect();
+        self.keys.push(key);
+        self.values.push(ptrs.as_mut_ptr().cast());
+        self.scalar(count_key, names.len());
+        self._names.extend(owned);
+        self._name_ptrs.push(ptrs);
+        Ok(())
+    }
+
+    fn new(options: &LinkerOptions, arch: &str, lto: bool) -> Result<Self, LinkError> {
+        let mut jit = JitOptions {
+            keys: Vec::new(),
+            values: Vec::new(),
+            info_log: vec![0; LOG_SIZE],
+            error_log: vec![0; LOG_SIZE],
+            _names: Vec::new(),
+            _name_ptrs: Vec::new(),
+        };
+        let info_ptr = jit.info_log.as_mut_ptr();
+        let error_ptr = jit.error_log.as_mut_ptr();
+        jit.keys.push(CUjit_option::CU_JIT_INFO_LOG_BUFFER);
+        jit.values.push(info_ptr.cast());
+        jit.scalar(CUjit_option::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, LOG_SIZE);
+        jit.keys.push(CUjit_option::CU_JIT_ERROR_LOG_BUFFER);
+        jit.values.push(error_ptr.cast());
+        jit.scalar(CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, LOG_SIZE);
+        jit.scalar(CUjit_option::CU_JIT_TARGET, jit_target(arch)? as usize);
+        let flag = |on: bool| usize::from(on);
+        if options.verbose {
+            jit.scalar(CUjit_option::CU_JIT_LOG_VERBOSE, 1);
+        }
+        if options.time {
+            jit.scalar(CUjit_option::CU_JIT_WALL_TIME, 0);
+        }
+        if lto {
+            jit.scalar(CUjit_option::CU_JIT_LTO, 1);
+        }
+        if options.debug {
+            jit.scalar(CUjit_option::CU_JIT_GENERATE_DEBUG_INFO, 1);
+        }
+        if options.lineinfo {
+            jit.scalar(CUjit_option::CU_JIT_GENERATE_LINE_INFO, 1);
+        }
+        if let Some(n) = options.max_register_count {
+            jit.scalar(CUjit_option::CU_JIT_MAX_REGISTERS, n as usize);
+        }
+        if let Some(n) = options.optimization_level {
+            jit.scalar(CUjit_option::CU_JIT_OPTIMIZATION_LEVEL, n as usize);
+        }
+        for (key, value) in [
+            (CUjit_option::CU_JIT_FTZ, options.ftz),
+            (CUjit_option::CU_JIT_PREC_DIV, options.prec_div),
+            (CUjit_option::CU_JIT_PREC_SQRT, options.prec_sqrt),
+            (CUjit_option::CU_JIT_FMA, options.fma),
+        ] {
+            if let Some(value) = value {
+                jit.scalar(key, flag(value));
+            }
+        }
+        jit.names(
+            CUjit_option::CU_JIT_REFERENCED_KERNEL_NAMES,
+            CUjit_option::CU_JIT_REFERENCED_KERNEL_COUNT,
+            &options.kernels_used,
+        )?;
+        jit.names(
+            CUjit_option::CU_JIT_REFERENCED_VARIABLE_NAMES,
+            CUjit_option::CU_JIT_REFERENCED_VARIABLE_COUNT,
+            &options.variables_used,
+        )?;
+        if options.optimize_unused_variables {
+            jit.scalar(CUjit_option::CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES, 1);
+        }
+        if options.no_cache {
+            jit.scalar(
+                CUjit_option::CU_JIT_CACHE_MODE,
+                CUjit_cacheMode::CU_JIT_CACHE_OPTION_NONE.0 as usize,
+            );
+        }
+        Ok(jit)
+    }
+
+    fn logs(&self) -> Logs {
+        let text = |buffer: &[u8]| {
+            let end = buffer.iter().position(|&b| b == 0).unwrap_or(buffer.len());
+            String::from_utf8_lossy(&buffer[..end]).into_owned()
+        };
+        (text(&self.info_log), text(&self.error_log))
+    }
+}
+
+/// Owns a `CUlinkState`; destroys it on every path.
+struct State<'a> {
+    driver: &'a Driver,
+    raw: CUlinkState,
+}
+
+impl Drop for State<'_> {
+    fn drop(&mut self) {
+        // SAFETY: `raw` came from cuLinkCreate and is destroyed once.
+        let _ = unsafe { self.driver.cuLinkDestroy(self.raw) };
+    }
+}
+
+fn input_type(kind: ObjectKind) -> CUjitInputType {
+    match kind {
+        ObjectKind::Cubin => CUjitInputType::CU_JIT_INPUT_CUBIN,
+        ObjectKind::Ptx => CUjitInputType::CU_JIT_INPUT_PTX,
+        ObjectKind::Fatbin => CUjitInputType::CU_JIT_INPUT_FATBINARY,
+        ObjectKind::Object => CUjitInputType::CU_JIT_INPUT_OBJECT,
+        ObjectKind::Library => CUjitInputType::CU_JIT_INPUT_LIBRARY,
+        // Refused in Linker::add; NVVM is the closest, and the driver fails it.
+        ObjectKind::Ltoir => CUjitInputType::CU_JIT_INPUT_NVVM,
+    }
+}
+
+pub(super) fn link(
+    driver: &'static Driver,
+    options: &LinkerOptions,
+    arch: &str,
+    lto: bool,
+    inputs: &[ObjectCode],
+) -> Result<(Vec<u8>, Logs), LinkError> {
+    let mut context = std::ptr::null_mut();
+    // SAFETY: an out-pointer.
+    let current =
+        unsafe { driver.cuCtxGetCurrent(&mut context) }.unwrap_or(CUresult::CUDA_ERROR_NOT_FOUND);
+    if current != CUresult::CUDA_SUCCESS || context.is_null() {
+        return Err(LinkError::NoCurrentContext);
+    }
+    let mut jit = JitOptions::new(options, arch, lto)?;
+    let names: Vec<String> = inputs.iter().map(|i| i.name().to_owned()).collect();
+    let fail = |jit: &JitOptions, call: &'static str, result: CUresult, input: Option<&str>| {
+        let (info_log, error_log) = jit.logs();
+        LinkError::Driver {
+            call,
+            result: result_name(driver, result),
+            code: result.0,
+            input: input.map(str::to_owned),
+            inputs: names.clone(),
+            error_log,
+            info_log,
+        }
+    };
+    let unavailable = |e: cuda_driver_sys::SymbolUnavailable| LinkError::SymbolUnavailable(e);
+
+    let mut raw: CUlinkState = std::ptr::null_mut();
+    // SAFETY: matching key and value arrays that outlive the state (the log
+    // buffers are written until cuLinkDestroy), and an out-pointer.
+    let created = unsafe {
+        driver.cuLinkCreate_v2(
+            jit.keys.len() as u32,
+            jit.keys.as_mut_ptr(),
+            jit.values.as_mut_ptr(),
+            &mut raw,
+        )
+    }
+    .map_err(unavailable)?;
+    if created != CUresult::CUDA_SUCCESS {
+        return Err(fail(&jit, "cuLinkCreate", created, None));
+    }
+    let state = State { driver, raw };
+
+    for input in inputs {
+        // The driver JIT reads PTX as a C string.
+        let mut owned;
+        let mut bytes = input.as_bytes();
+        if input.kind() == ObjectKind::Ptx && bytes.last() != Some(&0) {
+            owned = bytes.to_vec();
+            owned.push(0);
+            bytes = &owned;
+        }
+        let name = CString::new(input.name().replace('\0', "?")).unwrap_or_default();
+        // SAFETY: the data and name outlive the call; no per-input options.
+        let added = unsafe {
+            driver.cuLinkAddData_v2(
+                state.raw,
+                input_type(input.kind()),
+                bytes.as_ptr() as *mut c_void,
+                bytes.len(),
+                name.as_ptr(),
+                0,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+            )
+        }
+        .map_err(unavailable)?;
+        if added != CUresult::CUDA_SUCCESS {
+            return Err(fail(&jit, "cuLinkAddData", added, Some(input.name())));
+        }
+    }
+
+    let mut cubin: *mut c_void = std::ptr::null_mut();
+    let mut size = 0usize;
+    // SAFETY: out-pointers; the cubin stays owned by the state.
+    let completed =
+        unsafe { driver.cuLinkComplete(state.raw, &mut cubin, &mut size) }.map_err(unavailable)?;
+    if completed != CUresult::CUDA_SUCCESS || cubin.is_null() {
+        return Err(fail(&jit, "cuLinkComplete", completed, None));
+    }
+    // SAFETY: the driver returned `size` readable bytes, valid until
+    // cuLinkDestroy, which runs after this copy.
+    let bytes = unsafe { std::slice::from_raw_parts(cubin.cast::<u8>(), size) }.to_vec();
+    let logs = jit.logs();
+    drop(state);
+    Ok((bytes, logs))
+}

@@ -1,0 +1,403 @@
+//! [`Linker`]: one linker over nvJitLink and the driver's `cuLink*`.
+
+mod driver;
+mod nvjitlink;
+mod options;
+
+use std::fmt;
+use std::sync::{Arc, OnceLock};
+
+pub use nvjitlink_sys::NvJitLink;
+pub use options::{Backend, LinkerOptions, OutputKind};
+
+use crate::{Arch, ObjectCode, ObjectError, ObjectKind};
+
+/// Why a link failed. Backend failures carry both logs and the input names.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum LinkError {
+    /// An input was refused before linking.
+    #[error(transparent)]
+    Input(#[from] ObjectError),
+    /// nvJitLink could not be loaded.
+    #[error("nvJitLink is not available: {0}")]
+    NvJitLinkUnavailable(#[from] nvjitlink_sys::LoadError),
+    /// The driver could not be loaded.
+    #[error("the CUDA driver is not available: {0}")]
+    DriverUnavailable(#[from] cuda_driver_sys::LoadError),
+    /// Neither backend loads.
+    #[error("no linker backend: nvJitLink: {nvjitlink}; driver: {driver}")]
+    NoBackend {
+        /// Why nvJitLink did not load.
+        nvjitlink: String,
+        /// Why the driver did not load.
+        driver: String,
+    },
+    /// A symbol the operation needs is absent from the loaded library.
+    #[error(transparent)]
+    SymbolUnavailable(#[from] nvjitlink_sys::SymbolUnavailable),
+    /// An option the backend cannot honour.
+    #[error("option `{option}` is not supported by the {backend} backend")]
+    UnsupportedOption {
+        /// The `LinkerOptions` field.
+        option: &'static str,
+        /// The backend's name.
+        backend: &'static str,
+    },
+    /// An option value that is not valid.
+    #[error("invalid option `{option}`: {detail}")]
+    InvalidOption {
+        /// The `LinkerOptions` field.
+        option: &'static str,
+        /// What is wrong.
+        detail: String,
+    },
+    /// No architecture given and no current context to take it from.
+    #[error(
+        "no target architecture: set LinkerOptions::arch (e.g. \"sm_90\"); no current CUDA context to take it from"
+    )]
+    MissingArch,
+    /// LTO-IR given to the driver backend.
+    #[error(
+        "{input}: LTO-IR input requires the nvJitLink backend; the driver's cuLink* cannot link it"
+    )]
+    LtoirNeedsNvJitLink {
+        /// The input's name.
+        input: String,
+    },
+    /// PTX or LTO-IR output without LTO.
+    #[error(
+        "{output} output requires link-time optimization (LTO-IR inputs or link_time_optimization = true)"
+    )]
+    OutputNeedsLto {
+        /// `"PTX"` or `"LTO-IR"`.
+        output: &'static str,
+    },
+    /// LTO-IR output from nvJitLink 12, which cannot produce it.
+    #[error("LTO-IR output requires nvJitLink 13 or newer; the loaded one is {version}")]
+    LtoirOutputNeedsNvJitLink13 {
+        /// The loaded version.
+        version: String,
+    },
+    /// `link` with no inputs.
+    #[error("nothing to link: add at least one input")]
+    NoInputs,
+    /// The driver backend without a current context.
+    #[error("the driver backend needs a current CUDA context")]
+    NoCurrentContext,
+    /// nvJitLink returned an error.
+    #[error("{call} failed with {result} linking [{inputs}]{}{}", log_suffix("error log", error_log), log_suffix("info log", info_log), inputs = .inputs.join(", "))]
+    NvJitLink {
+        /// The failing C function.
+        call: &'static str,
+        /// The `nvJitLinkResult` name.
+        result: &'static str,
+        /// Its code.
+        code: u32,
+        /// The input being added, if the failure was in `nvJitLinkAddData`.
+        input: Option<String>,
+        /// Every input's name.
+        inputs: Vec<String>,
+        /// nvJitLink's error log.
+        error_log: String,
+        /// nvJitLink's info log.
+        info_log: String,
+    },
+    /// The driver's `cuLink*` returned an error.
+    #[error("{call} failed with {result} linking [{inputs}]{}{}", log_suffix("error log", error_log), log_suffix("info log", info_log), inputs = .inputs.join(", "))]
+    Driver {
+        /// The failing C function.
+        call: &'static str,
+        /// The `CUresult` name.
+        result: String,
+        /// Its code.
+        code: u32,
+        /// The input being added, if the failure was in `cuLinkAddData`.
+        input: Option<String>,
+        /// Every input's name.
+        inputs: Vec<String>,
+        /// The JIT error log.
+        error_log: String,
+        /// The JIT info log.
+        info_log: String,
+    },
+}
+
+fn log_suffix(label: &str, log: &str) -> String {
+    let log = log.trim_end();
+    if log.is_empty() {
+        String::new()
+    } else {
+        format!("\n{label}:\n{log}")
+    }
+}
+
+impl LinkError {
+    /// The backend's error log, when the backend failed.
+    pub fn error_log(&self) -> Option<&str> {
+        match self {
+            LinkError::NvJitLink { error_log, .. } | LinkError::Driver { error_log, .. } => {
+                Some(error_log)
+            }
+            _ => None,
+        }
+    }
+
+    /// The backend's info log, when the backend failed.
+    pub fn info_log(&self) -> Option<&str> {
+        match self {
+            LinkError::NvJitLink { info_log, .. } | LinkError::Driver { info_log, .. } => {
+                Some(info_log)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The nvJitLink shared by every linker that does not bring its own.
+pub fn shared_nvjitlink() -> Result<Arc<NvJitLink>, nvjitlink_sys::LoadError> {
+    static SHARED: OnceLock<Result<Arc<NvJitLink>, nvjitlink_sys::LoadError>> = OnceLock::new();
+    SHARED
+        .get_or_init(|| NvJitLink::load().map(Arc::new))
+        .clone()
+}
+
+/// The backend a linker resolved to.
+#[derive(Clone)]
+enum Resolved {
+    NvJitLink(Arc<NvJitLink>),
+    Driver(&'static cuda_driver_sys::Driver),
+}
+
+/// Links device code of any kind into a cubin, PTX or LTO-IR.
+///
+/// Inputs are checked as they are added; the backend handle lives only
+/// inside [`link`](Self::link) and is released on every path. A `Linker` is
+/// `Send`: run many in parallel threads, one linker per thread. nvJitLink
+/// handles are independent, and the driver backend links in the calling
+/// thread's current context.
+///
+/// ```no_run
+/// use cuda_link::{Linker, LinkerOptions, ObjectCode, OutputKind};
+///
+/// let mut linker = Linker::new(LinkerOptions::for_arch("sm_90"))?;
+/// linker.add(&ObjectCode::from_path("kernels.ptx")?)?;
+/// linker.add(&ObjectCode::from_path("libcudadevrt.a")?)?;
+/// let cubin = linker.link(OutputKind::Cubin)?;
+/// println!("{}", cubin.inspect()?);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct Linker {
+    options: LinkerOptions,
+    backend: Resolved,
+    inputs: Vec<ObjectCode>,
+    info_log: String,
+    error_log: String,
+}
+
+impl fmt::Debug for Linker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Linker")
+            .field("backend", &self.backend_name())
+            .field("options", &self.options)
+            .field(
+                "inputs",
+                &self.inputs.iter().map(ObjectCode::name).collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
+impl Linker {
+    /// A linker with the backend `options.backend` picks.
+    pub fn new(options: LinkerOptions) -> Result<Self, LinkError> {
+        let backend = match options.backend {
+            Backend::NvJitLink => Resolved::NvJitLink(shared_nvjitlink()?),
+            Backend::Driver => Resolved::Driver(cuda_driver_sys::Driver::global()?),
+            Backend::Auto => match shared_nvjitlink() {
+                Ok(lib) => Resolved::NvJitLink(lib),
+                Err(nvjitlink) => match cuda_driver_sys::Driver::global() {
+                    Ok(driver) => Resolved::Driver(driver),
+                    Err(driver) => {
+                        return Err(LinkError::NoBackend {
+                            nvjitlink: nvjitlink.to_string(),
+                            driver: driver.to_string(),
+                        });
+                    }
+                },
+            },
+        };
+        Self::check_arch(&options)?;
+        Ok(Linker {
+            options,
+            backend,
+            inputs: Vec::new(),
+            info_log: String::new(),
+            error_log: String::new(),
+        })
+    }
+
+    /// A linker on this very nvJitLink, e.g. a specific major.
+    pub fn with_nvjitlink(
+        library: Arc<NvJitLink>,
+        mut options: LinkerOptions,
+    ) -> Result<Self, LinkError> {
+        options.backend = Backend::NvJitLink;
+        Self::check_arch(&options)?;
+        Ok(Linker {
+            options,
+            backend: Resolved::NvJitLink(library),
+            inputs: Vec::new(),
+            info_log: String::new(),
+            error_log: String::new(),
+        })
+    }
+
+    fn check_arch(options: &LinkerOptions) -> Result<(), LinkError> {
+        if let Some(arch) = &options.arch {
+            arch.parse::<Arch>().map_err(|e| LinkError::InvalidOption {
+                option: "arch",
+                detail: e.to_string(),
+            })?;
+        }
+        Ok(())
+    }
+
+    /// `"nvJitLink 13.5"` or `"driver"`.
+    pub fn backend_name(&self) -> String {
+        match &self.backend {
+            Resolved::NvJitLink(lib) => format!("nvJitLink {}", lib.version_string()),
+            Resolved::Driver(_) => "driver".to_owned(),
+        }
+    }
+
+    /// The backend in use.
+    pub fn backend(&self) -> Backend {
+        match self.backend {
+            Resolved::NvJitLink(_) => Backend::NvJitLink,
+            Resolved::Driver(_) => Backend::Driver,
+        }
+    }
+
+    /// The options.
+    pub fn options(&self) -> &LinkerOptions {
+        &self.options
+    }
+
+    /// Adds an input. Executable cubins are refused (nvJitLink would drop
+    /// their kernels), and so is LTO-IR on the driver backend.
+    pub fn add(&mut self, input: &ObjectCode) -> Result<&mut Self, LinkError> {
+        input.check_linkable()?;
+        if input.kind() == ObjectKind::Ltoir && matches!(self.backend, Resolved::Driver(_)) {
+            return Err(LinkError::LtoirNeedsNvJitLink {
+                input: input.name().to_owned(),
+            });
+        }
+        self.inputs.push(input.clone());
+        Ok(self)
+    }
+
+    /// Adds several inputs, stopping at the first refused one.
+    pub fn add_many<'a>(
+        &mut self,
+        inputs: impl IntoIterator<Item = &'a ObjectCode>,
+    ) -> Result<&mut Self, LinkError> {
+        for input in inputs {
+            self.add(input)?;
+        }
+        Ok(self)
+    }
+
+    /// The inputs added so far.
+    pub fn inputs(&self) -> &[ObjectCode] {
+        &self.inputs
+    }
+
+    /// The info log of the last [`link`](Self::link).
+    pub fn info_log(&self) -> &str {
+        &self.info_log
+    }
+
+    /// The error log of the last [`link`](Self::link).
+    pub fn error_log(&self) -> &str {
+        &self.error_log
+    }
+
+    /// Whether LTO is on: as set, or because an input is LTO-IR.
+    pub fn uses_lto(&self) -> bool {
+        self.options
+            .link_time_optimization
+            .unwrap_or_else(|| self.inputs.iter().any(|i| i.kind() == ObjectKind::Ltoir))
+    }
+
+    /// Links every input into `output`.
+    pub fn link(&mut self, output: OutputKind) -> Result<ObjectCode, LinkError> {
+        if self.inputs.is_empty() {
+            return Err(LinkError::NoInputs);
+        }
+        let lto = self.uses_lto();
+        match output {
+            OutputKind::Ptx if !lto => return Err(LinkError::OutputNeedsLto { output: "PTX" }),
+            OutputKind::Ltoir if !lto => {
+                return Err(LinkError::OutputNeedsLto { output: "LTO-IR" });
+            }
+            _ => {}
+        }
+        let arch = match &self.options.arch {
+            Some(arch) => arch.clone(),
+            None => driver::current_device_arch().ok_or(LinkError::MissingArch)?,
+        };
+        self.info_log.clear();
+        self.error_log.clear();
+        let result = match &self.backend {
+            Resolved::NvJitLink(lib) => {
+                if output == OutputKind::Ltoir && lib.version().0 < 13 {
+                    return Err(LinkError::LtoirOutputNeedsNvJitLink13 {
+                        version: lib.version_string(),
+                    });
+                }
+                let flags = self.options.nvjitlink_flags(&arch, lto, output);
+                nvjitlink::link(lib, &flags, &self.inputs, output)
+            }
+            Resolved::Driver(driver) => {
+                self.options.check_driver_support(output)?;
+                driver::link(driver, &self.options, &arch, lto, &self.inputs)
+            }
+        };
+        let (bytes, logs) = match result {
+            Ok(done) => done,
+            Err(error) => {
+                self.error_log = error.error_log().unwrap_or_default().to_owned();
+                self.info_log = error.info_log().unwrap_or_default().to_owned();
+                return Err(error);
+            }
+        };
+        (self.info_log, self.error_log) = logs;
+        let name = match output {
+            OutputKind::Cubin => "linked.cubin",
+            OutputKind::Ptx => "linked.ptx",
+            OutputKind::Ltoir => "linked.ltoir",
+        };
+        let kind = match output {
+            OutputKind::Cubin => ObjectKind::Cubin,
+            OutputKind::Ptx => ObjectKind::Ptx,
+            OutputKind::Ltoir => ObjectKind::Ltoir,
+        };
+        Ok(ObjectCode::with_kind(kind, bytes, name)?)
+    }
+}
+
+/// Logs of a successful link: `(info, error)`.
+pub(crate) type Logs = (String, String);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn linker_is_send() {
+        fn assert_send<T: Send>() {}
+        assert_send::<Linker>();
+        assert_send::<LinkError>();
+    }
+}

@@ -1,0 +1,184 @@
+//! The nvJitLink backend.
+
+use std::ffi::{CString, c_char};
+
+use nvjitlink_sys::{NvJitLink, nvJitLinkHandle, nvJitLinkInputType, nvJitLinkResult, result_name};
+
+use super::{LinkError, Logs, OutputKind};
+use crate::{ObjectCode, ObjectKind};
+
+/// Owns an nvJitLink handle; destroys it on every path.
+struct Handle<'a> {
+    lib: &'a NvJitLink,
+    raw: nvJitLinkHandle,
+}
+
+impl Drop for Handle<'_> {
+    fn drop(&mut self) {
+        // SAFETY: `raw` came from nvJitLinkCreate and is destroyed once. The
+        // result is ignored: nothing useful can be done on failure here.
+        let _ = unsafe { self.lib.nvJitLinkDestroy(&mut self.raw) };
+    }
+}
+
+fn input_type(kind: ObjectKind) -> nvJitLinkInputType {
+    match kind {
+        ObjectKind::Cubin => nvJitLinkInputType::NVJITLINK_INPUT_CUBIN,
+        ObjectKind::Ptx => nvJitLinkInputType::NVJITLINK_INPUT_PTX,
+        ObjectKind::Ltoir => nvJitLinkInputType::NVJITLINK_INPUT_LTOIR,
+        ObjectKind::Fatbin => nvJitLinkInputType::NVJITLINK_INPUT_FATBIN,
+        ObjectKind::Object => nvJitLinkInputType::NVJITLINK_INPUT_OBJECT,
+        ObjectKind::Library => nvJitLinkInputType::NVJITLINK_INPUT_LIBRARY,
+    }
+}
+
+/// Reads a log through its size and copy functions.
+fn read_log(
+    size: impl FnOnce(&mut usize) -> Result<nvJitLinkResult, nvjitlink_sys::SymbolUnavailable>,
+    copy: impl FnOnce(*mut c_char) -> Result<nvJitLinkResult, nvjitlink_sys::SymbolUnavailable>,
+) -> String {
+    let mut len = 0usize;
+    if size(&mut len) != Ok(nvJitLinkResult::NVJITLINK_SUCCESS) || len == 0 {
+        return String::new();
+    }
+    let mut buffer = vec![0u8; len];
+    if copy(buffer.as_mut_ptr().cast()) != Ok(nvJitLinkResult::NVJITLINK_SUCCESS) {
+        return String::new();
+    }
+    let end = buffer.iter().position(|&b| b == 0).unwrap_or(buffer.len());
+    String::from_utf8_lossy(&buffer[..end]).into_owned()
+}
+
+impl Handle<'_> {
+    fn logs(&self) -> Logs {
+        let (lib, raw) = (self.lib, self.raw);
+        let info = read_log(
+            // SAFETY: a live handle and an out-pointer.
+            |len| unsafe { lib.nvJitLinkGetInfoLogSize(raw, len) },
+            // SAFETY: a buffer of exactly the size nvJitLink reported.
+            |buf| unsafe { lib.nvJitLinkGetInfoLog(raw, buf) },
+        );
+        let error = read_log(
+            // SAFETY: a live handle and an out-pointer.
+            |len| unsafe { lib.nvJitLinkGetErrorLogSize(raw, len) },
+            // SAFETY: a buffer of exactly the size nvJitLink reported.
+            |buf| unsafe { lib.nvJitLinkGetErrorLog(raw, buf) },
+        );
+        (info, error)
+    }
+
+    fn fail(
+        &self,
+        call: &'static str,
+        result: nvJitLinkResult,
+        input: Option<&str>,
+        inputs: &[ObjectCode],
+    ) -> LinkError {
+        let (info_log, error_log) = self.logs();
+        LinkError::NvJitLink {
+            call,
+            result: result_name(result),
+            code: result.0,
+            input: input.map(str::to_owned),
+            inputs: inputs.iter().map(|i| i.name().to_owned()).collect(),
+            error_log,
+            info_log,
+        }
+    }
+}
+
+pub(super) fn link(
+    lib: &NvJitLink,
+    flags: &[String],
+    inputs: &[ObjectCode],
+    output: OutputKind,
+) -> Result<(Vec<u8>, Logs), LinkError> {
+    let flags: Vec<CString> = flags
+        .iter()
+        .map(|f| CString::new(f.as_str()))
+        .collect::<Result<_, _>>()
+        .map_err(|e| LinkError::InvalidOption {
+            option: "flags",
+            detail: e.to_string(),
+        })?;
+    let mut flag_ptrs: Vec<*const c_char> = flags.iter().map(|f| f.as_ptr()).collect();
+    let names: Vec<CString> = inputs
+        .iter()
+        .map(|i| CString::new(i.name().replace('\0', "?")).unwrap_or_default())
+        .collect();
+
+    let mut raw: nvJitLinkHandle = std::ptr::null_mut();
+    // SAFETY: an out-pointer and `flag_ptrs.len()` valid C strings.
+    let created =
+        unsafe { lib.nvJitLinkCreate(&mut raw, flag_ptrs.len() as u32, flag_ptrs.as_mut_ptr()) }?;
+    if created != nvJitLinkResult::NVJITLINK_SUCCESS {
+        if !raw.is_null() {
+            // Some results (bad options) come with a handle and a log.
+            return Err(Handle { lib, raw }.fail("nvJitLinkCreate", created, None, inputs));
+        }
+        return Err(LinkError::NvJitLink {
+            call: "nvJitLinkCreate",
+            result: result_name(created),
+            code: created.0,
+            input: None,
+            inputs: inputs.iter().map(|i| i.name().to_owned()).collect(),
+            error_log: String::new(),
+            info_log: String::new(),
+        });
+    }
+    let handle = Handle { lib, raw };
+
+    for (input, name) in inputs.iter().zip(&names) {
+        let bytes = input.as_bytes();
+        // SAFETY: the bytes and name outlive the call; nvJitLink copies them.
+        let added = unsafe {
+            lib.nvJitLinkAddData(
+                raw,
+                input_type(input.kind()),
+                bytes.as_ptr().cast(),
+                bytes.len(),
+                name.as_ptr(),
+            )
+        }?;
+        if added != nvJitLinkResult::NVJITLINK_SUCCESS {
+            return Err(handle.fail("nvJitLinkAddData", added, Some(input.name()), inputs));
+        }
+    }
+    // SAFETY: a live handle.
+    let completed = unsafe { lib.nvJitLinkComplete(raw) }?;
+    if completed != nvJitLinkResult::NVJITLINK_SUCCESS {
+        return Err(handle.fail("nvJitLinkComplete", completed, None, inputs));
+    }
+
+    let mut size = 0usize;
+    let size_call = match output {
+        OutputKind::Cubin => "nvJitLinkGetLinkedCubinSize",
+        OutputKind::Ptx => "nvJitLinkGetLinkedPtxSize",
+        OutputKind::Ltoir => "nvJitLinkGetLinkedLTOIRSize",
+    };
+    // SAFETY: a live, completed handle and an out-pointer.
+    let sized = unsafe {
+        match output {
+            OutputKind::Cubin => lib.nvJitLinkGetLinkedCubinSize(raw, &mut size),
+            OutputKind::Ptx => lib.nvJitLinkGetLinkedPtxSize(raw, &mut size),
+            OutputKind::Ltoir => lib.nvJitLinkGetLinkedLTOIRSize(raw, &mut size),
+        }
+    }?;
+    if sized != nvJitLinkResult::NVJITLINK_SUCCESS {
+        return Err(handle.fail(size_call, sized, None, inputs));
+    }
+    let mut bytes = vec![0u8; size];
+    let out = bytes.as_mut_ptr();
+    // SAFETY: a buffer of exactly the size nvJitLink reported.
+    let copied = unsafe {
+        match output {
+            OutputKind::Cubin => lib.nvJitLinkGetLinkedCubin(raw, out.cast()),
+            OutputKind::Ptx => lib.nvJitLinkGetLinkedPtx(raw, out.cast()),
+            OutputKind::Ltoir => lib.nvJitLinkGetLinkedLTOIR(raw, out.cast()),
+        }
+    }?;
+    if copied != nvJitLinkResult::NVJITLINK_SUCCESS {
+        return Err(handle.fail(size_call.trim_end_matches("Size"), copied, None, inputs));
+    }
+    Ok((bytes, handle.logs()))
+}

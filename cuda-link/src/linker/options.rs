@@ -1,0 +1,245 @@
+//! [`LinkerOptions`]: cuda.core's `LinkerOptions`, field for field.
+
+use crate::linker::LinkError;
+
+/// Which library performs the link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Backend {
+    /// nvJitLink when it loads, else the driver.
+    #[default]
+    Auto,
+    /// nvJitLink (12.x or 13.x); no GPU needed.
+    NvJitLink,
+    /// The driver's `cuLink*` API; needs a current CUDA context.
+    Driver,
+}
+
+impl Backend {
+    /// A short lowercase name for messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Auto => "auto",
+            Backend::NvJitLink => "nvJitLink",
+            Backend::Driver => "driver",
+        }
+    }
+}
+
+/// What [`Linker::link`](crate::Linker::link) produces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OutputKind {
+    /// A loadable cubin.
+    Cubin,
+    /// PTX; needs link-time optimisation, as nvJitLink requires.
+    Ptx,
+    /// LTO-IR; needs link-time optimisation and nvJitLink 13.
+    Ltoir,
+}
+
+/// Link options, one field per option of cuda.core's `LinkerOptions`.
+///
+/// Each maps to its nvJitLink flag and, where one exists, to its `CU_JIT_*`
+/// driver option; an option the chosen backend cannot honour is an
+/// [`LinkError::UnsupportedOption`], never silently dropped.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct LinkerOptions {
+    /// `-arch=sm_90` / `CU_JIT_TARGET`. `sm_90a` and `sm_100f` are accepted.
+    /// When `None`, the current context's device decides, if there is one.
+    pub arch: Option<String>,
+    /// `-maxrregcount=N` / `CU_JIT_MAX_REGISTERS`.
+    pub max_register_count: Option<u32>,
+    /// `-time` / `CU_JIT_WALL_TIME`: timing in the info log.
+    pub time: bool,
+    /// `-verbose` / `CU_JIT_LOG_VERBOSE`.
+    pub verbose: bool,
+    /// `-lto` / `CU_JIT_LTO`. `None`: on when any input is LTO-IR.
+    pub link_time_optimization: Option<bool>,
+    /// `-ptx`: emit PTX (nvJitLink only, with LTO). Implied by
+    /// [`OutputKind::Ptx`].
+    pub ptx: bool,
+    /// `-O<N>` / `CU_JIT_OPTIMIZATION_LEVEL`.
+    pub optimization_level: Option<u32>,
+    /// `-g` / `CU_JIT_GENERATE_DEBUG_INFO`.
+    pub debug: bool,
+    /// `-lineinfo` / `CU_JIT_GENERATE_LINE_INFO`.
+    pub lineinfo: bool,
+    /// `-ftz=` / `CU_JIT_FTZ`.
+    pub ftz: Option<bool>,
+    /// `-prec-div=` / `CU_JIT_PREC_DIV`.
+    pub prec_div: Option<bool>,
+    /// `-prec-sqrt=` / `CU_JIT_PREC_SQRT`.
+    pub prec_sqrt: Option<bool>,
+    /// `-fma=` / `CU_JIT_FMA`.
+    pub fma: Option<bool>,
+    /// `-kernels-used=` each / `CU_JIT_REFERENCED_KERNEL_NAMES`.
+    pub kernels_used: Vec<String>,
+    /// `-variables-used=` each / `CU_JIT_REFERENCED_VARIABLE_NAMES`.
+    pub variables_used: Vec<String>,
+    /// `-optimize-unused-variables` / `CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES`.
+    pub optimize_unused_variables: bool,
+    /// `-Xptxas=` each (nvJitLink only).
+    pub ptxas_options: Vec<String>,
+    /// `-split-compile=N` (nvJitLink only).
+    pub split_compile: Option<u32>,
+    /// `-split-compile-extended=N` (nvJitLink only).
+    pub split_compile_extended: Option<u32>,
+    /// `-no-cache` / `CU_JIT_CACHE_MODE = NONE`.
+    pub no_cache: bool,
+    /// Raw nvJitLink flags appended as given (nvJitLink only).
+    pub extra_flags: Vec<String>,
+    /// Which library links.
+    pub backend: Backend,
+}
+
+impl LinkerOptions {
+    /// Options for one architecture, everything else default.
+    pub fn for_arch(arch: impl Into<String>) -> Self {
+        LinkerOptions {
+            arch: Some(arch.into()),
+            ..Self::default()
+        }
+    }
+
+    /// The nvJitLink command line for these options. `arch` and `lto` are
+    /// the resolved values.
+    pub(crate) fn nvjitlink_flags(&self, arch: &str, lto: bool, output: OutputKind) -> Vec<String> {
+        let mut flags = vec![format!("-arch={arch}")];
+        let mut push_if = |on: bool, flag: &str| {
+            if on {
+                flags.push(flag.to_owned());
+            }
+        };
+        push_if(lto, "-lto");
+        push_if(self.ptx || output == OutputKind::Ptx, "-ptx");
+        push_if(self.time, "-time");
+        push_if(self.verbose, "-verbose");
+        push_if(self.debug, "-g");
+        push_if(self.lineinfo, "-lineinfo");
+        push_if(self.optimize_unused_variables, "-optimize-unused-variables");
+        push_if(self.no_cache, "-no-cache");
+        if let Some(n) = self.max_register_count {
+            flags.push(format!("-maxrregcount={n}"));
+        }
+        if let Some(n) = self.optimization_level {
+            flags.push(format!("-O{n}"));
+        }
+        for (name, value) in [
+            ("ftz", self.ftz),
+            ("prec-div", self.prec_div),
+            ("prec-sqrt", self.prec_sqrt),
+            ("fma", self.fma),
+        ] {
+            if let Some(value) = value {
+                flags.push(format!("-{name}={value}"));
+            }
+        }
+        flags.extend(
+            self.kernels_used
+                .iter()
+                .map(|k| format!("-kernels-used={k}")),
+        );
+        flags.extend(
+            self.variables_used
+                .iter()
+                .map(|v| format!("-variables-used={v}")),
+        );
+        flags.extend(self.ptxas_options.iter().map(|o| format!("-Xptxas={o}")));
+        if let Some(n) = self.split_compile {
+            flags.push(format!("-split-compile={n}"));
+        }
+        if let Some(n) = self.split_compile_extended {
+            flags.push(format!("-split-compile-extended={n}"));
+        }
+        flags.extend(self.extra_flags.iter().cloned());
+        flags
+    }
+
+    /// Fails on the first option the driver's `cuLink*` cannot honour.
+    pub(crate) fn check_driver_support(&self, output: OutputKind) -> Result<(), LinkError> {
+        let unsupported = [
+            ("ptx", self.ptx || output == OutputKind::Ptx),
+            ("ltoir output", output == OutputKind::Ltoir),
+            ("ptxas_options", !self.ptxas_options.is_empty()),
+            ("split_compile", self.split_compile.is_some()),
+            (
+                "split_compile_extended",
+                self.split_compile_extended.is_some(),
+            ),
+            ("extra_flags", !self.extra_flags.is_empty()),
+        ];
+        match unsupported.into_iter().find(|(_, set)| *set) {
+            Some((option, _)) => Err(LinkError::UnsupportedOption {
+                option,
+                backend: Backend::Driver.name(),
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_option_has_its_flag() {
+        let options = LinkerOptions {
+            arch: Some("sm_90".into()),
+            max_register_count: Some(32),
+            time: true,
+            verbose: true,
+            link_time_optimization: Some(true),
+            ptx: true,
+            optimization_level: Some(3),
+            debug: true,
+            lineinfo: true,
+            ftz: Some(true),
+            prec_div: Some(false),
+            prec_sqrt: Some(true),
+            fma: Some(false),
+            kernels_used: vec!["k".into()],
+            variables_used: vec!["v".into()],
+            optimize_unused_variables: true,
+            ptxas_options: vec!["-v".into()],
+            split_compile: Some(0),
+            split_compile_extended: Some(2),
+            no_cache: true,
+            extra_flags: vec!["-jump-table-density=50".into()],
+            backend: Backend::NvJitLink,
+        };
+        let flags = options.nvjitlink_flags("sm_90", true, OutputKind::Cubin);
+        for expected in [
+            "-arch=sm_90",
+            "-lto",
+            "-ptx",
+            "-time",
+            "-verbose",
+            "-g",
+            "-lineinfo",
+            "-optimize-unused-variables",
+            "-no-cache",
+            "-maxrregcount=32",
+            "-O3",
+            "-ftz=true",
+            "-prec-div=false",
+            "-prec-sqrt=true",
+            "-fma=false",
+            "-kernels-used=k",
+            "-variables-used=v",
+            "-Xptxas=-v",
+            "-split-compile=0",
+            "-split-compile-extended=2",
+            "-jump-table-density=50",
+        ] {
+            assert!(
+                flags.iter().any(|f| f == expected),
+                "{expected} missing from {flags:?}"
+            );
+        }
+        assert_eq!(flags.len(), 21);
+        assert!(matches!(
+            options.check_driver_support(OutputKind::Cubin),
+            Err(LinkError::UnsupportedOption { option: "ptx", .. })
+        ));
+    }
+}

@@ -1,0 +1,362 @@
+//! Real links with nvJitLink 12 and 13 on the CPU, every input kind.
+
+use std::sync::Arc;
+
+use cuda_link::inspect::Contents;
+use cuda_link::{LinkError, Linker, LinkerOptions, ObjectCode, ObjectKind, OutputKind, Reason};
+use cuda_link_tests::{FatbinInput, fixtures, nvfatbin, nvjitlink_libraries};
+use nvjitlink_sys::NvJitLink;
+
+/// Runs `check` once per provisioned nvJitLink major.
+fn each_nvjitlink(mut check: impl FnMut(u32, Arc<NvJitLink>)) {
+    for (major, path) in nvjitlink_libraries() {
+        let lib = Arc::new(NvJitLink::open(&path).unwrap_or_else(|e| panic!("{e}")));
+        check(major, lib);
+    }
+}
+
+fn linker(lib: &Arc<NvJitLink>, options: LinkerOptions) -> Linker {
+    Linker::with_nvjitlink(Arc::clone(lib), options).unwrap()
+}
+
+fn sm90() -> LinkerOptions {
+    LinkerOptions::for_arch("sm_90")
+}
+
+/// Links `inputs` and checks that the cubin is sm_90 and has `kernels`.
+fn link_and_check(lib: &Arc<NvJitLink>, inputs: &[ObjectCode], kernels: &[&str]) -> ObjectCode {
+    let mut linker = linker(lib, sm90());
+    linker.add_many(inputs).unwrap();
+    let cubin = linker
+        .link(OutputKind::Cubin)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(cubin.kind(), ObjectKind::Cubin);
+    let info = cubin.inspect().unwrap();
+    assert_eq!(info.arches(), ["sm_90".parse().unwrap()], "{info}");
+    for kernel in kernels {
+        assert!(info.kernels().contains(kernel), "{kernel} missing:\n{info}");
+    }
+    cubin
+}
+
+fn ptx(name: &str, source: &str) -> Option<ObjectCode> {
+    Some(ObjectCode::from_ptx(fixtures::ptx(source, name)?, name).unwrap())
+}
+
+fn ltoir(name: &str, source: &str) -> Option<ObjectCode> {
+    Some(ObjectCode::from_ltoir(fixtures::ltoir(source, name, "sm_90")?, name).unwrap())
+}
+
+#[test]
+fn each_input_kind_alone() {
+    let Some(saxpy_ptx) = fixtures::saxpy_ptx() else {
+        return;
+    };
+    let Some(cubin) = fixtures::saxpy_relocatable_cubin() else {
+        return;
+    };
+    let Some(saxpy_ltoir) = fixtures::saxpy_ltoir() else {
+        return;
+    };
+    let fatbin = nvfatbin(&[FatbinInput::Cubin(&cubin, "90")], &["-compress-all"]).unwrap();
+    let ptx_code = ObjectCode::from_ptx(saxpy_ptx, "saxpy.ptx").unwrap();
+    let inputs = [
+        ptx_code,
+        ObjectCode::from_cubin(cubin, "saxpy.cubin").unwrap(),
+        ObjectCode::from_ltoir(saxpy_ltoir, "saxpy.ltoir").unwrap(),
+        ObjectCode::from_fatbin(fatbin, "saxpy.fatbin").unwrap(),
+    ];
+    each_nvjitlink(|major, lib| {
+        for input in &inputs {
+            eprintln!("nvJitLink {major}: {}", input.name());
+            link_and_check(&lib, std::slice::from_ref(input), &["saxpy"]);
+        }
+    });
+}
+
+#[test]
+fn the_real_libcudadevrt_archive_and_its_host_object() {
+    let Some(devrt) = fixtures::cudadevrt_bytes() else {
+        return;
+    };
+    let devrt = ObjectCode::from_library(devrt, "libcudadevrt.a").unwrap();
+    let Some(user) = ptx("devrt_user.cu", fixtures::DEVRT_USER_CU) else {
+        return;
+    };
+    let Some(object) = fixtures::cudadevrt_object() else {
+        return;
+    };
+    let object = ObjectCode::from_object(object, "cuda_device_runtime.o").unwrap();
+    each_nvjitlink(|_, lib| {
+        link_and_check(&lib, &[user.clone(), devrt.clone()], &["parent", "child"]);
+        // The archive's member alone is a host object input.
+        link_and_check(&lib, &[user.clone(), object.clone()], &["parent", "child"]);
+        // Without the archive the device-runtime launch stays unresolved.
+        let mut alone = linker(&lib, sm90());
+        alone.add(&user).unwrap();
+        assert!(alone.link(OutputKind::Cubin).is_err());
+    });
+}
+
+#[test]
+fn mixed_kinds_with_lto() {
+    let Some(main) = ltoir("lto_main.cu", fixtures::LTO_MAIN_CU) else {
+        return;
+    };
+    let Some(scale) = ltoir("lto_scale.cu", fixtures::LTO_SCALE_CU) else {
+        return;
+    };
+    let Some(offset) = ptx("lto_offset.cu", fixtures::LTO_OFFSET_CU) else {
+        return;
+    };
+    let Some(saxpy) = fixtures::saxpy_relocatable_cubin() else {
+        return;
+    };
+    let saxpy = ObjectCode::from_cubin(saxpy, "saxpy.cubin").unwrap();
+    each_nvjitlink(|_, lib| {
+        let mut linker = linker(&lib, sm90());
+        linker.add_many([&main, &scale, &offset, &saxpy]).unwrap();
+        assert!(linker.uses_lto(), "-lto is added for LTO-IR inputs");
+        let cubin = linker
+            .link(OutputKind::Cubin)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let kernels = cubin
+            .inspect()
+            .unwrap()
+            .kernels()
+            .iter()
+            .map(|k| k.to_string())
+            .collect::<Vec<_>>();
+        assert!(
+            kernels.contains(&"lto_saxpy".to_owned()) && kernels.contains(&"saxpy".to_owned()),
+            "{kernels:?}"
+        );
+    });
+}
+
+#[test]
+fn ptx_and_ltoir_outputs() {
+    let Some(main) = ltoir("lto_main.cu", fixtures::LTO_MAIN_CU) else {
+        return;
+    };
+    let Some(scale) = ltoir("lto_scale.cu", fixtures::LTO_SCALE_CU) else {
+        return;
+    };
+    let Some(offset) = ltoir("lto_offset.cu", fixtures::LTO_OFFSET_CU) else {
+        return;
+    };
+    each_nvjitlink(|major, lib| {
+        let mut linker = linker(&lib, sm90());
+        linker.add_many([&main, &scale, &offset]).unwrap();
+        let ptx = linker
+            .link(OutputKind::Ptx)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(ptx.kind(), ObjectKind::Ptx);
+        assert_eq!(ptx.inspect().unwrap().kernels(), ["lto_saxpy"]);
+
+        let ltoir = linker.link(OutputKind::Ltoir);
+        if major >= 13 {
+            let ltoir = ltoir.unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(ltoir.kind(), ObjectKind::Ltoir);
+        } else {
+            assert!(
+                matches!(ltoir, Err(LinkError::LtoirOutputNeedsNvJitLink13 { .. })),
+                "{ltoir:?}"
+            );
+        }
+
+        // PTX output needs LTO, which plain PTX inputs do not bring.
+        let mut plain = linker_for_ptx_only(&lib);
+        assert!(matches!(
+            plain.link(OutputKind::Ptx),
+            Err(LinkError::OutputNeedsLto { .. })
+        ));
+    });
+}
+
+fn linker_for_ptx_only(lib: &Arc<NvJitLink>) -> Linker {
+    let mut linker = linker(lib, sm90());
+    linker
+        .add(&ObjectCode::from_ptx(fixtures::saxpy_ptx().unwrap(), "saxpy.ptx").unwrap())
+        .unwrap();
+    linker
+}
+
+#[test]
+fn undefined_reference_carries_the_log_and_inputs() {
+    let Some(user) = ptx("extern_user.cu", fixtures::EXTERN_USER_CU) else {
+        return;
+    };
+    each_nvjitlink(|_, lib| {
+        let mut linker = linker(&lib, sm90());
+        linker.add(&user).unwrap();
+        let err = linker.link(OutputKind::Cubin).unwrap_err();
+        let LinkError::NvJitLink {
+            inputs, error_log, ..
+        } = &err
+        else {
+            panic!("{err:?}")
+        };
+        assert_eq!(inputs, &["extern_user.cu"]);
+        assert!(
+            error_log.contains("Undefined reference to 'missing_function'"),
+            "{error_log}"
+        );
+        assert!(err.to_string().contains("Undefined reference"), "{err}");
+        assert_eq!(linker.error_log(), error_log);
+    });
+}
+
+#[test]
+fn unrecognized_option_is_reported() {
+    each_nvjitlink(|_, lib| {
+        let Some(ptx) = fixtures::saxpy_ptx() else {
+            return;
+        };
+        let options = LinkerOptions {
+            extra_flags: vec!["-no-such-flag".into()],
+            ..sm90()
+        };
+        let mut linker = linker(&lib, options);
+        linker
+            .add(&ObjectCode::from_ptx(ptx, "saxpy.ptx").unwrap())
+            .unwrap();
+        let err = linker.link(OutputKind::Cubin).unwrap_err();
+        assert!(
+            matches!(
+                &err,
+                LinkError::NvJitLink {
+                    result: "NVJITLINK_ERROR_UNRECOGNIZED_OPTION",
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+    });
+}
+
+#[test]
+fn missing_and_invalid_arch() {
+    each_nvjitlink(|_, lib| {
+        let Some(ptx) = fixtures::saxpy_ptx() else {
+            return;
+        };
+        let mut linker = linker(&lib, LinkerOptions::default());
+        linker
+            .add(&ObjectCode::from_ptx(ptx, "saxpy.ptx").unwrap())
+            .unwrap();
+        // No driver here, hence no current context to take the arch from.
+        assert!(matches!(
+            linker.link(OutputKind::Cubin),
+            Err(LinkError::MissingArch)
+        ));
+        let bad = Linker::with_nvjitlink(lib, LinkerOptions::for_arch("gfx90a"));
+        assert!(matches!(
+            bad,
+            Err(LinkError::InvalidOption { option: "arch", .. })
+        ));
+    });
+}
+
+#[test]
+fn ltoir_newer_than_the_target_fails() {
+    let Some(newer) = fixtures::ltoir(fixtures::SAXPY_CU, "saxpy.cu", "sm_100") else {
+        return;
+    };
+    let newer = ObjectCode::from_ltoir(newer, "saxpy_sm100.ltoir").unwrap();
+    each_nvjitlink(|_, lib| {
+        let mut linker = linker(&lib, sm90());
+        linker.add(&newer).unwrap();
+        let err = linker.link(OutputKind::Cubin).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("saxpy_sm100.ltoir"), "{text}");
+        assert!(text.to_lowercase().contains("arch"), "{text}");
+    });
+}
+
+#[test]
+fn executable_cubin_is_refused_before_linking() {
+    let Some(exec) = fixtures::saxpy_executable_cubin() else {
+        return;
+    };
+    let exec = ObjectCode::from_cubin(exec, "saxpy_exec.cubin").unwrap();
+    each_nvjitlink(|_, lib| {
+        let err = linker(&lib, sm90()).add(&exec).map(drop).unwrap_err();
+        let LinkError::Input(input) = &err else {
+            panic!("{err:?}")
+        };
+        assert_eq!(input.reason, Reason::ExecutableCubin);
+        assert!(err.to_string().contains("saxpy_exec.cubin"), "{err}");
+    });
+}
+
+#[test]
+fn options_reach_nvjitlink() {
+    let Some(ptx) = ptx("heavy.cu", fixtures::HEAVY_CU) else {
+        return;
+    };
+    each_nvjitlink(|_, lib| {
+        // -verbose and -time write to the info log.
+        for options in [
+            LinkerOptions {
+                verbose: true,
+                ..sm90()
+            },
+            LinkerOptions {
+                time: true,
+                ..sm90()
+            },
+        ] {
+            let mut linker = linker(&lib, options.clone());
+            linker.add(&ptx).unwrap();
+            linker.link(OutputKind::Cubin).unwrap();
+            assert!(
+                !linker.info_log().trim().is_empty(),
+                "{options:?} left no info log"
+            );
+        }
+        // max_register_count lowers the count recorded in .nv.info.
+        let registers = |limit: Option<u32>| {
+            let mut linker = linker(
+                &lib,
+                LinkerOptions {
+                    max_register_count: limit,
+                    no_cache: true,
+                    ..sm90()
+                },
+            );
+            linker.add(&ptx).unwrap();
+            let info = linker.link(OutputKind::Cubin).unwrap().inspect().unwrap();
+            let Contents::Cubin(cubin) = info.contents else {
+                panic!()
+            };
+            cubin.registers["heavy"]
+        };
+        let free = registers(None);
+        let capped = registers(Some(32));
+        assert!(
+            capped <= 32 && capped < free,
+            "capped {capped}, free {free}"
+        );
+    });
+}
+
+#[test]
+fn linkers_run_in_parallel_threads() {
+    let Some(ptx) = fixtures::saxpy_ptx() else {
+        return;
+    };
+    let ptx = ObjectCode::from_ptx(ptx, "saxpy.ptx").unwrap();
+    each_nvjitlink(|_, lib| {
+        std::thread::scope(|scope| {
+            for _ in 0..4 {
+                let (lib, ptx) = (Arc::clone(&lib), ptx.clone());
+                scope.spawn(move || {
+                    for _ in 0..3 {
+                        link_and_check(&lib, std::slice::from_ref(&ptx), &["saxpy"]);
+                    }
+                });
+            }
+        });
+    });
+}
