@@ -1,1 +1,764 @@
-//! placeholder
+//! Context-independent loading of CUDA device code and kernel lookup.
+//!
+//! A [`Library`] is loaded once with `cuLibraryLoadData` and serves every
+//! context and device: [`Library::kernel`] gives a [`Kernel`] (a
+//! `CUkernel`), and [`Kernel::function`] the `CUfunction` of one context.
+//! Both lookups are cached, so repeated ones make no driver call. Where the
+//! driver lacks `cuLibrary*` (before 12.0), or when asked, loading falls back
+//! to `cuModuleLoadDataEx` in the current context.
+//!
+//! ```no_run
+//! use cuda_link::ObjectCode;
+//! use cuda_module::{Context, Library};
+//!
+//! let context = Context::primary(0)?;
+//! let library = Library::load(&ObjectCode::from_path("saxpy.cubin")?)?;
+//! let saxpy = library.kernel("saxpy")?;
+//! let function = saxpy.function(&context)?;
+//! # let _ = function;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::collections::HashMap;
+use std::ffi::{CStr, CString, c_void};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use cuda_driver_sys::{
+    CUcontext, CUdevice, CUdeviceptr, CUfunction, CUfunction_attribute, CUkernel, CUlibrary,
+    CUmodule, CUresult, CUstream, Driver,
+};
+use cuda_link::{ObjectCode, ObjectKind};
+
+/// Why loading, lookup or launching failed.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum ModuleError {
+    /// The driver could not be loaded.
+    #[error("the CUDA driver is not available: {0}")]
+    DriverUnavailable(#[from] cuda_driver_sys::LoadError),
+    /// The driver lacks an entry point.
+    #[error(transparent)]
+    SymbolUnavailable(#[from] cuda_driver_sys::SymbolUnavailable),
+    /// A driver call failed.
+    #[error("{call} failed with {result}{}", if log.is_empty() { String::new() } else { format!(" for {name}:\n{log}") })]
+    Call {
+        /// The C function.
+        call: &'static str,
+        /// The `CUresult` name.
+        result: String,
+        /// Its code.
+        code: u32,
+        /// The library's name.
+        name: String,
+        /// The JIT error log, for loads.
+        log: String,
+    },
+    /// No kernel of that name.
+    #[error("no kernel named `{kernel}` in {library}")]
+    KernelNotFound {
+        /// The name looked up.
+        kernel: String,
+        /// The library's name.
+        library: String,
+    },
+    /// LTO-IR, a library or host object cannot be loaded as is.
+    #[error("{name}: {kind} cannot be loaded; link it into a cubin first")]
+    NotLoadable {
+        /// The input's name.
+        name: String,
+        /// Its kind.
+        kind: ObjectKind,
+    },
+    /// A name with an interior NUL.
+    #[error("name contains a NUL byte: {0:?}")]
+    BadName(String),
+}
+
+fn driver() -> Result<&'static Driver, ModuleError> {
+    static INIT: OnceLock<Result<(), ModuleError>> = OnceLock::new();
+    let driver = Driver::global()?;
+    INIT.get_or_init(|| {
+        // SAFETY: cuInit takes only flags.
+        let status = unsafe { driver.cuInit(0) }?;
+        check(driver, status, "cuInit", "")
+    })
+    .clone()?;
+    Ok(driver)
+}
+
+fn check(
+    driver: &Driver,
+    status: CUresult,
+    call: &'static str,
+    name: &str,
+) -> Result<(), ModuleError> {
+    if status == CUresult::CUDA_SUCCESS {
+        return Ok(());
+    }
+    Err(ModuleError::Call {
+        call,
+        result: result_name(driver, status),
+        code: status.0,
+        name: name.to_owned(),
+        log: String::new(),
+    })
+}
+
+fn result_name(driver: &Driver, status: CUresult) -> String {
+    let mut text: *const std::ffi::c_char = std::ptr::null();
+    // SAFETY: an out-pointer; the driver returns a static string.
+    match unsafe { driver.cuGetErrorName(status, &mut text) } {
+        // SAFETY: non-null, NUL-terminated and static.
+        Ok(CUresult::CUDA_SUCCESS) if !text.is_null() => unsafe { CStr::from_ptr(text) }
+            .to_string_lossy()
+            .into_owned(),
+        _ => format!("CUresult {}", status.0),
+    }
+}
+
+fn c_name(name: &str) -> Result<CString, ModuleError> {
+    CString::new(name).map_err(|_| ModuleError::BadName(name.to_owned()))
+}
+
+/// A CUDA context: the device's primary context or a created one.
+pub struct Context {
+    raw: CUcontext,
+    device: CUdevice,
+    primary: bool,
+}
+
+// SAFETY: a CUcontext may be used from any thread; the driver synchronises.
+unsafe impl Send for Context {}
+// SAFETY: as above; `&Context` only pushes and pops it.
+unsafe impl Sync for Context {}
+
+impl Context {
+    /// Retains the primary context of device `ordinal`.
+    pub fn primary(ordinal: i32) -> Result<Self, ModuleError> {
+        let driver = driver()?;
+        let mut device = 0;
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: out-pointers.
+        unsafe {
+            check(
+                driver,
+                driver.cuDeviceGet(&mut device, ordinal)?,
+                "cuDeviceGet",
+                "",
+            )?;
+            check(
+                driver,
+                driver.cuDevicePrimaryCtxRetain(&mut raw, device)?,
+                "cuDevicePrimaryCtxRetain",
+                "",
+            )?;
+        }
+        Ok(Context {
+            raw,
+            device,
+            primary: true,
+        })
+    }
+
+    /// Creates a new context on device `ordinal` (it becomes current).
+    pub fn create(ordinal: i32) -> Result<Self, ModuleError> {
+        let driver = driver()?;
+        let mut device = 0;
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: out-pointers.
+        unsafe {
+            check(
+                driver,
+                driver.cuDeviceGet(&mut device, ordinal)?,
+                "cuDeviceGet",
+                "",
+            )?;
+            check(
+                driver,
+                driver.cuCtxCreate_v2(&mut raw, 0, device)?,
+                "cuCtxCreate",
+                "",
+            )?;
+        }
+        Ok(Context {
+            raw,
+            device,
+            primary: false,
+        })
+    }
+
+    /// The raw handle.
+    pub fn as_raw(&self) -> CUcontext {
+        self.raw
+    }
+
+    /// The device.
+    pub fn device(&self) -> CUdevice {
+        self.device
+    }
+
+    /// Makes this context current on the calling thread.
+    pub fn make_current(&self) -> Result<(), ModuleError> {
+        let driver = driver()?;
+        // SAFETY: a live context.
+        let status = unsafe { driver.cuCtxSetCurrent(self.raw) }?;
+        check(driver, status, "cuCtxSetCurrent", "")
+    }
+
+    /// Runs `f` with this context pushed, popping it afterwards.
+    fn with_current<T>(
+        &self,
+        f: impl FnOnce() -> Result<T, ModuleError>,
+    ) -> Result<T, ModuleError> {
+        let driver = driver()?;
+        // SAFETY: a live context.
+        let status = unsafe { driver.cuCtxPushCurrent_v2(self.raw) }?;
+        check(driver, status, "cuCtxPushCurrent", "")?;
+        let result = f();
+        let mut popped = std::ptr::null_mut();
+        // SAFETY: pops what was pushed above.
+        let _ = unsafe { driver.cuCtxPopCurrent_v2(&mut popped) };
+        result
+    }
+}
+
+impl Drop for Context {
+    fn drop(&mut self) {
+        if let Ok(driver) = driver() {
+            // SAFETY: releases what `primary` retained or destroys what
+            // `create` made, once.
+            let _ = unsafe {
+                if self.primary {
+                    driver.cuDevicePrimaryCtxRelease_v2(self.device)
+                } else {
+                    driver.cuCtxDestroy_v2(self.raw)
+                }
+            };
+        }
+    }
+}
+
+/// How to load.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LoadOptions {
+    /// Use `cuModuleLoadDataEx` in the current context even where
+    /// `cuLibraryLoadData` exists.
+    pub force_module_api: bool,
+}
+
+/// Whether modules load lazily, as `CUDA_MODULE_LOADING` set it at `cuInit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoadingMode {
+    /// Kernels are loaded at first use.
+    Lazy,
+    /// Everything is loaded at load time.
+    Eager,
+}
+
+/// The process's module loading mode. The driver fixes it at `cuInit` from
+/// `CUDA_MODULE_LOADING=LAZY|EAGER`; set that before the first CUDA call.
+pub fn loading_mode() -> Result<LoadingMode, ModuleError> {
+    let driver = driver()?;
+    let mut mode = cuda_driver_sys::CUmoduleLoadingMode::CU_MODULE_EAGER_LOADING;
+    // SAFETY: an out-pointer.
+    let status = unsafe { driver.cuModuleGetLoadingMode(&mut mode) }?;
+    check(driver, status, "cuModuleGetLoadingMode", "")?;
+    Ok(
+        if mode == cuda_driver_sys::CUmoduleLoadingMode::CU_MODULE_LAZY_LOADING {
+            LoadingMode::Lazy
+        } else {
+            LoadingMode::Eager
+        },
+    )
+}
+
+enum Handle {
+    Library(CUlibrary),
+    Module(CUmodule),
+}
+
+/// Loaded device code, usable from every context (or, after a fallback to
+/// the module API, from the context current at load time).
+pub struct Library {
+    handle: Handle,
+    name: String,
+    kernels: Mutex<HashMap<String, Kernel>>,
+}
+
+// SAFETY: library and module handles are process-wide driver objects; the
+// kernel cache is behind a mutex.
+unsafe impl Send for Library {}
+// SAFETY: as above.
+unsafe impl Sync for Library {}
+
+impl Library {
+    /// Loads a cubin, PTX or fatbin with `cuLibraryLoadData`.
+    pub fn load(code: &ObjectCode) -> Result<Self, ModuleError> {
+        Self::load_with(code, LoadOptions::default())
+    }
+
+    /// Reads and loads a file.
+    pub fn from_file(path: impl AsRef<std::path::Path>) -> Result<Self, ModuleError> {
+        let code = ObjectCode::from_path(path.as_ref()).map_err(|e| ModuleError::Call {
+            call: "ObjectCode::from_path",
+            result: e.reason.to_string(),
+            code: 0,
+            name: e.name,
+            log: String::new(),
+        })?;
+        Self::load(&code)
+    }
+
+    /// Loads with options.
+    pub fn load_with(code: &ObjectCode, options: LoadOptions) -> Result<Self, ModuleError> {
+        if !matches!(
+            code.kind(),
+            ObjectKind::Cubin | ObjectKind::Ptx | ObjectKind::Fatbin
+        ) {
+            return Err(ModuleError::NotLoadable {
+                name: code.name().to_owned(),
+                kind: code.kind(),
+            });
+        }
+        let driver = driver()?;
+        // The driver reads PTX as a C string.
+        let mut bytes = code.as_bytes().to_vec();
+        if code.kind() == ObjectKind::Ptx && bytes.last() != Some(&0) {
+            bytes.push(0);
+        }
+        let mut error_log = vec![0u8; 16 * 1024];
+        let mut keys = [
+            cuda_driver_sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
+            cuda_driver_sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+        ];
+        let mut values = [
+            error_log.as_mut_ptr().cast::<c_void>(),
+            error_log.len() as *mut c_void,
+        ];
+        let use_library = !options.force_module_api && driver.cuLibraryLoadData.is_some();
+        let (status, call, handle) = if use_library {
+            let mut raw = std::ptr::null_mut();
+            // SAFETY: the image outlives the call; matching option arrays.
+            let status = unsafe {
+                driver.cuLibraryLoadData(
+                    &mut raw,
+                    bytes.as_ptr().cast(),
+                    keys.as_mut_ptr(),
+                    values.as_mut_ptr(),
+                    keys.len() as u32,
+                    std::ptr::null_mut(),
+                    std::ptr::null_mut(),
+                    0,
+                )
+            }?;
+            (status, "cuLibraryLoadData", Handle::Library(raw))
+        } else {
+            let mut raw = std::ptr::null_mut();
+            // SAFETY: as above; loads into the current context.
+            let status = unsafe {
+                driver.cuModuleLoadDataEx(
+                    &mut raw,
+                    bytes.as_ptr().cast(),
+                    keys.len() as u32,
+                    keys.as_mut_ptr(),
+                    values.as_mut_ptr(),
+                )
+            }?;
+            (status, "cuModuleLoadDataEx", Handle::Module(raw))
+        };
+        if status != CUresult::CUDA_SUCCESS {
+            let end = error_log
+                .iter()
+                .position(|&b| b == 0)
+                .unwrap_or(error_log.len());
+            return Err(ModuleError::Call {
+                call,
+                result: result_name(driver, status),
+                code: status.0,
+                name: code.name().to_owned(),
+                log: String::from_utf8_lossy(&error_log[..end]).into_owned(),
+            });
+        }
+        Ok(Library {
+            handle,
+            name: code.name().to_owned(),
+            kernels: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// Whether this library fell back to the context-bound module API.
+    pub fn is_module(&self) -> bool {
+        matches!(self.handle, Handle::Module(_))
+    }
+
+    /// The library's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The kernel `name`; cached, so a second lookup makes no driver call.
+    pub fn kernel(&self, name: &str) -> Result<Kernel, ModuleError> {
+        let mut cache = self
+            .kernels
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(kernel) = cache.get(name) {
+            return Ok(kernel.clone());
+        }
+        let driver = driver()?;
+        let c = c_name(name)?;
+        let not_found = || ModuleError::KernelNotFound {
+            kernel: name.to_owned(),
+            library: self.name.clone(),
+        };
+        let inner = match self.handle {
+            Handle::Library(library) => {
+                let mut raw: CUkernel = std::ptr::null_mut();
+                // SAFETY: a live library, a C string and an out-pointer.
+                let status = unsafe { driver.cuLibraryGetKernel(&mut raw, library, c.as_ptr()) }?;
+                if status == CUresult::CUDA_ERROR_NOT_FOUND {
+                    return Err(not_found());
+                }
+                check(driver, status, "cuLibraryGetKernel", &self.name)?;
+                KernelInner::Kernel {
+                    raw,
+                    functions: Mutex::new(HashMap::new()),
+                }
+            }
+            Handle::Module(module) => {
+                let mut raw: CUfunction = std::ptr::null_mut();
+                // SAFETY: a live module, a C string and an out-pointer.
+                let status = unsafe { driver.cuModuleGetFunction(&mut raw, module, c.as_ptr()) }?;
+                if status == CUresult::CUDA_ERROR_NOT_FOUND {
+                    return Err(not_found());
+                }
+                check(driver, status, "cuModuleGetFunction", &self.name)?;
+                KernelInner::Function(raw)
+            }
+        };
+        let kernel = Kernel {
+            name: name.into(),
+            inner: Arc::new(inner),
+        };
+        cache.insert(name.to_owned(), kernel.clone());
+        Ok(kernel)
+    }
+
+    /// Every kernel's name, through `cuLibraryEnumerateKernels`.
+    pub fn kernels(&self) -> Result<Vec<String>, ModuleError> {
+        let Handle::Library(library) = self.handle else {
+            return Err(cuda_driver_sys::SymbolUnavailable {
+                library: "module API",
+                symbol: "cuLibraryEnumerateKernels",
+            }
+            .into());
+        };
+        let driver = driver()?;
+        let mut count = 0u32;
+        // SAFETY: a live library and an out-pointer.
+        let status = unsafe { driver.cuLibraryGetKernelCount(&mut count, library) }?;
+        check(driver, status, "cuLibraryGetKernelCount", &self.name)?;
+        let mut raws: Vec<CUkernel> = vec![std::ptr::null_mut(); count as usize];
+        // SAFETY: a buffer of `count` handles.
+        let status =
+            unsafe { driver.cuLibraryEnumerateKernels(raws.as_mut_ptr(), count, library) }?;
+        check(driver, status, "cuLibraryEnumerateKernels", &self.name)?;
+        raws.into_iter()
+            .map(|raw| {
+                let mut text: *const std::ffi::c_char = std::ptr::null();
+                // SAFETY: a kernel of this library and an out-pointer.
+                let status = unsafe { driver.cuKernelGetName(&mut text, raw) }?;
+                check(driver, status, "cuKernelGetName", &self.name)?;
+                // SAFETY: the driver returns a NUL-terminated name owned by the library.
+                Ok(unsafe { CStr::from_ptr(text) }
+                    .to_string_lossy()
+                    .into_owned())
+            })
+            .collect()
+    }
+
+    /// The address and size of a `__device__` variable.
+    pub fn global(&self, name: &str) -> Result<(CUdeviceptr, usize), ModuleError> {
+        let driver = driver()?;
+        let c = c_name(name)?;
+        let (mut pointer, mut size) = (0, 0);
+        // SAFETY: a live handle, a C string and out-pointers.
+        let (status, call) = unsafe {
+            match self.handle {
+                Handle::Library(library) => (
+                    driver.cuLibraryGetGlobal(&mut pointer, &mut size, library, c.as_ptr())?,
+                    "cuLibraryGetGlobal",
+                ),
+                Handle::Module(module) => (
+                    driver.cuModuleGetGlobal_v2(&mut pointer, &mut size, module, c.as_ptr())?,
+                    "cuModuleGetGlobal",
+                ),
+            }
+        };
+        check(driver, status, call, &self.name)?;
+        Ok((pointer, size))
+    }
+}
+
+impl Drop for Library {
+    fn drop(&mut self) {
+        if let Ok(driver) = driver() {
+            // SAFETY: unloads what `load_with` loaded, once.
+            let _ = unsafe {
+                match self.handle {
+                    Handle::Library(library) => driver.cuLibraryUnload(library),
+                    Handle::Module(module) => driver.cuModuleUnload(module),
+                }
+            };
+        }
+    }
+}
+
+// SAFETY: CUkernel and CUfunction are driver handles usable from any thread.
+unsafe impl Send for KernelInner {}
+// SAFETY: as above; the per-context cache is behind a mutex.
+unsafe impl Sync for KernelInner {}
+
+enum KernelInner {
+    Kernel {
+        raw: CUkernel,
+        functions: Mutex<HashMap<usize, usize>>,
+    },
+    Function(CUfunction),
+}
+
+/// A kernel of a [`Library`]; cheap to clone.
+#[derive(Clone)]
+pub struct Kernel {
+    name: Arc<str>,
+    inner: Arc<KernelInner>,
+}
+
+/// A kernel's resource use on one device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KernelAttributes {
+    /// Registers per thread.
+    pub registers: i32,
+    /// Static shared memory in bytes.
+    pub shared_bytes: i32,
+    /// Constant memory in bytes.
+    pub const_bytes: i32,
+    /// Local memory per thread in bytes.
+    pub local_bytes: i32,
+    /// The largest block this kernel can launch with.
+    pub max_threads_per_block: i32,
+}
+
+impl Kernel {
+    /// The kernel's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The `CUfunction` of `context`; cached per context.
+    pub fn function(&self, context: &Context) -> Result<CUfunction, ModuleError> {
+        match &*self.inner {
+            KernelInner::Function(raw) => Ok(*raw),
+            KernelInner::Kernel { raw, functions } => {
+                let mut cache = functions.lock().unwrap_or_else(|p| p.into_inner());
+                if let Some(&function) = cache.get(&(context.raw as usize)) {
+                    return Ok(function as CUfunction);
+                }
+                let driver = driver()?;
+                let function = context.with_current(|| {
+                    let mut function: CUfunction = std::ptr::null_mut();
+                    // SAFETY: a live kernel, with `context` current.
+                    let status = unsafe { driver.cuKernelGetFunction(&mut function, *raw) }?;
+                    check(driver, status, "cuKernelGetFunction", &self.name)?;
+                    Ok(function)
+                })?;
+                cache.insert(context.raw as usize, function as usize);
+                Ok(function)
+            }
+        }
+    }
+
+    /// Registers, shared, const and local bytes, and the block limit.
+    pub fn attributes(&self, context: &Context) -> Result<KernelAttributes, ModuleError> {
+        let function = self.function(context)?;
+        let driver = driver()?;
+        let get = |attribute: CUfunction_attribute| -> Result<i32, ModuleError> {
+            let mut value = 0;
+            // SAFETY: a live function and an out-pointer.
+            let status = unsafe { driver.cuFuncGetAttribute(&mut value, attribute, function) }?;
+            check(driver, status, "cuFuncGetAttribute", &self.name)?;
+            Ok(value)
+        };
+        Ok(KernelAttributes {
+            registers: get(CUfunction_attribute::CU_FUNC_ATTRIBUTE_NUM_REGS)?,
+            shared_bytes: get(CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?,
+            const_bytes: get(CUfunction_attribute::CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES)?,
+            local_bytes: get(CUfunction_attribute::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)?,
+            max_threads_per_block: get(
+                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+            )?,
+        })
+    }
+
+    /// `(offset, size)` of each parameter, through `cuKernelGetParamInfo`
+    /// (or `cuFuncGetParamInfo` after a module fallback).
+    pub fn param_info(&self) -> Result<Vec<(usize, usize)>, ModuleError> {
+        let driver = driver()?;
+        let mut params = Vec::new();
+        for index in 0.. {
+            let (mut offset, mut size) = (0usize, 0usize);
+            // SAFETY: a live handle and out-pointers; the driver reports an
+            // error past the last parameter.
+            let status = unsafe {
+                match &*self.inner {
+                    KernelInner::Kernel { raw, .. } => {
+                        driver.cuKernelGetParamInfo(*raw, index, &mut offset, &mut size)?
+                    }
+                    KernelInner::Function(raw) => {
+                        driver.cuFuncGetParamInfo(*raw, index, &mut offset, &mut size)?
+                    }
+                }
+            };
+            if status != CUresult::CUDA_SUCCESS {
+                break;
+            }
+            params.push((offset, size));
+        }
+        Ok(params)
+    }
+
+    /// Launches on `context` and `stream` (null: the default stream).
+    ///
+    /// # Safety
+    /// `params` must point at one value per kernel parameter, of the
+    /// parameter's type, and every pointer argument must be valid for what
+    /// the kernel does with it.
+    pub unsafe fn launch(
+        &self,
+        context: &Context,
+        grid: (u32, u32, u32),
+        block: (u32, u32, u32),
+        shared_bytes: u32,
+        stream: CUstream,
+        params: &mut [*mut c_void],
+    ) -> Result<(), ModuleError> {
+        let function = self.function(context)?;
+        let driver = driver()?;
+        context.with_current(|| {
+            // SAFETY: the caller vouches for the parameters.
+            let status = unsafe {
+                driver.cuLaunchKernel(
+                    function,
+                    grid.0,
+                    grid.1,
+                    grid.2,
+                    block.0,
+                    block.1,
+                    block.2,
+                    shared_bytes,
+                    stream,
+                    params.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                )
+            }?;
+            check(driver, status, "cuLaunchKernel", &self.name)
+        })
+    }
+}
+
+/// Device memory for tests and small programs: allocate, copy, free.
+pub struct DeviceBuffer {
+    pointer: CUdeviceptr,
+    bytes: usize,
+}
+
+impl DeviceBuffer {
+    /// Copies `data` to a new allocation in the current context.
+    pub fn from_slice<T: Copy>(data: &[T]) -> Result<Self, ModuleError> {
+        let driver = driver()?;
+        let bytes = std::mem::size_of_val(data);
+        let mut pointer = 0;
+        // SAFETY: an out-pointer; then a copy of exactly `bytes` host bytes.
+        unsafe {
+            check(
+                driver,
+                driver.cuMemAlloc_v2(&mut pointer, bytes.max(1))?,
+                "cuMemAlloc",
+                "",
+            )?;
+            let buffer = DeviceBuffer { pointer, bytes };
+            check(
+                driver,
+                driver.cuMemcpyHtoD_v2(pointer, data.as_ptr().cast(), bytes)?,
+                "cuMemcpyHtoD",
+                "",
+            )?;
+            Ok(buffer)
+        }
+    }
+
+    /// The device address.
+    pub fn pointer(&self) -> CUdeviceptr {
+        self.pointer
+    }
+
+    /// Copies the allocation back into a vector of `T`.
+    pub fn to_vec<T: Copy + Default>(&self) -> Result<Vec<T>, ModuleError> {
+        let driver = driver()?;
+        let mut out = vec![T::default(); self.bytes / std::mem::size_of::<T>().max(1)];
+        // SAFETY: the destination holds at least as many bytes as copied.
+        let status = unsafe {
+            driver.cuMemcpyDtoH_v2(
+                out.as_mut_ptr().cast(),
+                self.pointer,
+                std::mem::size_of_val(&out[..]),
+            )
+        }?;
+        check(driver, status, "cuMemcpyDtoH", "")?;
+        Ok(out)
+    }
+}
+
+impl Drop for DeviceBuffer {
+    fn drop(&mut self) {
+        if let Ok(driver) = driver() {
+            // SAFETY: frees what `from_slice` allocated, once.
+            let _ = unsafe { driver.cuMemFree_v2(self.pointer) };
+        }
+    }
+}
+
+/// Copies host bytes to a device address, e.g. a global from [`Library::global`].
+pub fn copy_to_device<T: Copy>(destination: CUdeviceptr, data: &[T]) -> Result<(), ModuleError> {
+    let driver = driver()?;
+    // SAFETY: the caller's address must hold `size_of_val(data)` bytes; the
+    // driver reports an invalid one as an error rather than faulting.
+    let status = unsafe {
+        driver.cuMemcpyHtoD_v2(
+            destination,
+            data.as_ptr().cast(),
+            std::mem::size_of_val(data),
+        )
+    }?;
+    check(driver, status, "cuMemcpyHtoD", "")
+}
+
+/// Waits for all work in the current context.
+pub fn synchronize(context: &Context) -> Result<(), ModuleError> {
+    let driver = driver()?;
+    context.with_current(|| {
+        // SAFETY: no arguments.
+        let status = unsafe { driver.cuCtxSynchronize() }?;
+        check(driver, status, "cuCtxSynchronize", "")
+    })
+}
+
+/// The number of devices.
+pub fn device_count() -> Result<i32, ModuleError> {
+    let driver = driver()?;
+    let mut count = 0;
+    // SAFETY: an out-pointer.
+    let status = unsafe { driver.cuDeviceGetCount(&mut count) }?;
+    check(driver, status, "cuDeviceGetCount", "")?;
+    Ok(count)
+}

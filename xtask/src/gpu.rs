@@ -1,10 +1,83 @@
-//! `cargo xtask test-gpu`: filled in by the cuda-module work.
+//! `cargo xtask test-gpu`: build the GPU tests here, run them on a GPU
+//! machine that has no Rust toolchain.
+//!
+//! The bundle (`target/gpu-bundle`) holds the test binary and `run.sh`,
+//! which points the tests at the machine's own CUDA (`/usr/local/cuda` or
+//! `CUDA_HOME`) and runs them once per module loading mode.
 
 use std::path::Path;
+use std::process::Command;
 
-use crate::Result;
+use crate::{Result, cargo, run};
 
-/// Builds and optionally runs the GPU tests.
-pub fn test_gpu(_workspace: &Path, _args: &[String]) -> Result<()> {
-    Err("test-gpu is not implemented yet".into())
+const RUN_SH: &str = r#"#!/bin/sh
+# Runs the bundled GPU tests; needs a driver and a CUDA toolkit (NVRTC,
+# ptxas, nvFatbin, nvJitLink), found under CUDA_HOME or /usr/local/cuda.
+cd "$(dirname "$0")" || exit 1
+CUDA=${CUDA_HOME:-/usr/local/cuda}
+first() { for f in "$@"; do [ -e "$f" ] && { echo "$f"; return; }; done; }
+export CUDA_LINK_EXPECT_GPU=1
+export CUDA_LINK_NVRTC_PATH=${CUDA_LINK_NVRTC_PATH:-$(first "$CUDA"/lib64/libnvrtc.so.1[0-9] "$CUDA"/lib64/libnvrtc.so)}
+export CUDA_LINK_NVFATBIN_PATH=${CUDA_LINK_NVFATBIN_PATH:-$(first "$CUDA"/lib64/libnvfatbin.so.1[0-9] "$CUDA"/lib64/libnvfatbin.so)}
+export CUDA_LINK_PTXAS=${CUDA_LINK_PTXAS:-$CUDA/bin/ptxas}
+export CUDA_LINK_CUDADEVRT=${CUDA_LINK_CUDADEVRT:-$CUDA/lib64/libcudadevrt.a}
+status=0
+for mode in EAGER LAZY; do
+    echo "== CUDA_MODULE_LOADING=$mode"
+    CUDA_MODULE_LOADING=$mode ./gpu-tests --test-threads=1 --show-output "$@" || status=1
+done
+exit $status
+"#;
+
+/// Builds the bundle; with `--run`, also runs it on this machine.
+pub fn test_gpu(workspace: &Path, args: &[String]) -> Result<()> {
+    let output = cargo()
+        .current_dir(workspace)
+        .args([
+            "test",
+            "-p",
+            "cuda-module",
+            "--test",
+            "gpu",
+            "--no-run",
+            "--message-format=json",
+        ])
+        .env("CARGO_PROFILE_TEST_DEBUG", "0")
+        .output()?;
+    if !output.status.success() {
+        return Err(format!(
+            "building the GPU tests failed:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        )
+        .into());
+    }
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let executable = stdout
+        .lines()
+        .filter(|line| line.contains("\"name\":\"gpu\""))
+        .find_map(|line| {
+            let start = line.find("\"executable\":\"")? + "\"executable\":\"".len();
+            let end = start + line[start..].find('"')?;
+            Some(line[start..end].to_owned())
+        })
+        .ok_or("cargo reported no executable for the gpu test")?;
+
+    let bundle = workspace.join("target/gpu-bundle");
+    std::fs::create_dir_all(&bundle)?;
+    std::fs::copy(&executable, bundle.join("gpu-tests"))?;
+    let script = bundle.join("run.sh");
+    std::fs::write(&script, RUN_SH)?;
+    run(Command::new("chmod").arg("+x").arg(&script))?;
+    let size = std::fs::metadata(bundle.join("gpu-tests"))?.len();
+    eprintln!(
+        "xtask: GPU bundle in {} ({} MiB)",
+        bundle.display(),
+        size / (1 << 20)
+    );
+    eprintln!("xtask: on a GPU machine run: target/gpu-bundle/run.sh");
+
+    if args.iter().any(|a| a == "--run") {
+        run(&mut Command::new(&script))?;
+    }
+    Ok(())
 }

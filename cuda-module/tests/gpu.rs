@@ -1,0 +1,291 @@
+//! GPU tests: link, load and launch on a real device.
+//!
+//! They run only with `CUDA_LINK_EXPECT_GPU=1`, which `cargo xtask test-gpu`
+//! sets on the GPU machine; elsewhere each returns at once.
+#![allow(clippy::result_large_err)]
+
+use std::ffi::c_void;
+
+use cuda_link::{Backend, LinkError, Linker, LinkerOptions, ObjectCode, OutputKind};
+use cuda_link_tests::{FatbinInput, fixtures, nvfatbin, nvrtc, ptxas};
+use cuda_module::{Context, DeviceBuffer, Library, LoadOptions, ModuleError};
+
+const N: usize = 1 << 20;
+
+fn gpu() -> Option<Context> {
+    std::env::var_os("CUDA_LINK_EXPECT_GPU")?;
+    let context = Context::primary(0).expect("a GPU was promised");
+    context.make_current().unwrap();
+    Some(context)
+}
+
+fn arch() -> String {
+    std::env::var("CUDA_LINK_GPU_ARCH").unwrap_or_else(|_| "sm_90".into())
+}
+
+fn ptx_of(source: &str, name: &str) -> ObjectCode {
+    let compiled = nvrtc(source, name, &["-arch=compute_90", "-rdc=true"]).unwrap();
+    ObjectCode::from_ptx(compiled.ptx.unwrap(), name).unwrap()
+}
+
+fn ltoir_of(source: &str, name: &str) -> ObjectCode {
+    let arch = format!("-arch={}", arch());
+    let compiled = nvrtc(source, name, &[&arch, "-rdc=true", "-dlto"]).unwrap();
+    ObjectCode::from_ltoir(compiled.ltoir.unwrap(), name).unwrap()
+}
+
+fn link(inputs: &[ObjectCode], backend: Backend) -> Result<ObjectCode, LinkError> {
+    let mut linker = Linker::new(LinkerOptions {
+        backend,
+        ..LinkerOptions::for_arch(arch())
+    })?;
+    linker.add_many(inputs)?;
+    let linked = linker.link(OutputKind::Cubin);
+    eprintln!(
+        "linked {} input(s) with {}",
+        inputs.len(),
+        linker.backend_name()
+    );
+    linked
+}
+
+#[test]
+fn report_the_machine() {
+    let Some(_context) = gpu() else { return };
+    let driver = cuda_driver_sys::Driver::global().unwrap();
+    eprintln!(
+        "driver {:?} from {} ({:?}); devices: {}; nvJitLink: {:?}",
+        driver.version(),
+        driver.path().display(),
+        driver.resolution(),
+        cuda_module::device_count().unwrap(),
+        cuda_link::linker::shared_nvjitlink().map(|l| format!(
+            "{} from {}",
+            l.version_string(),
+            l.path().display()
+        )),
+    );
+}
+
+/// Launches `kernel(a, x, y, n)` over 1M random floats and checks y = a*x + y.
+fn run_saxpy(context: &Context, library: &Library, kernel: &str) {
+    let mut seed = 0x2545_F491u32;
+    let mut random = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 17;
+        seed ^= seed << 5;
+        (seed % 10_000) as f32 / 100.0
+    };
+    let x: Vec<f32> = (0..N).map(|_| random()).collect();
+    let y: Vec<f32> = (0..N).map(|_| random()).collect();
+    let a = 2.5f32;
+    let (dx, dy) = (
+        DeviceBuffer::from_slice(&x).unwrap(),
+        DeviceBuffer::from_slice(&y).unwrap(),
+    );
+    let (mut a_arg, mut x_arg, mut y_arg, mut n_arg) = (a, dx.pointer(), dy.pointer(), N as i32);
+    let mut params: [*mut c_void; 4] = [
+        (&raw mut a_arg).cast(),
+        (&raw mut x_arg).cast(),
+        (&raw mut y_arg).cast(),
+        (&raw mut n_arg).cast(),
+    ];
+    let kernel = library.kernel(kernel).unwrap();
+    // SAFETY: four parameters of saxpy's types; both buffers hold N floats.
+    unsafe {
+        kernel.launch(
+            context,
+            ((N as u32).div_ceil(256), 1, 1),
+            (256, 1, 1),
+            0,
+            std::ptr::null_mut(),
+            &mut params,
+        )
+    }
+    .unwrap();
+    cuda_module::synchronize(context).unwrap();
+    let result: Vec<f32> = dy.to_vec().unwrap();
+    let wrong = (0..N)
+        .filter(|&i| (result[i] - (a * x[i] + y[i])).abs() > 1e-3)
+        .count();
+    assert_eq!(
+        wrong,
+        0,
+        "{kernel:?} of {}: {wrong} of {N} wrong",
+        library.name(),
+        kernel = kernel.name()
+    );
+}
+
+#[test]
+fn saxpy_from_every_input_kind() {
+    let Some(context) = gpu() else { return };
+    let ptx = ptx_of(fixtures::SAXPY_CU, "saxpy.cu");
+    let cubin = ptxas(ptx.as_bytes(), &arch(), true).unwrap();
+    let cubin = ObjectCode::from_cubin(cubin, "saxpy.cubin").unwrap();
+    let ltoir = ltoir_of(fixtures::SAXPY_CU, "saxpy.cu");
+    let fatbin = nvfatbin(&[FatbinInput::Cubin(cubin.as_bytes(), &arch()[3..])], &[]).unwrap();
+    let fatbin = ObjectCode::from_fatbin(fatbin, "saxpy.fatbin").unwrap();
+    for input in [&ptx, &cubin, &ltoir, &fatbin] {
+        let linked =
+            link(std::slice::from_ref(input), Backend::NvJitLink).unwrap_or_else(|e| panic!("{e}"));
+        let library =
+            Library::load(&linked.renamed(format!("linked from {}", input.name()))).unwrap();
+        run_saxpy(&context, &library, "saxpy");
+    }
+    // PTX and fatbins load without a link too.
+    for input in [&ptx, &fatbin] {
+        run_saxpy(&context, &Library::load(input).unwrap(), "saxpy");
+    }
+}
+
+#[test]
+fn lto_of_several_modules() {
+    let Some(context) = gpu() else { return };
+    let inputs = [
+        ltoir_of(fixtures::LTO_MAIN_CU, "lto_main.cu"),
+        ltoir_of(fixtures::LTO_SCALE_CU, "lto_scale.cu"),
+        ltoir_of(fixtures::LTO_OFFSET_CU, "lto_offset.cu"),
+    ];
+    let linked = link(&inputs, Backend::NvJitLink).unwrap();
+    run_saxpy(&context, &Library::load(&linked).unwrap(), "lto_saxpy");
+}
+
+#[test]
+fn driver_backend_links_and_refuses_ltoir() {
+    let Some(context) = gpu() else { return };
+    let linked = link(&[ptx_of(fixtures::SAXPY_CU, "saxpy.cu")], Backend::Driver)
+        .unwrap_or_else(|e| panic!("{e}"));
+    run_saxpy(&context, &Library::load(&linked).unwrap(), "saxpy");
+    let err = link(&[ltoir_of(fixtures::SAXPY_CU, "saxpy.cu")], Backend::Driver).unwrap_err();
+    assert!(
+        matches!(err, LinkError::LtoirNeedsNvJitLink { .. }),
+        "{err}"
+    );
+    // An option the driver cannot honour is refused by name.
+    let mut linker = Linker::new(LinkerOptions {
+        backend: Backend::Driver,
+        split_compile: Some(2),
+        ..LinkerOptions::for_arch(arch())
+    })
+    .unwrap();
+    linker.add(&ptx_of(fixtures::SAXPY_CU, "saxpy.cu")).unwrap();
+    assert!(matches!(
+        linker.link(OutputKind::Cubin),
+        Err(LinkError::UnsupportedOption {
+            option: "split_compile",
+            ..
+        })
+    ));
+}
+
+#[test]
+fn module_fallback_and_missing_kernel() {
+    let Some(context) = gpu() else { return };
+    eprintln!("loading mode: {:?}", cuda_module::loading_mode().unwrap());
+    let linked = link(
+        &[ptx_of(fixtures::SAXPY_CU, "saxpy.cu")],
+        Backend::NvJitLink,
+    )
+    .unwrap();
+    let forced = Library::load_with(
+        &linked,
+        LoadOptions {
+            force_module_api: true,
+        },
+    )
+    .unwrap();
+    assert!(forced.is_module());
+    run_saxpy(&context, &forced, "saxpy");
+
+    let library = Library::load(&linked).unwrap();
+    assert!(!library.is_module());
+    assert_eq!(library.kernels().unwrap(), ["saxpy"]);
+    let err = library.kernel("no_such_kernel").map(drop).unwrap_err();
+    assert!(
+        matches!(&err, ModuleError::KernelNotFound { kernel, .. } if kernel == "no_such_kernel"),
+        "{err}"
+    );
+    // A second lookup is served from the cache: same kernel, same function.
+    let first = library.kernel("saxpy").unwrap().function(&context).unwrap();
+    let second = library.kernel("saxpy").unwrap().function(&context).unwrap();
+    assert_eq!(first, second);
+}
+
+#[test]
+fn attributes_and_param_info_match_the_signature() {
+    let Some(context) = gpu() else { return };
+    let linked = link(
+        &[ptx_of(fixtures::SAXPY_CU, "saxpy.cu")],
+        Backend::NvJitLink,
+    )
+    .unwrap();
+    let library = Library::load(&linked).unwrap();
+    let saxpy = library.kernel("saxpy").unwrap();
+    // saxpy(float a, const float *x, float *y, int n)
+    assert_eq!(
+        saxpy.param_info().unwrap(),
+        [(0, 4), (8, 8), (16, 8), (24, 4)]
+    );
+    let attributes = saxpy.attributes(&context).unwrap();
+    assert!(
+        attributes.registers > 0 && attributes.registers <= 255,
+        "{attributes:?}"
+    );
+    assert_eq!(attributes.shared_bytes, 0);
+    assert_eq!(attributes.local_bytes, 0);
+    assert_eq!(attributes.max_threads_per_block, 1024);
+}
+
+#[test]
+fn a_global_written_from_the_host_is_read_by_the_kernel() {
+    let Some(context) = gpu() else { return };
+    let linked = link(
+        &[ptx_of(fixtures::COUNTER_CU, "counter.cu")],
+        Backend::NvJitLink,
+    )
+    .unwrap();
+    let library = Library::load(&linked).unwrap();
+    let (address, size) = library.global("bias").unwrap();
+    assert_eq!(size, 4);
+    cuda_module::copy_to_device(address, &[1.5f32]).unwrap();
+    let y = DeviceBuffer::from_slice(&vec![1.0f32; 1000]).unwrap();
+    let (mut y_arg, mut n_arg) = (y.pointer(), 1000i32);
+    let mut params: [*mut c_void; 2] = [(&raw mut y_arg).cast(), (&raw mut n_arg).cast()];
+    let kernel = library.kernel("add_bias").unwrap();
+    // SAFETY: add_bias(float *y, int n) over a 1000-float buffer.
+    unsafe {
+        kernel.launch(
+            &context,
+            (4, 1, 1),
+            (256, 1, 1),
+            0,
+            std::ptr::null_mut(),
+            &mut params,
+        )
+    }
+    .unwrap();
+    cuda_module::synchronize(&context).unwrap();
+    assert!(y.to_vec::<f32>().unwrap().iter().all(|&v| v == 2.5));
+}
+
+#[test]
+fn one_library_serves_two_contexts() {
+    let Some(primary) = gpu() else { return };
+    let linked = link(
+        &[ptx_of(fixtures::SAXPY_CU, "saxpy.cu")],
+        Backend::NvJitLink,
+    )
+    .unwrap();
+    let library = Library::load(&linked).unwrap();
+    run_saxpy(&primary, &library, "saxpy");
+    let created = Context::create(0).unwrap();
+    created.make_current().unwrap();
+    run_saxpy(&created, &library, "saxpy");
+    let kernel = library.kernel("saxpy").unwrap();
+    assert_ne!(
+        kernel.function(&primary).unwrap(),
+        kernel.function(&created).unwrap()
+    );
+    primary.make_current().unwrap();
+}
