@@ -244,6 +244,18 @@ pub struct LoadOptions {
     /// Use `cuModuleLoadDataEx` in the current context even where
     /// `cuLibraryLoadData` exists.
     pub force_module_api: bool,
+    /// Resolve every kernel and its function in the current context at load
+    /// time, whatever `CUDA_MODULE_LOADING` says; lookups then cost nothing.
+    pub eager: bool,
+    /// Let the driver use the caller's image instead of copying it
+    /// (`CU_LIBRARY_BINARY_IS_PRESERVED`); the library keeps the bytes alive.
+    pub binary_is_preserved: bool,
+}
+
+/// What `load_image` loads.
+enum Image<'a> {
+    Data(Arc<[u8]>),
+    File(&'a CStr),
 }
 
 /// Whether modules load lazily, as `CUDA_MODULE_LOADING` set it at `cuInit`.
@@ -283,6 +295,8 @@ pub struct Library {
     handle: Handle,
     name: String,
     kernels: Mutex<HashMap<String, Kernel>>,
+    /// The image, when the driver was told it stays alive.
+    _image: Option<Arc<[u8]>>,
 }
 
 // SAFETY: library and module handles are process-wide driver objects; the
@@ -297,16 +311,13 @@ impl Library {
         Self::load_with(code, LoadOptions::default())
     }
 
-    /// Reads and loads a file.
+    /// Loads a file with `cuLibraryLoadFromFile` (or `cuModuleLoad` where
+    /// the driver has no `cuLibrary*`).
     pub fn from_file(path: impl AsRef<std::path::Path>) -> Result<Self, ModuleError> {
-        let code = ObjectCode::from_path(path.as_ref()).map_err(|e| ModuleError::Call {
-            call: "ObjectCode::from_path",
-            result: e.reason.to_string(),
-            code: 0,
-            name: e.name,
-            log: String::new(),
-        })?;
-        Self::load(&code)
+        let path = path.as_ref();
+        let name = path.display().to_string();
+        let c_path = c_name(&name)?;
+        Self::load_image(Image::File(&c_path), &name, LoadOptions::default())
     }
 
     /// Loads with options.
@@ -320,51 +331,81 @@ impl Library {
                 kind: code.kind(),
             });
         }
+        // The driver reads PTX as a C string; other images go as they are.
+        let image: Arc<[u8]> = match code.as_bytes() {
+            ptx if code.kind() == ObjectKind::Ptx && ptx.last() != Some(&0) => {
+                [ptx, &[0]].concat().into()
+            }
+            _ => code.shared_bytes(),
+        };
+        Self::load_image(Image::Data(image), code.name(), options)
+    }
+
+    fn load_image(image: Image<'_>, name: &str, options: LoadOptions) -> Result<Self, ModuleError> {
         let driver = driver()?;
-        // The driver reads PTX as a C string.
-        let mut bytes = code.as_bytes().to_vec();
-        if code.kind() == ObjectKind::Ptx && bytes.last() != Some(&0) {
-            bytes.push(0);
-        }
         let mut error_log = vec![0u8; 16 * 1024];
-        let mut keys = [
+        let mut jit_keys = [
             cuda_driver_sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
             cuda_driver_sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
         ];
-        let mut values = [
+        let mut jit_values = [
             error_log.as_mut_ptr().cast::<c_void>(),
-            error_log.len() as *mut c_void,
+            std::ptr::without_provenance_mut(error_log.len()),
         ];
+        let preserve = options.binary_is_preserved && matches!(image, Image::Data(_));
+        let mut library_keys = [cuda_driver_sys::CUlibraryOption::CU_LIBRARY_BINARY_IS_PRESERVED];
+        let mut library_values = [std::ptr::without_provenance_mut::<c_void>(1)];
+        let library_count = u32::from(preserve);
         let use_library = !options.force_module_api && driver.cuLibraryLoadData.is_some();
-        let (status, call, handle) = if use_library {
-            let mut raw = std::ptr::null_mut();
-            // SAFETY: the image outlives the call; matching option arrays.
-            let status = unsafe {
-                driver.cuLibraryLoadData(
-                    &mut raw,
-                    bytes.as_ptr().cast(),
-                    keys.as_mut_ptr(),
-                    values.as_mut_ptr(),
-                    keys.len() as u32,
-                    std::ptr::null_mut(),
-                    std::ptr::null_mut(),
-                    0,
-                )
-            }?;
-            (status, "cuLibraryLoadData", Handle::Library(raw))
-        } else {
-            let mut raw = std::ptr::null_mut();
-            // SAFETY: as above; loads into the current context.
-            let status = unsafe {
-                driver.cuModuleLoadDataEx(
-                    &mut raw,
-                    bytes.as_ptr().cast(),
-                    keys.len() as u32,
-                    keys.as_mut_ptr(),
-                    values.as_mut_ptr(),
-                )
-            }?;
-            (status, "cuModuleLoadDataEx", Handle::Module(raw))
+
+        let mut library: CUlibrary = std::ptr::null_mut();
+        let mut module: CUmodule = std::ptr::null_mut();
+        // SAFETY: in all four calls, the image or path outlives the call (and,
+        // when preserved, the library, which keeps it); the option arrays
+        // match their counts; out-pointers are valid.
+        let (status, call) = unsafe {
+            match (&image, use_library) {
+                (Image::Data(bytes), true) => (
+                    driver.cuLibraryLoadData(
+                        &mut library,
+                        bytes.as_ptr().cast(),
+                        jit_keys.as_mut_ptr(),
+                        jit_values.as_mut_ptr(),
+                        jit_keys.len() as u32,
+                        library_keys.as_mut_ptr(),
+                        library_values.as_mut_ptr(),
+                        library_count,
+                    )?,
+                    "cuLibraryLoadData",
+                ),
+                (Image::File(path), true) => (
+                    driver.cuLibraryLoadFromFile(
+                        &mut library,
+                        path.as_ptr(),
+                        jit_keys.as_mut_ptr(),
+                        jit_values.as_mut_ptr(),
+                        jit_keys.len() as u32,
+                        std::ptr::null_mut(),
+                        std::ptr::null_mut(),
+                        0,
+                    )?,
+                    "cuLibraryLoadFromFile",
+                ),
+                (Image::Data(bytes), false) => (
+                    driver.cuModuleLoadDataEx(
+                        &mut module,
+                        bytes.as_ptr().cast(),
+                        jit_keys.len() as u32,
+                        jit_keys.as_mut_ptr(),
+                        jit_values.as_mut_ptr(),
+                    )?,
+                    "cuModuleLoadDataEx",
+                ),
+                (Image::File(path), false) => (
+                    driver.cuModuleLoad(&mut module, path.as_ptr())?,
+                    "cuModuleLoad",
+                ),
+            }
         };
         if status != CUresult::CUDA_SUCCESS {
             let end = error_log
@@ -375,15 +416,44 @@ impl Library {
                 call,
                 result: result_name(driver, status),
                 code: status.0,
-                name: code.name().to_owned(),
+                name: name.to_owned(),
                 log: String::from_utf8_lossy(&error_log[..end]).into_owned(),
             });
         }
-        Ok(Library {
-            handle,
-            name: code.name().to_owned(),
+        let loaded = Library {
+            handle: if use_library {
+                Handle::Library(library)
+            } else {
+                Handle::Module(module)
+            },
+            name: name.to_owned(),
             kernels: Mutex::new(HashMap::new()),
-        })
+            _image: match image {
+                Image::Data(bytes) if preserve => Some(bytes),
+                _ => None,
+            },
+        };
+        if options.eager && use_library {
+            loaded.resolve_all_in_current_context()?;
+        }
+        Ok(loaded)
+    }
+
+    /// Looks up every kernel and its function in the current context, so
+    /// later calls find them cached even under lazy loading.
+    fn resolve_all_in_current_context(&self) -> Result<(), ModuleError> {
+        let driver = driver()?;
+        let mut context = std::ptr::null_mut();
+        // SAFETY: an out-pointer.
+        let status = unsafe { driver.cuCtxGetCurrent(&mut context) }?;
+        check(driver, status, "cuCtxGetCurrent", &self.name)?;
+        for name in self.kernels()? {
+            let kernel = self.kernel(&name)?;
+            if !context.is_null() {
+                kernel.cached_function(context, || kernel.function_in_current())?;
+            }
+        }
+        Ok(())
     }
 
     /// Whether this library fell back to the context-bound module API.
@@ -557,22 +627,40 @@ impl Kernel {
 
     /// The `CUfunction` of `context`; cached per context.
     pub fn function(&self, context: &Context) -> Result<CUfunction, ModuleError> {
+        self.cached_function(context.raw, || {
+            context.with_current(|| self.function_in_current())
+        })
+    }
+
+    fn cached_function(
+        &self,
+        context: CUcontext,
+        resolve: impl FnOnce() -> Result<CUfunction, ModuleError>,
+    ) -> Result<CUfunction, ModuleError> {
         match &*self.inner {
             KernelInner::Function(raw) => Ok(*raw),
-            KernelInner::Kernel { raw, functions } => {
+            KernelInner::Kernel { functions, .. } => {
                 let mut cache = functions.lock().unwrap_or_else(|p| p.into_inner());
-                if let Some(&function) = cache.get(&(context.raw as usize)) {
+                if let Some(&function) = cache.get(&(context as usize)) {
                     return Ok(function as CUfunction);
                 }
+                let function = resolve()?;
+                cache.insert(context as usize, function as usize);
+                Ok(function)
+            }
+        }
+    }
+
+    fn function_in_current(&self) -> Result<CUfunction, ModuleError> {
+        match &*self.inner {
+            KernelInner::Function(raw) => Ok(*raw),
+            KernelInner::Kernel { raw, .. } => {
                 let driver = driver()?;
-                let function = context.with_current(|| {
-                    let mut function: CUfunction = std::ptr::null_mut();
-                    // SAFETY: a live kernel, with `context` current.
-                    let status = unsafe { driver.cuKernelGetFunction(&mut function, *raw) }?;
-                    check(driver, status, "cuKernelGetFunction", &self.name)?;
-                    Ok(function)
-                })?;
-                cache.insert(context.raw as usize, function as usize);
+                let mut function: CUfunction = std::ptr::null_mut();
+                // SAFETY: a live kernel and an out-pointer; the driver uses
+                // the calling thread's current context.
+                let status = unsafe { driver.cuKernelGetFunction(&mut function, *raw) }?;
+                check(driver, status, "cuKernelGetFunction", &self.name)?;
                 Ok(function)
             }
         }

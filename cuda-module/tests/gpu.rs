@@ -192,6 +192,7 @@ fn module_fallback_and_missing_kernel() {
         &linked,
         LoadOptions {
             force_module_api: true,
+            ..LoadOptions::default()
         },
     )
     .unwrap();
@@ -288,4 +289,56 @@ fn one_library_serves_two_contexts() {
         kernel.function(&created).unwrap()
     );
     primary.make_current().unwrap();
+}
+
+#[test]
+fn eager_preserved_and_file_loads() {
+    let Some(context) = gpu() else { return };
+    let linked = link(
+        &[ptx_of(fixtures::SAXPY_CU, "saxpy.cu")],
+        Backend::NvJitLink,
+    )
+    .unwrap();
+    let options = LoadOptions {
+        eager: true,
+        binary_is_preserved: true,
+        ..LoadOptions::default()
+    };
+    let library = Library::load_with(&linked, options).unwrap();
+    run_saxpy(&context, &library, "saxpy");
+
+    let dir = tempfile_dir();
+    let path = dir.join("saxpy.cubin");
+    std::fs::write(&path, linked.as_bytes()).unwrap();
+    let from_file = Library::from_file(&path).unwrap();
+    assert_eq!(from_file.name(), path.display().to_string());
+    run_saxpy(&context, &from_file, "saxpy");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+fn tempfile_dir() -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("cuda-module-gpu-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn a_jit_failure_carries_the_driver_log() {
+    let Some(_context) = gpu() else { return };
+    let broken = ObjectCode::from_ptx(
+        b".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry broken()\n{\n bogus.instruction;\n}\n".to_vec(),
+        "broken.ptx",
+    )
+    .unwrap();
+    let err = Library::load(&broken).map(drop).unwrap_err();
+    let ModuleError::Call {
+        call, name, log, ..
+    } = &err
+    else {
+        panic!("{err:?}")
+    };
+    assert_eq!(*call, "cuLibraryLoadData");
+    assert_eq!(name, "broken.ptx");
+    assert!(!log.is_empty(), "{err}");
+    eprintln!("{err}");
 }

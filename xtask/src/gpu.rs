@@ -29,7 +29,8 @@ done
 exit $status
 "#;
 
-/// Builds the bundle; with `--run`, also runs it on this machine.
+/// Builds the bundle and runs it here when this machine has a GPU (or
+/// with `--run`).
 pub fn test_gpu(workspace: &Path, args: &[String]) -> Result<()> {
     let output = cargo()
         .current_dir(workspace)
@@ -76,8 +77,16 @@ pub fn test_gpu(workspace: &Path, args: &[String]) -> Result<()> {
     );
     eprintln!("xtask: on a GPU machine run: target/gpu-bundle/run.sh");
 
-    if args.iter().any(|a| a == "--run") {
+    if args.iter().any(|a| a == "--run") || has_local_gpu() {
         run(&mut Command::new(&script))?;
     }
     Ok(())
+}
+
+/// Whether `nvidia-smi` sees a GPU on this machine.
+fn has_local_gpu() -> bool {
+    Command::new("nvidia-smi")
+        .arg("-L")
+        .output()
+        .is_ok_and(|o| o.status.success() && !o.stdout.is_empty())
 }

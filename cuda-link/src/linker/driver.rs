@@ -84,7 +84,7 @@ struct JitOptions {
 impl JitOptions {
     fn scalar(&mut self, key: CUjit_option, value: usize) {
         self.keys.push(key);
-        self.values.push(value as *mut c_void);
+        self.values.push(std::ptr::without_provenance_mut(value));
     }
 
     fn names(
