@@ -21,7 +21,7 @@
 
 use std::collections::HashMap;
 use std::ffi::{CStr, CString, c_void};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use cuda_driver_sys::{
     CUcontext, CUdevice, CUdeviceptr, CUfunction, CUfunction_attribute, CUkernel, CUlibrary,
@@ -294,10 +294,103 @@ enum Handle {
 pub struct Library {
     handle: Handle,
     name: String,
-    kernels: Mutex<HashMap<String, Kernel>>,
+    kernels: RwLock<HashMap<Box<str>, Kernel, BuildFnv>>,
+    /// The JIT error log buffer given to the driver at load time. The driver
+    /// may compile lazily and write it later, so it lives as long as any
+    /// kernel of the library.
+    log: Arc<JitLog>,
     /// The image, when the driver was told it stays alive.
     _image: Option<Arc<[u8]>>,
 }
+
+/// A heap buffer the driver writes its JIT error log into.
+struct JitLog {
+    buffer: *mut u8,
+    len: usize,
+}
+
+// SAFETY: the driver writes the buffer only during our own calls into it,
+// and we read it only after such a call failed on the same thread.
+unsafe impl Send for JitLog {}
+// SAFETY: as above.
+unsafe impl Sync for JitLog {}
+
+impl JitLog {
+    const SIZE: usize = 16 * 1024;
+
+    fn new() -> Arc<Self> {
+        let buffer = Box::into_raw(vec![0u8; Self::SIZE].into_boxed_slice());
+        Arc::new(JitLog {
+            buffer: buffer.cast(),
+            len: Self::SIZE,
+        })
+    }
+
+    fn text(&self) -> String {
+        // SAFETY: `buffer` holds `len` initialised bytes until Drop.
+        let bytes = unsafe { std::slice::from_raw_parts(self.buffer, self.len) };
+        let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+        String::from_utf8_lossy(&bytes[..end]).into_owned()
+    }
+}
+
+impl Drop for JitLog {
+    fn drop(&mut self) {
+        // SAFETY: reconstructs the box made in `new`, once.
+        drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(self.buffer, self.len)) });
+    }
+}
+
+/// A failed call whose JIT log, if the driver wrote one, goes in the error.
+fn check_with_log(
+    driver: &Driver,
+    status: CUresult,
+    call: &'static str,
+    name: &str,
+    log: &JitLog,
+) -> Result<(), ModuleError> {
+    check(driver, status, call, name).map_err(|error| match error {
+        ModuleError::Call {
+            call,
+            result,
+            code,
+            name,
+            ..
+        } => ModuleError::Call {
+            call,
+            result,
+            code,
+            name,
+            log: log.text(),
+        },
+        other => other,
+    })
+}
+
+/// FNV-1a: kernel names are short, and SipHash's DoS resistance buys
+/// nothing for a cache keyed by names the program itself chose.
+#[derive(Default)]
+struct Fnv(u64);
+
+impl std::hash::Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut hash = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for &byte in bytes {
+            hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = hash;
+    }
+}
+
+type BuildFnv = std::hash::BuildHasherDefault<Fnv>;
 
 // SAFETY: library and module handles are process-wide driver objects; the
 // kernel cache is behind a mutex.
@@ -343,14 +436,14 @@ impl Library {
 
     fn load_image(image: Image<'_>, name: &str, options: LoadOptions) -> Result<Self, ModuleError> {
         let driver = driver()?;
-        let mut error_log = vec![0u8; 16 * 1024];
+        let log = JitLog::new();
         let mut jit_keys = [
             cuda_driver_sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
             cuda_driver_sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
         ];
         let mut jit_values = [
-            error_log.as_mut_ptr().cast::<c_void>(),
-            std::ptr::without_provenance_mut(error_log.len()),
+            log.buffer.cast::<c_void>(),
+            std::ptr::without_provenance_mut(log.len),
         ];
         let preserve = options.binary_is_preserved && matches!(image, Image::Data(_));
         let mut library_keys = [cuda_driver_sys::CUlibraryOption::CU_LIBRARY_BINARY_IS_PRESERVED];
@@ -407,19 +500,7 @@ impl Library {
                 ),
             }
         };
-        if status != CUresult::CUDA_SUCCESS {
-            let end = error_log
-                .iter()
-                .position(|&b| b == 0)
-                .unwrap_or(error_log.len());
-            return Err(ModuleError::Call {
-                call,
-                result: result_name(driver, status),
-                code: status.0,
-                name: name.to_owned(),
-                log: String::from_utf8_lossy(&error_log[..end]).into_owned(),
-            });
-        }
+        check_with_log(driver, status, call, name, &log)?;
         let loaded = Library {
             handle: if use_library {
                 Handle::Library(library)
@@ -427,7 +508,8 @@ impl Library {
                 Handle::Module(module)
             },
             name: name.to_owned(),
-            kernels: Mutex::new(HashMap::new()),
+            kernels: RwLock::default(),
+            log,
             _image: match image {
                 Image::Data(bytes) if preserve => Some(bytes),
                 _ => None,
@@ -468,10 +550,16 @@ impl Library {
 
     /// The kernel `name`; cached, so a second lookup makes no driver call.
     pub fn kernel(&self, name: &str) -> Result<Kernel, ModuleError> {
-        let mut cache = self
+        let cached = self
             .kernels
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(name)
+            .cloned();
+        if let Some(kernel) = cached {
+            return Ok(kernel);
+        }
+        let mut cache = self.kernels.write().unwrap_or_else(|p| p.into_inner());
         if let Some(kernel) = cache.get(name) {
             return Ok(kernel.clone());
         }
@@ -481,7 +569,7 @@ impl Library {
             kernel: name.to_owned(),
             library: self.name.clone(),
         };
-        let inner = match self.handle {
+        let handle = match self.handle {
             Handle::Library(library) => {
                 let mut raw: CUkernel = std::ptr::null_mut();
                 // SAFETY: a live library, a C string and an out-pointer.
@@ -489,11 +577,8 @@ impl Library {
                 if status == CUresult::CUDA_ERROR_NOT_FOUND {
                     return Err(not_found());
                 }
-                check(driver, status, "cuLibraryGetKernel", &self.name)?;
-                KernelInner::Kernel {
-                    raw,
-                    functions: Mutex::new(HashMap::new()),
-                }
+                check_with_log(driver, status, "cuLibraryGetKernel", &self.name, &self.log)?;
+                KernelHandle::Kernel(raw)
             }
             Handle::Module(module) => {
                 let mut raw: CUfunction = std::ptr::null_mut();
@@ -502,15 +587,20 @@ impl Library {
                 if status == CUresult::CUDA_ERROR_NOT_FOUND {
                     return Err(not_found());
                 }
-                check(driver, status, "cuModuleGetFunction", &self.name)?;
-                KernelInner::Function(raw)
+                check_with_log(driver, status, "cuModuleGetFunction", &self.name, &self.log)?;
+                KernelHandle::Function(raw)
             }
         };
         let kernel = Kernel {
             name: name.into(),
-            inner: Arc::new(inner),
+            inner: Arc::new(KernelInner {
+                handle,
+                first_context: OnceLock::new(),
+                other_contexts: Mutex::default(),
+                log: Arc::clone(&self.log),
+            }),
         };
-        cache.insert(name.to_owned(), kernel.clone());
+        cache.insert(name.into(), kernel.clone());
         Ok(kernel)
     }
 
@@ -584,18 +674,26 @@ impl Drop for Library {
     }
 }
 
-// SAFETY: CUkernel and CUfunction are driver handles usable from any thread.
-unsafe impl Send for KernelInner {}
-// SAFETY: as above; the per-context cache is behind a mutex.
-unsafe impl Sync for KernelInner {}
-
-enum KernelInner {
-    Kernel {
-        raw: CUkernel,
-        functions: Mutex<HashMap<usize, usize>>,
-    },
+#[derive(Clone, Copy)]
+enum KernelHandle {
+    Kernel(CUkernel),
     Function(CUfunction),
 }
+
+struct KernelInner {
+    handle: KernelHandle,
+    /// `(context, function)` of the first context asked for: most programs
+    /// use one, and a set `OnceLock` is read with a single atomic load.
+    first_context: OnceLock<(usize, usize)>,
+    other_contexts: Mutex<HashMap<usize, usize, BuildFnv>>,
+    log: Arc<JitLog>,
+}
+
+// SAFETY: CUkernel and CUfunction are driver handles usable from any thread;
+// the caches are a OnceLock and a Mutex.
+unsafe impl Send for KernelInner {}
+// SAFETY: as above.
+unsafe impl Sync for KernelInner {}
 
 /// A kernel of a [`Library`]; cheap to clone.
 #[derive(Clone)]
@@ -637,30 +735,56 @@ impl Kernel {
         context: CUcontext,
         resolve: impl FnOnce() -> Result<CUfunction, ModuleError>,
     ) -> Result<CUfunction, ModuleError> {
-        match &*self.inner {
-            KernelInner::Function(raw) => Ok(*raw),
-            KernelInner::Kernel { functions, .. } => {
-                let mut cache = functions.lock().unwrap_or_else(|p| p.into_inner());
-                if let Some(&function) = cache.get(&(context as usize)) {
+        let inner = &*self.inner;
+        if let KernelHandle::Function(raw) = inner.handle {
+            return Ok(raw);
+        }
+        let key = context as usize;
+        match inner.first_context.get() {
+            Some(&(first, function)) if first == key => return Ok(function as CUfunction),
+            Some(_) => {}
+            None => {
+                let function = resolve()? as usize;
+                // Another thread may have won the slot; then this context
+                // goes to the map below.
+                if inner.first_context.get_or_init(|| (key, function)).0 == key {
                     return Ok(function as CUfunction);
                 }
-                let function = resolve()?;
-                cache.insert(context as usize, function as usize);
-                Ok(function)
+                let mut others = inner
+                    .other_contexts
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner());
+                return Ok(*others.entry(key).or_insert(function) as CUfunction);
             }
         }
+        let mut others = inner
+            .other_contexts
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if let Some(&function) = others.get(&key) {
+            return Ok(function as CUfunction);
+        }
+        let function = resolve()?;
+        others.insert(key, function as usize);
+        Ok(function)
     }
 
     fn function_in_current(&self) -> Result<CUfunction, ModuleError> {
-        match &*self.inner {
-            KernelInner::Function(raw) => Ok(*raw),
-            KernelInner::Kernel { raw, .. } => {
+        match self.inner.handle {
+            KernelHandle::Function(raw) => Ok(raw),
+            KernelHandle::Kernel(raw) => {
                 let driver = driver()?;
                 let mut function: CUfunction = std::ptr::null_mut();
                 // SAFETY: a live kernel and an out-pointer; the driver uses
                 // the calling thread's current context.
-                let status = unsafe { driver.cuKernelGetFunction(&mut function, *raw) }?;
-                check(driver, status, "cuKernelGetFunction", &self.name)?;
+                let status = unsafe { driver.cuKernelGetFunction(&mut function, raw) }?;
+                check_with_log(
+                    driver,
+                    status,
+                    "cuKernelGetFunction",
+                    &self.name,
+                    &self.inner.log,
+                )?;
                 Ok(function)
             }
         }
@@ -698,12 +822,12 @@ impl Kernel {
             // SAFETY: a live handle and out-pointers; the driver reports an
             // error past the last parameter.
             let status = unsafe {
-                match &*self.inner {
-                    KernelInner::Kernel { raw, .. } => {
-                        driver.cuKernelGetParamInfo(*raw, index, &mut offset, &mut size)?
+                match self.inner.handle {
+                    KernelHandle::Kernel(raw) => {
+                        driver.cuKernelGetParamInfo(raw, index, &mut offset, &mut size)?
                     }
-                    KernelInner::Function(raw) => {
-                        driver.cuFuncGetParamInfo(*raw, index, &mut offset, &mut size)?
+                    KernelHandle::Function(raw) => {
+                        driver.cuFuncGetParamInfo(raw, index, &mut offset, &mut size)?
                     }
                 }
             };

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 pub mod fixtures;
+pub mod workloads;
 
 /// The path in `var`, or `None` to skip. Panics when the test run promised
 /// the redistributables (`CUDA_LINK_REQUIRE_REDIST`) and `var` is unset.

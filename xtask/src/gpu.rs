@@ -29,46 +29,103 @@ done
 exit $status
 "#;
 
-/// Builds the bundle and runs it here when this machine has a GPU (or
-/// with `--run`).
-pub fn test_gpu(workspace: &Path, args: &[String]) -> Result<()> {
+const BENCH_SH: &str = r#"#!/bin/sh
+# Runs the GPU benches: gpu-bench (Rust) and cuda_core_bench.py (cuda.core
+# and cuda.bindings) on the same inputs, once per module loading mode.
+cd "$(dirname "$0")" || exit 1
+CUDA=${CUDA_HOME:-/usr/local/cuda}
+first() { for f in "$@"; do [ -e "$f" ] && { echo "$f"; return; }; done; }
+export CUDA_LINK_NVRTC_PATH=${CUDA_LINK_NVRTC_PATH:-$(first "$CUDA"/lib64/libnvrtc.so.1[0-9] "$CUDA"/lib64/libnvrtc.so)}
+mkdir -p data results
+status=0
+for mode in EAGER LAZY; do
+    echo "== CUDA_MODULE_LOADING=$mode"
+    CUDA_MODULE_LOADING=$mode ./gpu-bench data > results/rust_$mode.json || status=1
+    CUDA_MODULE_LOADING=$mode python3 cuda_core_bench.py measure data results/python_$mode.json || status=1
+done
+python3 cuda_core_bench.py table results/rust_EAGER.json results/python_EAGER.json \
+    results/rust_LAZY.json results/python_LAZY.json | tee results/table.md
+exit $status
+"#;
+
+/// Builds `cargo ARGS --message-format=json` and returns the path of the
+/// executable whose target is named `target`.
+fn build_executable(workspace: &Path, args: &[&str], target: &str) -> Result<String> {
     let output = cargo()
         .current_dir(workspace)
-        .args([
-            "test",
-            "-p",
-            "cuda-module",
-            "--test",
-            "gpu",
-            "--no-run",
-            "--message-format=json",
-        ])
+        .args(args)
+        .arg("--message-format=json")
         .env("CARGO_PROFILE_TEST_DEBUG", "0")
         .output()?;
     if !output.status.success() {
         return Err(format!(
-            "building the GPU tests failed:\n{}",
+            "building {target} failed:\n{}",
             String::from_utf8_lossy(&output.stderr)
         )
         .into());
     }
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let executable = stdout
+    let marker = format!("\"name\":\"{target}\"");
+    String::from_utf8_lossy(&output.stdout)
         .lines()
-        .filter(|line| line.contains("\"name\":\"gpu\""))
+        .filter(|line| line.contains(&marker))
         .find_map(|line| {
             let start = line.find("\"executable\":\"")? + "\"executable\":\"".len();
             let end = start + line[start..].find('"')?;
             Some(line[start..end].to_owned())
         })
-        .ok_or("cargo reported no executable for the gpu test")?;
+        .ok_or_else(|| format!("cargo reported no executable for {target}").into())
+}
 
+fn write_script(path: &Path, text: &str) -> Result<()> {
+    std::fs::write(path, text)?;
+    run(Command::new("chmod").arg("+x").arg(path))
+}
+
+/// `cargo xtask bench-gpu`: bundles the GPU benches next to the tests.
+pub fn bench_gpu(workspace: &Path, args: &[String]) -> Result<()> {
+    let executable = build_executable(
+        workspace,
+        &[
+            "build",
+            "--release",
+            "-p",
+            "cuda-module",
+            "--example",
+            "gpu_bench",
+        ],
+        "gpu_bench",
+    )?;
+    let bundle = workspace.join("target/gpu-bundle");
+    std::fs::create_dir_all(&bundle)?;
+    std::fs::copy(executable, bundle.join("gpu-bench"))?;
+    std::fs::copy(
+        workspace.join("bench/cuda_core_bench.py"),
+        bundle.join("cuda_core_bench.py"),
+    )?;
+    write_script(&bundle.join("bench.sh"), BENCH_SH)?;
+    eprintln!(
+        "xtask: GPU benches in {}; on a GPU machine run: target/gpu-bundle/bench.sh",
+        bundle.display()
+    );
+    if args.iter().any(|a| a == "--run") || has_local_gpu() {
+        run(&mut Command::new(bundle.join("bench.sh")))?;
+    }
+    Ok(())
+}
+
+/// Builds the bundle and runs it here when this machine has a GPU (or
+/// with `--run`).
+pub fn test_gpu(workspace: &Path, args: &[String]) -> Result<()> {
+    let executable = build_executable(
+        workspace,
+        &["test", "-p", "cuda-module", "--test", "gpu", "--no-run"],
+        "gpu",
+    )?;
     let bundle = workspace.join("target/gpu-bundle");
     std::fs::create_dir_all(&bundle)?;
     std::fs::copy(&executable, bundle.join("gpu-tests"))?;
     let script = bundle.join("run.sh");
-    std::fs::write(&script, RUN_SH)?;
-    run(Command::new("chmod").arg("+x").arg(&script))?;
+    write_script(&script, RUN_SH)?;
     let size = std::fs::metadata(bundle.join("gpu-tests"))?.len();
     eprintln!(
         "xtask: GPU bundle in {} ({} MiB)",

@@ -6,8 +6,11 @@
 //! cargo xtask test [ARGS...]      provision, then cargo test --workspace
 //! cargo xtask demo                link the bundled example, no GPU needed
 //! cargo xtask test-gpu [--run]    build the GPU test bundle (and run it here)
+//! cargo xtask bench               CPU link benches, wrapper vs raw nvJitLink
+//! cargo xtask bench-gpu [--run]   GPU load/lookup benches against cuda.core
 //! ```
 
+mod bench;
 mod bindgen;
 mod gpu;
 mod redist;
@@ -36,6 +39,8 @@ fn try_main() -> Result<()> {
         "test" => test(&workspace, rest),
         "demo" => demo(&workspace),
         "test-gpu" => gpu::test_gpu(&workspace, rest),
+        "bench" => bench::bench(&workspace, rest),
+        "bench-gpu" => gpu::bench_gpu(&workspace, rest),
         _ => {
             eprintln!("{}", include_str!("usage.txt"));
             Ok(())

@@ -1,0 +1,135 @@
+"""Times cuda.core and raw cuda.bindings on the workloads gpu_bench wrote.
+
+Usage:
+    python3 cuda_core_bench.py measure DATA_DIR OUT.json
+    python3 cuda_core_bench.py table RUST.json PYTHON.json [RUST.json PYTHON.json ...]
+
+`measure` writes medians in seconds; `table` prints the comparison in
+Markdown. Part of `cargo xtask bench-gpu`.
+"""
+
+import json
+import os
+import statistics
+import sys
+import time
+
+
+def median_time(runs, fn):
+    fn()
+    fn()
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def import_core():
+    try:
+        import cuda.core as core
+        core.Linker  # noqa: B018 - fails on releases that only have .experimental
+    except (ImportError, AttributeError):
+        import cuda.core.experimental as core
+    return core
+
+
+def make_linker(core, codes, options):
+    try:
+        return core.Linker(*codes, options=options)
+    except TypeError:
+        return core.Linker(options, *codes)
+
+
+def measure(data_dir, out_path):
+    core = import_core()
+    from cuda.bindings import driver as cu
+
+    core.Device(0).set_current()
+    read = lambda name: open(os.path.join(data_dir, name), "rb").read()  # noqa: E731
+    results = {"cuda_core_version": getattr(core, "__version__", "?")}
+
+    for name, kernel in (("small", "saxpy"), ("big", "kernel_0")):
+        cubin = read(f"{name}.cubin")
+
+        def core_load_lookup():
+            code = core.ObjectCode.from_cubin(cubin)
+            code.get_kernel(kernel)
+
+        def raw_load_lookup():
+            err, lib = cu.cuLibraryLoadData(cubin, None, None, 0, None, None, 0)
+            assert err == cu.CUresult.CUDA_SUCCESS, err
+            err, handle = cu.cuLibraryGetKernel(lib, kernel.encode())
+            assert err == cu.CUresult.CUDA_SUCCESS, err
+            err, function = cu.cuKernelGetFunction(handle)
+            assert err == cu.CUresult.CUDA_SUCCESS, err
+            (err,) = cu.cuLibraryUnload(lib)
+            assert err == cu.CUresult.CUDA_SUCCESS, err
+
+        results[f"{name}/cuda_core_load_lookup"] = median_time(50, core_load_lookup)
+        results[f"{name}/bindings_raw_load_lookup"] = median_time(50, raw_load_lookup)
+
+    ptx = read("small.ptx")
+    options = core.LinkerOptions(arch="sm_90", no_cache=True)
+
+    def core_e2e():
+        linker = make_linker(core, [core.ObjectCode.from_ptx(ptx)], options)
+        linker.link("cubin").get_kernel("saxpy")
+
+    results["small/cuda_core_e2e_link_load_lookup"] = median_time(30, core_e2e)
+
+    code = core.ObjectCode.from_cubin(read("small.cubin"))
+    code.get_kernel("saxpy")
+    lookups = 100_000
+    per = median_time(5, lambda: [code.get_kernel("saxpy") for _ in range(lookups)]) / lookups
+    results["cuda_core_cached_lookup"] = per
+
+    with open(out_path, "w") as out:
+        json.dump(results, out, indent=1)
+    for key, value in results.items():
+        if isinstance(value, float):
+            print(f"{key:<40} {value * 1e6:>10.1f} µs", file=sys.stderr)
+
+
+def fmt(seconds):
+    if seconds < 1e-6:
+        return f"{seconds * 1e9:.0f} ns"
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.1f} µs"
+    return f"{seconds * 1e3:.3f} ms"
+
+
+def table(paths):
+    for rust_path, python_path in zip(paths[::2], paths[1::2]):
+        rust = json.load(open(rust_path))
+        py = json.load(open(python_path))
+        mode = rust.get("loading_mode", "?")
+        print(f"\n### CUDA_MODULE_LOADING: {mode} (cuda.core {py.get('cuda_core_version')})\n")
+        print("| measure | cuda-link (Rust) | reference | ratio |")
+        print("|---|---|---|---|")
+        e2e, core_e2e = rust["small/e2e_link_load_lookup"], py["small/cuda_core_e2e_link_load_lookup"]
+        print(f"| small: link + load + first lookup | {fmt(e2e)} | cuda.core {fmt(core_e2e)} | {core_e2e / e2e:.2f}x faster |")
+        for name in ("small", "big"):
+            ours, raw = rust[f"{name}/load_lookup"], rust[f"{name}/raw_load_lookup"]
+            preserved = rust[f"{name}/load_lookup_preserved"]
+            print(f"| {name}: load + get kernel | {fmt(ours)} | raw cuLibraryLoadData (Rust) {fmt(raw)} | {(ours / raw - 1) * 100:+.1f}% |")
+            print(f"| {name}: load + get kernel, binary preserved | {fmt(preserved)} | raw (Rust) {fmt(raw)} | {(preserved / raw - 1) * 100:+.1f}% |")
+            core_time = py[f"{name}/cuda_core_load_lookup"]
+            print(f"| {name}: cuda.core ObjectCode.get_kernel | {fmt(ours)} | cuda.core {fmt(core_time)} | {core_time / ours:.2f}x faster |")
+            bindings = py[f"{name}/bindings_raw_load_lookup"]
+            print(f"| {name}: raw calls from Python (cuda.bindings) | {fmt(raw)} | cuda.bindings {fmt(bindings)} | {bindings / raw:.2f}x |")
+            cudarc = rust[f"{name}/cudarc_module_load_lookup"]
+            print(f"| {name}: cudarc cuModuleLoadData + function | {fmt(ours)} | cudarc {fmt(cudarc)} | {cudarc / ours:.2f}x |")
+            print(f"| {name}: eager load of every kernel | {fmt(rust[f'{name}/load_eager_all_kernels'])} | - | - |")
+        cached, core_cached = rust["cached_lookup"], py["cuda_core_cached_lookup"]
+        print(f"| cached lookup (kernel + function) | {fmt(cached)} | cuda.core get_kernel {fmt(core_cached)} | {core_cached / cached:.0f}x |")
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "measure":
+        measure(sys.argv[2], sys.argv[3])
+    elif sys.argv[1] == "table":
+        table(sys.argv[2:])
+    else:
+        sys.exit(__doc__)

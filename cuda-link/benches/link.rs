@@ -1,0 +1,260 @@
+//! Link workloads: our `Linker` against nvJitLink's C API called directly.
+//! The gap between the two is the wrapper's overhead.
+//!
+//! Run with `cargo xtask bench`, which provisions nvJitLink and NVRTC and
+//! prints a table of medians. Every link passes `-no-cache`, so nvJitLink's
+//! in-memory cache cannot serve repeats.
+
+use std::ffi::{CString, c_char};
+use std::hint::black_box;
+use std::sync::Arc;
+
+use std::time::Instant;
+
+use criterion::{Criterion, criterion_group};
+use cuda_link::{Linker, LinkerOptions, ObjectCode, ObjectKind, OutputKind};
+use cuda_link_tests::{fixtures, nvrtc, workloads};
+use nvjitlink_sys::{NvJitLink, nvJitLinkInputType, nvJitLinkResult};
+
+struct Workload {
+    name: &'static str,
+    inputs: Vec<ObjectCode>,
+    lto: bool,
+}
+
+fn workloads() -> Option<Vec<Workload>> {
+    let ptx = |source: &str, name: &str| {
+        let compiled = nvrtc(source, name, &["-arch=compute_90", "-rdc=true"]).unwrap();
+        ObjectCode::from_ptx(compiled.ptx.unwrap(), name).unwrap()
+    };
+    let ltoir = |source: &str, name: &str| {
+        let compiled = nvrtc(source, name, &["-arch=sm_90", "-rdc=true", "-dlto"]).unwrap();
+        ObjectCode::from_ltoir(compiled.ltoir.unwrap(), name).unwrap()
+    };
+    cuda_link_tests::redist("CUDA_LINK_NVRTC_PATH")?;
+    let devrt = ObjectCode::from_library(fixtures::cudadevrt_bytes()?, "libcudadevrt.a").unwrap();
+    Some(vec![
+        Workload {
+            name: "small",
+            inputs: vec![ptx(fixtures::SAXPY_CU, "saxpy.cu")],
+            lto: false,
+        },
+        Workload {
+            name: "big",
+            inputs: vec![ptx(&workloads::many_kernels_cu(200), "big.cu")],
+            lto: false,
+        },
+        Workload {
+            name: "lto8",
+            inputs: workloads::lto_modules_cu(8)
+                .iter()
+                .enumerate()
+                .map(|(i, source)| ltoir(source, &format!("lto_{i}.cu")))
+                .collect(),
+            lto: true,
+        },
+        Workload {
+            name: "archive",
+            inputs: vec![ptx(fixtures::DEVRT_USER_CU, "devrt_user.cu"), devrt],
+            lto: false,
+        },
+    ])
+}
+
+/// The same link through nvJitLink's C API and nothing else.
+fn raw_link(
+    lib: &NvJitLink,
+    flags: &[CString],
+    inputs: &[(nvJitLinkInputType, &[u8], CString)],
+) -> Vec<u8> {
+    let mut ptrs: Vec<*const c_char> = flags.iter().map(|f| f.as_ptr()).collect();
+    let mut handle = std::ptr::null_mut();
+    let ok = nvJitLinkResult::NVJITLINK_SUCCESS;
+    // SAFETY: the documented call sequence on valid buffers; the handle is
+    // destroyed at the end.
+    unsafe {
+        assert_eq!(
+            lib.nvJitLinkCreate(&mut handle, ptrs.len() as u32, ptrs.as_mut_ptr())
+                .unwrap(),
+            ok
+        );
+        for (kind, bytes, name) in inputs {
+            assert_eq!(
+                lib.nvJitLinkAddData(
+                    handle,
+                    *kind,
+                    bytes.as_ptr().cast(),
+                    bytes.len(),
+                    name.as_ptr()
+                )
+                .unwrap(),
+                ok
+            );
+        }
+        assert_eq!(lib.nvJitLinkComplete(handle).unwrap(), ok);
+        let mut size = 0;
+        assert_eq!(
+            lib.nvJitLinkGetLinkedCubinSize(handle, &mut size).unwrap(),
+            ok
+        );
+        let mut cubin = vec![0u8; size];
+        assert_eq!(
+            lib.nvJitLinkGetLinkedCubin(handle, cubin.as_mut_ptr().cast())
+                .unwrap(),
+            ok
+        );
+        lib.nvJitLinkDestroy(&mut handle).unwrap();
+        cubin
+    }
+}
+
+fn input_type(kind: ObjectKind) -> nvJitLinkInputType {
+    match kind {
+        ObjectKind::Ptx => nvJitLinkInputType::NVJITLINK_INPUT_PTX,
+        ObjectKind::Ltoir => nvJitLinkInputType::NVJITLINK_INPUT_LTOIR,
+        ObjectKind::Library => nvJitLinkInputType::NVJITLINK_INPUT_LIBRARY,
+        _ => nvJitLinkInputType::NVJITLINK_INPUT_ANY,
+    }
+}
+
+fn bench_links(c: &mut Criterion) {
+    let Some(path) = cuda_link_tests::redist("CUDA_LINK_NVJITLINK_PATH") else {
+        return;
+    };
+    let Some(workloads) = workloads() else { return };
+    let lib = Arc::new(NvJitLink::open(path).unwrap());
+    for workload in &workloads {
+        let mut group = c.benchmark_group(workload.name);
+        group.sample_size(20);
+        let mut flags = vec![
+            CString::new("-arch=sm_90").unwrap(),
+            CString::new("-no-cache").unwrap(),
+        ];
+        if workload.lto {
+            flags.push(CString::new("-lto").unwrap());
+        }
+        let raw_inputs: Vec<_> = workload
+            .inputs
+            .iter()
+            .map(|i| {
+                (
+                    input_type(i.kind()),
+                    i.as_bytes(),
+                    CString::new(i.name()).unwrap(),
+                )
+            })
+            .collect();
+        group.bench_function("raw", |b| {
+            b.iter(|| black_box(raw_link(&lib, &flags, &raw_inputs)))
+        });
+        let options = LinkerOptions {
+            no_cache: true,
+            ..LinkerOptions::for_arch("sm_90")
+        };
+        group.bench_function("wrapper", |b| {
+            b.iter(|| {
+                let mut linker = Linker::with_nvjitlink(Arc::clone(&lib), options.clone()).unwrap();
+                linker.add_many(&workload.inputs).unwrap();
+                black_box(linker.link(OutputKind::Cubin).unwrap())
+            })
+        });
+        group.finish();
+    }
+}
+
+/// Alternates raw and wrapper links (ABBA order, so drift of the machine
+/// cancels) and reports the median of the per-pair ratios: separate
+/// criterion runs drift by more than the overhead being measured.
+fn paired_overhead() {
+    let Some(path) = cuda_link_tests::redist("CUDA_LINK_NVJITLINK_PATH") else {
+        return;
+    };
+    let Some(workloads) = workloads() else { return };
+    let lib = Arc::new(NvJitLink::open(path).unwrap());
+    let mut report = serde_json::Map::new();
+    for workload in &workloads {
+        let rounds = if workload.name == "big" { 30 } else { 60 };
+        let mut flags = vec![
+            CString::new("-arch=sm_90").unwrap(),
+            CString::new("-no-cache").unwrap(),
+        ];
+        if workload.lto {
+            flags.push(CString::new("-lto").unwrap());
+        }
+        let raw_inputs: Vec<_> = workload
+            .inputs
+            .iter()
+            .map(|i| {
+                (
+                    input_type(i.kind()),
+                    i.as_bytes(),
+                    CString::new(i.name()).unwrap(),
+                )
+            })
+            .collect();
+        let options = LinkerOptions {
+            no_cache: true,
+            ..LinkerOptions::for_arch("sm_90")
+        };
+        let time_raw = || {
+            let start = Instant::now();
+            black_box(raw_link(&lib, &flags, &raw_inputs));
+            start.elapsed().as_secs_f64()
+        };
+        let time_wrapper = || {
+            let start = Instant::now();
+            let mut linker = Linker::with_nvjitlink(Arc::clone(&lib), options.clone()).unwrap();
+            linker.add_many(&workload.inputs).unwrap();
+            black_box(linker.link(OutputKind::Cubin).unwrap());
+            start.elapsed().as_secs_f64()
+        };
+        let (mut raws, mut wrappers, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+        for round in 0..rounds {
+            let (raw, wrapper) = if round % 2 == 0 {
+                let raw = time_raw();
+                (raw, time_wrapper())
+            } else {
+                let wrapper = time_wrapper();
+                (time_raw(), wrapper)
+            };
+            raws.push(raw);
+            wrappers.push(wrapper);
+            ratios.push(wrapper / raw);
+        }
+        let (raw, wrapper, ratio) = (
+            median(&mut raws),
+            median(&mut wrappers),
+            median(&mut ratios),
+        );
+        println!(
+            "paired {:<8} raw {:>9.3} ms  wrapper {:>9.3} ms  overhead {:+.2}% ({rounds} pairs)",
+            workload.name,
+            raw * 1e3,
+            wrapper * 1e3,
+            (ratio - 1.0) * 100.0
+        );
+        report.insert(
+            workload.name.to_owned(),
+            serde_json::json!({ "raw_s": raw, "wrapper_s": wrapper, "median_ratio": ratio, "pairs": rounds }),
+        );
+    }
+    let out = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../target/criterion/paired-overhead.json");
+    let _ = std::fs::create_dir_all(out.parent().unwrap());
+    std::fs::write(out, serde_json::to_string_pretty(&report).unwrap()).unwrap();
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+criterion_group!(benches, bench_links);
+
+fn main() {
+    benches();
+    if std::env::args().all(|a| a != "--list") {
+        paired_overhead();
+    }
+    Criterion::default().configure_from_args().final_summary();
+}

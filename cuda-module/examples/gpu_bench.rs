@@ -1,0 +1,196 @@
+//! Load and lookup timings on a GPU, for `cargo xtask bench-gpu`.
+//!
+//! Usage: `gpu_bench DATA_DIR` on a GPU machine with a CUDA toolkit (for
+//! NVRTC and nvJitLink). It writes the workloads' PTX and cubins into
+//! DATA_DIR for the Python side (`bench/cuda_core_bench.py`) and prints
+//! one JSON object of medians, in seconds, to stdout.
+
+use std::ffi::CString;
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::Instant;
+
+use cuda_driver_sys::{CUresult, Driver};
+use cuda_link::{Linker, LinkerOptions, ObjectCode, OutputKind};
+use cuda_link_tests::{fixtures, nvrtc, workloads};
+use cuda_module::{Context, Library, LoadOptions};
+
+fn median(mut samples: Vec<f64>) -> f64 {
+    samples.sort_by(f64::total_cmp);
+    samples[samples.len() / 2]
+}
+
+/// Median seconds of `runs` calls of `f`, after two warm-up calls.
+fn time(runs: usize, mut f: impl FnMut()) -> f64 {
+    f();
+    f();
+    median(
+        (0..runs)
+            .map(|_| {
+                let start = Instant::now();
+                f();
+                start.elapsed().as_secs_f64()
+            })
+            .collect(),
+    )
+}
+
+fn link(ptx: &ObjectCode) -> ObjectCode {
+    let mut linker = Linker::new(LinkerOptions {
+        no_cache: true,
+        ..LinkerOptions::for_arch("sm_90")
+    })
+    .unwrap();
+    linker.add(ptx).unwrap();
+    linker.link(OutputKind::Cubin).unwrap()
+}
+
+/// `cuLibraryLoadData` + `cuLibraryGetKernel` + `cuKernelGetFunction` +
+/// `cuLibraryUnload`, straight through the driver table.
+fn raw_load_and_lookup(driver: &Driver, image: &[u8], kernel: &CString) {
+    let ok = CUresult::CUDA_SUCCESS;
+    // SAFETY: a valid image and out-pointers; the library is unloaded.
+    unsafe {
+        let mut library = std::ptr::null_mut();
+        use std::ptr::null_mut;
+        let loaded = driver.cuLibraryLoadData(
+            &mut library,
+            image.as_ptr().cast(),
+            null_mut(),
+            null_mut(),
+            0,
+            null_mut(),
+            null_mut(),
+            0,
+        );
+        assert_eq!(loaded.unwrap(), ok);
+        let mut handle = std::ptr::null_mut();
+        assert_eq!(
+            driver
+                .cuLibraryGetKernel(&mut handle, library, kernel.as_ptr())
+                .unwrap(),
+            ok
+        );
+        let mut function = std::ptr::null_mut();
+        assert_eq!(
+            driver.cuKernelGetFunction(&mut function, handle).unwrap(),
+            ok
+        );
+        black_box(function);
+        assert_eq!(driver.cuLibraryUnload(library).unwrap(), ok);
+    }
+}
+
+fn main() {
+    let data_dir =
+        std::path::PathBuf::from(std::env::args().nth(1).expect("usage: gpu_bench DATA_DIR"));
+    std::fs::create_dir_all(&data_dir).unwrap();
+    let context = Context::primary(0).unwrap();
+    context.make_current().unwrap();
+    let driver = Driver::global().unwrap();
+
+    let compile = |source: &str, name: &str| {
+        let compiled = nvrtc(source, name, &["-arch=compute_90", "-rdc=true"]).unwrap();
+        ObjectCode::from_ptx(compiled.ptx.unwrap(), name).unwrap()
+    };
+    let small_ptx = compile(fixtures::SAXPY_CU, "saxpy.cu");
+    let big_ptx = compile(&workloads::many_kernels_cu(200), "big.cu");
+    let small = link(&small_ptx);
+    let big = link(&big_ptx);
+    for (file, code) in [
+        ("small.ptx", &small_ptx),
+        ("big.ptx", &big_ptx),
+        ("small.cubin", &small),
+        ("big.cubin", &big),
+    ] {
+        std::fs::write(data_dir.join(file), code.as_bytes()).unwrap();
+    }
+
+    let mut results = serde_json::Map::new();
+    let mut record = |key: &str, seconds: f64| {
+        eprintln!("{key:<40} {:>10.1} µs", seconds * 1e6);
+        results.insert(key.to_owned(), seconds.into());
+    };
+
+    for (name, cubin, kernel) in [("small", &small, "saxpy"), ("big", &big, "kernel_0")] {
+        let c_kernel = CString::new(kernel).unwrap();
+        let image = cubin.as_bytes().to_vec();
+        record(
+            &format!("{name}/raw_load_lookup"),
+            time(50, || raw_load_and_lookup(driver, &image, &c_kernel)),
+        );
+        record(
+            &format!("{name}/load_lookup"),
+            time(50, || {
+                let library = Library::load(cubin).unwrap();
+                black_box(library.kernel(kernel).unwrap().function(&context).unwrap());
+            }),
+        );
+        let preserved = LoadOptions {
+            binary_is_preserved: true,
+            ..LoadOptions::default()
+        };
+        record(
+            &format!("{name}/load_lookup_preserved"),
+            time(50, || {
+                let library = Library::load_with(cubin, preserved).unwrap();
+                black_box(library.kernel(kernel).unwrap().function(&context).unwrap());
+            }),
+        );
+        let eager = LoadOptions {
+            eager: true,
+            ..LoadOptions::default()
+        };
+        record(
+            &format!("{name}/load_eager_all_kernels"),
+            time(20, || {
+                black_box(Library::load_with(cubin, eager).unwrap());
+            }),
+        );
+        // cudarc goes through cuModuleLoadData in the current context.
+        let cudarc_context = cudarc::driver::CudaContext::new(0).unwrap();
+        record(
+            &format!("{name}/cudarc_module_load_lookup"),
+            time(50, || {
+                let module = cudarc_context
+                    .load_module(cudarc::nvrtc::Ptx::from_binary(image.clone()))
+                    .unwrap();
+                black_box(module.load_function(kernel).unwrap());
+            }),
+        );
+        context.make_current().unwrap();
+    }
+
+    // The cached lookup: a second Library::kernel + Kernel::function.
+    let library = Library::load(&small).unwrap();
+    library.kernel("saxpy").unwrap().function(&context).unwrap();
+    const LOOKUPS: usize = 1_000_000;
+    let per_lookup = time(5, || {
+        for _ in 0..LOOKUPS {
+            black_box(
+                library
+                    .kernel(black_box("saxpy"))
+                    .unwrap()
+                    .function(&context)
+                    .unwrap(),
+            );
+        }
+    }) / LOOKUPS as f64;
+    record("cached_lookup", per_lookup);
+
+    // End to end on small: link PTX, load, first lookup.
+    let ptx = Arc::new(small_ptx);
+    record(
+        "small/e2e_link_load_lookup",
+        time(30, || {
+            let cubin = link(&ptx);
+            let library = Library::load(&cubin).unwrap();
+            black_box(library.kernel("saxpy").unwrap().function(&context).unwrap());
+        }),
+    );
+    let mode = cuda_module::loading_mode()
+        .map(|m| format!("{m:?}"))
+        .unwrap_or_default();
+    results.insert("loading_mode".into(), mode.into());
+    println!("{}", serde_json::Value::Object(results));
+}
