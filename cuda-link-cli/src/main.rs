@@ -7,9 +7,10 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use cuda_link::{Backend, Linker, LinkerOptions, ObjectCode, OutputKind};
+use cuda_link::{Backend, LinkCache, Linker, LinkerOptions, ObjectCode, OutputKind};
 
 #[derive(Parser)]
 #[command(
@@ -25,7 +26,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Link inputs of any kind (cubin, PTX, LTO-IR, fatbin, .o, .a).
-    Link(LinkArgs),
+    Link(Box<LinkArgs>),
     /// Print what files hold: kinds, arches, kernels, fatbin entries.
     Inspect {
         /// Files to inspect.
@@ -118,6 +119,13 @@ struct LinkArgs {
     /// Do not use nvJitLink's in-memory cache.
     #[arg(long)]
     no_cache: bool,
+    /// Serve repeated links from the persistent cache (default directory:
+    /// CUDA_LINK_CACHE_DIR, else ~/.cache/cuda-link).
+    #[arg(long)]
+    cache: bool,
+    /// Use the persistent cache in this directory.
+    #[arg(long)]
+    cache_dir: Option<PathBuf>,
     /// Raw nvJitLink flag (repeatable).
     #[arg(long = "flag", allow_hyphen_values = true)]
     flags: Vec<String>,
@@ -136,7 +144,7 @@ fn normalise_args() -> Vec<String> {
 fn main() -> ExitCode {
     let cli = Cli::parse_from(normalise_args());
     let result = match cli.command {
-        Command::Link(args) => link(args),
+        Command::Link(args) => link(*args),
         Command::Inspect { files, json } => inspect(&files, json),
     };
     match result {
@@ -199,6 +207,14 @@ fn link(args: LinkArgs) -> Result<(), String> {
         },
     };
     let mut linker = Linker::new(options).map_err(|e| e.to_string())?;
+    let cache = match (args.cache_dir, args.cache) {
+        (Some(dir), _) => Some(LinkCache::new(dir)),
+        (None, true) => Some(LinkCache::open_default()),
+        (None, false) => None,
+    };
+    if let Some(cache) = cache {
+        linker = linker.with_cache(Arc::new(cache));
+    }
     for path in &args.inputs {
         let input = ObjectCode::from_path(path).map_err(|e| e.to_string())?;
         linker.add(&input).map_err(|e| e.to_string())?;
@@ -209,8 +225,12 @@ fn link(args: LinkArgs) -> Result<(), String> {
     }
     std::fs::write(&args.output, linked.as_bytes())
         .map_err(|e| format!("cannot write {}: {e}", args.output.display()))?;
+    let cached = match linker.cache().map(|c| c.stats()) {
+        Some(stats) if stats.hits > 0 => ", from the cache",
+        _ => "",
+    };
     eprintln!(
-        "cuda-link: wrote {} ({} bytes, {})",
+        "cuda-link: wrote {} ({} bytes, {}{cached})",
         args.output.display(),
         linked.as_bytes().len(),
         linker.backend_name()

@@ -76,3 +76,29 @@ fn bad_input_names_the_file() {
         "{stderr}"
     );
 }
+
+#[test]
+fn the_second_cached_link_is_a_hit() {
+    let Some(ptx) = fixtures::saxpy_ptx() else {
+        return;
+    };
+    let (dir, input) = temp_file("saxpy.ptx", &ptx);
+    let cache_dir = dir.path().join("cache");
+    let mut outputs = Vec::new();
+    for round in 0..2 {
+        let output = dir.path().join(format!("out{round}.cubin"));
+        let run = cuda_link()
+            .args(["link", "-arch=sm_90", "--cache-dir"])
+            .arg(&cache_dir)
+            .arg("-o")
+            .arg(&output)
+            .arg(&input)
+            .output()
+            .unwrap();
+        assert!(run.status.success());
+        let stderr = String::from_utf8_lossy(&run.stderr).into_owned();
+        assert_eq!(stderr.contains("from the cache"), round == 1, "{stderr}");
+        outputs.push(std::fs::read(output).unwrap());
+    }
+    assert_eq!(outputs[0], outputs[1]);
+}

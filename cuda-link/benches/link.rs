@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use criterion::{Criterion, criterion_group};
-use cuda_link::{Linker, LinkerOptions, ObjectCode, ObjectKind, OutputKind};
+use cuda_link::{LinkCache, Linker, LinkerOptions, ObjectCode, ObjectKind, OutputKind};
 use cuda_link_tests::{fixtures, nvrtc, workloads};
 use nvjitlink_sys::{NvJitLink, nvJitLinkInputType, nvJitLinkResult};
 
@@ -249,7 +249,39 @@ fn median(values: &mut [f64]) -> f64 {
     values[values.len() / 2]
 }
 
-criterion_group!(benches, bench_links);
+/// The persistent cache on **big**: a cold `-no-cache` link against a warm
+/// hit, which hashes the inputs and reads one file.
+fn bench_cache(c: &mut Criterion) {
+    let Some(path) = cuda_link_tests::redist("CUDA_LINK_NVJITLINK_PATH") else {
+        return;
+    };
+    let Some(workloads) = workloads() else { return };
+    let lib = Arc::new(NvJitLink::open(path).unwrap());
+    let big = workloads.iter().find(|w| w.name == "big").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let cache = Arc::new(LinkCache::new(dir.path()));
+    let options = LinkerOptions {
+        no_cache: true,
+        ..LinkerOptions::for_arch("sm_90")
+    };
+    let link = |cache: Option<&Arc<LinkCache>>| {
+        let mut linker = Linker::with_nvjitlink(Arc::clone(&lib), options.clone()).unwrap();
+        if let Some(cache) = cache {
+            linker = linker.with_cache(Arc::clone(cache));
+        }
+        linker.add_many(&big.inputs).unwrap();
+        linker.link(OutputKind::Cubin).unwrap()
+    };
+    link(Some(&cache));
+    let mut group = c.benchmark_group("big_cache");
+    group.sample_size(10);
+    group.bench_function("cold_no_cache", |b| b.iter(|| black_box(link(None))));
+    group.bench_function("warm_hit", |b| b.iter(|| black_box(link(Some(&cache)))));
+    group.finish();
+    assert!(cache.stats().hits > 0);
+}
+
+criterion_group!(benches, bench_links, bench_cache);
 
 fn main() {
     benches();

@@ -20,6 +20,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod arch;
+pub mod cache;
 pub mod cubin;
 mod error;
 pub mod fatbin;
@@ -31,6 +32,7 @@ mod object_code;
 pub mod ptx;
 
 pub use arch::{Arch, ArchVariant};
+pub use cache::{CacheStats, LinkCache};
 pub use error::{ObjectError, Reason};
 pub use inspect::Inspection;
 pub use linker::{Backend, LinkError, Linker, LinkerOptions, OutputKind};

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use cuda_driver_sys::{CUresult, Driver};
-use cuda_link::{Linker, LinkerOptions, ObjectCode, OutputKind};
+use cuda_link::{LinkCache, Linker, LinkerOptions, ObjectCode, OutputKind};
 use cuda_link_tests::{fixtures, nvrtc, workloads};
 use cuda_module::{Context, Library, LoadOptions};
 
@@ -188,6 +188,24 @@ fn main() {
             black_box(library.kernel("saxpy").unwrap().function(&context).unwrap());
         }),
     );
+    // The same with the persistent link cache, warm: the link is a file read.
+    let cache_dir = data_dir.join("link-cache");
+    let cache = Arc::new(LinkCache::new(&cache_dir));
+    record(
+        "small/e2e_link_load_lookup_cached",
+        time(30, || {
+            let mut linker = Linker::new(LinkerOptions {
+                no_cache: true,
+                ..LinkerOptions::for_arch("sm_90")
+            })
+            .unwrap()
+            .with_cache(Arc::clone(&cache));
+            linker.add(&ptx).unwrap();
+            let library = Library::load(&linker.link(OutputKind::Cubin).unwrap()).unwrap();
+            black_box(library.kernel("saxpy").unwrap().function(&context).unwrap());
+        }),
+    );
+    let _ = std::fs::remove_dir_all(&cache_dir);
     let mode = cuda_module::loading_mode()
         .map(|m| format!("{m:?}"))
         .unwrap_or_default();

@@ -46,6 +46,17 @@ pub fn bench(workspace: &Path, extra: &[String]) -> Result<()> {
             _ => println!("| {workload} | - | - | {criterion} | not measured |"),
         }
     }
+    if let (Some(cold), Some(warm)) = (
+        median_ns(workspace, "big_cache", "cold_no_cache"),
+        median_ns(workspace, "big_cache", "warm_hit"),
+    ) {
+        println!(
+            "\npersistent cache on big: cold -no-cache link {}, warm hit {}: {:.0}x faster",
+            format_ns(cold),
+            format_ns(warm),
+            cold / warm
+        );
+    }
     Ok(())
 }
 

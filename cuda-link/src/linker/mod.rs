@@ -10,6 +10,7 @@ use std::sync::{Arc, OnceLock};
 pub use nvjitlink_sys::NvJitLink;
 pub use options::{Backend, LinkerOptions, OutputKind};
 
+use crate::cache::{CacheKey, LinkCache};
 use crate::{Arch, ObjectCode, ObjectError, ObjectKind};
 
 /// Why a link failed. Backend failures carry both logs and the input names.
@@ -193,6 +194,7 @@ pub struct Linker {
     inputs: Vec<ObjectCode>,
     info_log: String,
     error_log: String,
+    cache: Option<Arc<LinkCache>>,
 }
 
 impl fmt::Debug for Linker {
@@ -227,14 +229,7 @@ impl Linker {
                 },
             },
         };
-        Self::check_arch(&options)?;
-        Ok(Linker {
-            options,
-            backend,
-            inputs: Vec::new(),
-            info_log: String::new(),
-            error_log: String::new(),
-        })
+        Self::from_parts(options, backend)
     }
 
     /// A linker on this very nvJitLink, e.g. a specific major.
@@ -243,13 +238,18 @@ impl Linker {
         mut options: LinkerOptions,
     ) -> Result<Self, LinkError> {
         options.backend = Backend::NvJitLink;
+        Self::from_parts(options, Resolved::NvJitLink(library))
+    }
+
+    fn from_parts(options: LinkerOptions, backend: Resolved) -> Result<Self, LinkError> {
         Self::check_arch(&options)?;
         Ok(Linker {
             options,
-            backend: Resolved::NvJitLink(library),
+            backend,
             inputs: Vec::new(),
             info_log: String::new(),
             error_log: String::new(),
+            cache: None,
         })
     }
 
@@ -263,11 +263,25 @@ impl Linker {
         Ok(())
     }
 
-    /// `"nvJitLink 13.5"` or `"driver"`.
+    /// Serves repeated links from `cache` (see [`LinkCache`]).
+    pub fn with_cache(mut self, cache: Arc<LinkCache>) -> Self {
+        self.cache = Some(cache);
+        self
+    }
+
+    /// The cache in use, if any.
+    pub fn cache(&self) -> Option<&Arc<LinkCache>> {
+        self.cache.as_ref()
+    }
+
+    /// `"nvJitLink 13.5"` or `"driver 13000"`: the backend and its version.
     pub fn backend_name(&self) -> String {
         match &self.backend {
             Resolved::NvJitLink(lib) => format!("nvJitLink {}", lib.version_string()),
-            Resolved::Driver(_) => "driver".to_owned(),
+            Resolved::Driver(driver) => match driver.version() {
+                Ok(version) => format!("driver {version}"),
+                Err(_) => "driver".to_owned(),
+            },
         }
     }
 
@@ -349,6 +363,20 @@ impl Linker {
         };
         self.info_log.clear();
         self.error_log.clear();
+        let flags = self.options.nvjitlink_flags(&arch, lto, output);
+        let (kind, name) = match output {
+            OutputKind::Cubin => (ObjectKind::Cubin, "linked.cubin"),
+            OutputKind::Ptx => (ObjectKind::Ptx, "linked.ptx"),
+            OutputKind::Ltoir => (ObjectKind::Ltoir, "linked.ltoir"),
+        };
+        let cached = self.cache.as_ref().map(|cache| {
+            let key = CacheKey::new(&self.backend_name(), output, &flags, &self.inputs);
+            (cache, key)
+        });
+        if let Some(hit) = cached.as_ref().and_then(|(cache, key)| cache.load(key)) {
+            self.info_log = hit.info_log;
+            return Ok(ObjectCode::with_kind(kind, hit.output, name)?);
+        }
         let result = match &self.backend {
             Resolved::NvJitLink(lib) => {
                 if output == OutputKind::Ltoir && lib.version().0 < 13 {
@@ -356,7 +384,6 @@ impl Linker {
                         version: lib.version_string(),
                     });
                 }
-                let flags = self.options.nvjitlink_flags(&arch, lto, output);
                 nvjitlink::link(lib, &flags, &self.inputs, output)
             }
             Resolved::Driver(driver) => {
@@ -373,20 +400,13 @@ impl Linker {
             }
         };
         (self.info_log, self.error_log) = logs;
-        let name = match output {
-            OutputKind::Cubin => "linked.cubin",
-            OutputKind::Ptx => "linked.ptx",
-            OutputKind::Ltoir => "linked.ltoir",
-        };
-        let kind = match output {
-            OutputKind::Cubin => ObjectKind::Cubin,
-            OutputKind::Ptx => ObjectKind::Ptx,
-            OutputKind::Ltoir => ObjectKind::Ltoir,
-        };
-        Ok(ObjectCode::with_kind(kind, bytes, name)?)
+        let linked = ObjectCode::with_kind(kind, bytes, name)?;
+        if let Some((cache, key)) = cached {
+            cache.store(&key, linked.as_bytes(), &self.info_log);
+        }
+        Ok(linked)
     }
 }
-
 /// Logs of a successful link: `(info, error)`.
 pub(crate) type Logs = (String, String);
 
