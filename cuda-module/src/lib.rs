@@ -21,7 +21,7 @@
 
 use std::collections::HashMap;
 use std::ffi::{CStr, CString, c_void};
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 
 use cuda_driver_sys::{
     CUcontext, CUdevice, CUdeviceptr, CUfunction, CUfunction_attribute, CUkernel, CUlibrary,
@@ -121,87 +121,73 @@ fn c_name(name: &str) -> Result<CString, ModuleError> {
 }
 
 /// A CUDA context: the device's primary context or a created one.
+///
+/// Kernels cache their `CUfunction` per `Context` and libraries wait for a
+/// context's work before unloading; both hold only weak references, so a
+/// context dropped first is simply skipped, never touched after its end.
 pub struct Context {
+    inner: Arc<ContextInner>,
+}
+
+struct ContextInner {
     raw: CUcontext,
     device: CUdevice,
     primary: bool,
 }
 
 // SAFETY: a CUcontext may be used from any thread; the driver synchronises.
-unsafe impl Send for Context {}
-// SAFETY: as above; `&Context` only pushes and pops it.
-unsafe impl Sync for Context {}
+unsafe impl Send for ContextInner {}
+// SAFETY: as above; shared access only pushes and pops it.
+unsafe impl Sync for ContextInner {}
 
 impl Context {
     /// Retains the primary context of device `ordinal`.
     pub fn primary(ordinal: i32) -> Result<Self, ModuleError> {
         let driver = driver()?;
-        let mut device = 0;
+        let device = device(driver, ordinal)?;
         let mut raw = std::ptr::null_mut();
-        // SAFETY: out-pointers.
-        unsafe {
-            check(
-                driver,
-                driver.cuDeviceGet(&mut device, ordinal)?,
-                "cuDeviceGet",
-                "",
-            )?;
-            check(
-                driver,
-                driver.cuDevicePrimaryCtxRetain(&mut raw, device)?,
-                "cuDevicePrimaryCtxRetain",
-                "",
-            )?;
-        }
-        Ok(Context {
-            raw,
-            device,
-            primary: true,
-        })
+        // SAFETY: an out-pointer and a valid device.
+        let status = unsafe { driver.cuDevicePrimaryCtxRetain(&mut raw, device) }?;
+        check(driver, status, "cuDevicePrimaryCtxRetain", "")?;
+        Ok(Self::wrap(raw, device, true))
     }
 
     /// Creates a new context on device `ordinal` (it becomes current).
     pub fn create(ordinal: i32) -> Result<Self, ModuleError> {
         let driver = driver()?;
-        let mut device = 0;
+        let device = device(driver, ordinal)?;
         let mut raw = std::ptr::null_mut();
-        // SAFETY: out-pointers.
-        unsafe {
-            check(
-                driver,
-                driver.cuDeviceGet(&mut device, ordinal)?,
-                "cuDeviceGet",
-                "",
-            )?;
-            check(
-                driver,
-                driver.cuCtxCreate_v2(&mut raw, 0, device)?,
-                "cuCtxCreate",
-                "",
-            )?;
+        // SAFETY: an out-pointer and a valid device.
+        let status = unsafe { driver.cuCtxCreate_v2(&mut raw, 0, device) }?;
+        check(driver, status, "cuCtxCreate", "")?;
+        Ok(Self::wrap(raw, device, false))
+    }
+
+    fn wrap(raw: CUcontext, device: CUdevice, primary: bool) -> Self {
+        Context {
+            inner: Arc::new(ContextInner {
+                raw,
+                device,
+                primary,
+            }),
         }
-        Ok(Context {
-            raw,
-            device,
-            primary: false,
-        })
     }
 
     /// The raw handle.
     pub fn as_raw(&self) -> CUcontext {
-        self.raw
+        self.inner.raw
     }
 
     /// The device.
     pub fn device(&self) -> CUdevice {
-        self.device
+        self.inner.device
     }
 
     /// Makes this context current on the calling thread.
     pub fn make_current(&self) -> Result<(), ModuleError> {
         let driver = driver()?;
         // SAFETY: a live context.
-        let status = unsafe { driver.cuCtxSetCurrent(self.raw) }?;
+        let status = unsafe { driver.cuCtxSetCurrent(self.inner.raw) }?;
         check(driver, status, "cuCtxSetCurrent", "")
     }
 
@@ -210,8 +196,17 @@ impl Context {
         &self,
         f: impl FnOnce() -> Result<T, ModuleError>,
     ) -> Result<T, ModuleError> {
+        self.inner.with_current(f)
+    }
+}
+
+impl ContextInner {
+    fn with_current<T>(
+        &self,
+        f: impl FnOnce() -> Result<T, ModuleError>,
+    ) -> Result<T, ModuleError> {
         let driver = driver()?;
-        // SAFETY: a live context.
+        // SAFETY: a live context: `self` is borrowed from a strong reference.
         let status = unsafe { driver.cuCtxPushCurrent_v2(self.raw) }?;
         check(driver, status, "cuCtxPushCurrent", "")?;
         let result = f();
@@ -222,7 +217,7 @@ impl Context {
     }
 }
 
-impl Drop for Context {
+impl Drop for ContextInner {
     fn drop(&mut self) {
         if let Ok(driver) = driver() {
             // SAFETY: releases what `primary` retained or destroys what
@@ -238,14 +233,23 @@ impl Drop for Context {
     }
 }
 
+fn device(driver: &Driver, ordinal: i32) -> Result<CUdevice, ModuleError> {
+    let mut device = 0;
+    // SAFETY: an out-pointer.
+    let status = unsafe { driver.cuDeviceGet(&mut device, ordinal) }?;
+    check(driver, status, "cuDeviceGet", "")?;
+    Ok(device)
+}
+
 /// How to load.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct LoadOptions {
     /// Use `cuModuleLoadDataEx` in the current context even where
     /// `cuLibraryLoadData` exists.
     pub force_module_api: bool,
-    /// Resolve every kernel and its function in the current context at load
-    /// time, whatever `CUDA_MODULE_LOADING` says; lookups then cost nothing.
+    /// Look up every kernel and load its code into the current context at
+    /// load time, whatever `CUDA_MODULE_LOADING` says, so that no first
+    /// launch pays for it.
     pub eager: bool,
     /// Let the driver use the caller's image instead of copying it
     /// (`CU_LIBRARY_BINARY_IS_PRESERVED`); the library keeps the bytes alive.
@@ -292,15 +296,60 @@ enum Handle {
 /// Loaded device code, usable from every context (or, after a fallback to
 /// the module API, from the context current at load time).
 pub struct Library {
-    handle: Handle,
+    loaded: Arc<Loaded>,
     name: String,
     kernels: RwLock<HashMap<Box<str>, Kernel, BuildFnv>>,
+}
+
+/// The loaded handle and what must live as long as it. Every [`Kernel`]
+/// holds it, so the code stays loaded while a kernel can still be launched.
+struct Loaded {
+    handle: Handle,
     /// The JIT error log buffer given to the driver at load time. The driver
-    /// may compile lazily and write it later, so it lives as long as any
-    /// kernel of the library.
-    log: Arc<JitLog>,
+    /// may compile lazily and write it later, so it lives as long as the
+    /// handle.
+    log: JitLog,
+    /// Contexts that resolved a function of this library: their work is
+    /// waited for before unloading, if they still exist.
+    contexts: Mutex<Vec<Weak<ContextInner>>>,
     /// The image, when the driver was told it stays alive.
     _image: Option<Arc<[u8]>>,
+}
+
+impl Loaded {
+    fn record_context(&self, context: &Arc<ContextInner>) {
+        let mut contexts = self.contexts.lock().unwrap_or_else(|p| p.into_inner());
+        contexts.retain(|weak| weak.strong_count() > 0);
+        if !contexts
+            .iter()
+            .any(|weak| std::ptr::eq(weak.as_ptr(), Arc::as_ptr(context)))
+        {
+            contexts.push(Arc::downgrade(context));
+        }
+    }
+}
+
+impl Drop for Loaded {
+    fn drop(&mut self) {
+        let Ok(driver) = driver() else { return };
+        let contexts = std::mem::take(self.contexts.get_mut().unwrap_or_else(|p| p.into_inner()));
+        for context in contexts.iter().filter_map(Weak::upgrade) {
+            // Work queued there may still run this library's code.
+            let _ = context.with_current(|| {
+                // SAFETY: no arguments; the context is pushed and alive.
+                let _ = unsafe { driver.cuCtxSynchronize() };
+                Ok(())
+            });
+        }
+        // SAFETY: unloads what `load_image` loaded, once, after the work
+        // that used it.
+        let _ = unsafe {
+            match self.handle {
+                Handle::Library(library) => driver.cuLibraryUnload(library),
+                Handle::Module(module) => driver.cuModuleUnload(module),
+            }
+        };
+    }
 }
 
 /// A heap buffer the driver writes its JIT error log into.
@@ -318,12 +367,12 @@ unsafe impl Sync for JitLog {}
 impl JitLog {
     const SIZE: usize = 16 * 1024;
 
-    fn new() -> Arc<Self> {
+    fn new() -> Self {
         let buffer = Box::into_raw(vec![0u8; Self::SIZE].into_boxed_slice());
-        Arc::new(JitLog {
+        JitLog {
             buffer: buffer.cast(),
             len: Self::SIZE,
-        })
+        }
     }
 
     fn text(&self) -> String {
@@ -392,11 +441,11 @@ impl std::hash::Hasher for Fnv {
 
 type BuildFnv = std::hash::BuildHasherDefault<Fnv>;
 
-// SAFETY: library and module handles are process-wide driver objects; the
-// kernel cache is behind a mutex.
-unsafe impl Send for Library {}
+// SAFETY: library and module handles are process-wide driver objects,
+// usable from any thread; the context list is behind a mutex.
+unsafe impl Send for Loaded {}
 // SAFETY: as above.
-unsafe impl Sync for Library {}
+unsafe impl Sync for Loaded {}
 
 impl Library {
     /// Loads a cubin, PTX or fatbin with `cuLibraryLoadData`.
@@ -502,18 +551,21 @@ impl Library {
         };
         check_with_log(driver, status, call, name, &log)?;
         let loaded = Library {
-            handle: if use_library {
-                Handle::Library(library)
-            } else {
-                Handle::Module(module)
-            },
+            loaded: Arc::new(Loaded {
+                handle: if use_library {
+                    Handle::Library(library)
+                } else {
+                    Handle::Module(module)
+                },
+                log,
+                contexts: Mutex::default(),
+                _image: match image {
+                    Image::Data(bytes) if preserve => Some(bytes),
+                    _ => None,
+                },
+            }),
             name: name.to_owned(),
             kernels: RwLock::default(),
-            log,
-            _image: match image {
-                Image::Data(bytes) if preserve => Some(bytes),
-                _ => None,
-            },
         };
         if options.eager && use_library {
             loaded.resolve_all_in_current_context()?;
@@ -521,8 +573,8 @@ impl Library {
         Ok(loaded)
     }
 
-    /// Looks up every kernel and its function in the current context, so
-    /// later calls find them cached even under lazy loading.
+    /// Looks up every kernel and loads its code into the current context,
+    /// if there is one.
     fn resolve_all_in_current_context(&self) -> Result<(), ModuleError> {
         let driver = driver()?;
         let mut context = std::ptr::null_mut();
@@ -532,7 +584,7 @@ impl Library {
         for name in self.kernels()? {
             let kernel = self.kernel(&name)?;
             if !context.is_null() {
-                kernel.cached_function(context, || kernel.function_in_current())?;
+                kernel.function_in_current()?;
             }
         }
         Ok(())
@@ -540,7 +592,7 @@ impl Library {
 
     /// Whether this library fell back to the context-bound module API.
     pub fn is_module(&self) -> bool {
-        matches!(self.handle, Handle::Module(_))
+        matches!(self.loaded.handle, Handle::Module(_))
     }
 
     /// The library's name.
@@ -569,7 +621,7 @@ impl Library {
             kernel: name.to_owned(),
             library: self.name.clone(),
         };
-        let handle = match self.handle {
+        let handle = match self.loaded.handle {
             Handle::Library(library) => {
                 let mut raw: CUkernel = std::ptr::null_mut();
                 // SAFETY: a live library, a C string and an out-pointer.
@@ -577,7 +629,13 @@ impl Library {
                 if status == CUresult::CUDA_ERROR_NOT_FOUND {
                     return Err(not_found());
                 }
-                check_with_log(driver, status, "cuLibraryGetKernel", &self.name, &self.log)?;
+                check_with_log(
+                    driver,
+                    status,
+                    "cuLibraryGetKernel",
+                    &self.name,
+                    &self.loaded.log,
+                )?;
                 KernelHandle::Kernel(raw)
             }
             Handle::Module(module) => {
@@ -587,7 +645,13 @@ impl Library {
                 if status == CUresult::CUDA_ERROR_NOT_FOUND {
                     return Err(not_found());
                 }
-                check_with_log(driver, status, "cuModuleGetFunction", &self.name, &self.log)?;
+                check_with_log(
+                    driver,
+                    status,
+                    "cuModuleGetFunction",
+                    &self.name,
+                    &self.loaded.log,
+                )?;
                 KernelHandle::Function(raw)
             }
         };
@@ -597,7 +661,7 @@ impl Library {
                 handle,
                 first_context: OnceLock::new(),
                 other_contexts: Mutex::default(),
-                log: Arc::clone(&self.log),
+                loaded: Arc::clone(&self.loaded),
             }),
         };
         cache.insert(name.into(), kernel.clone());
@@ -606,7 +670,7 @@ impl Library {
 
     /// Every kernel's name, through `cuLibraryEnumerateKernels`.
     pub fn kernels(&self) -> Result<Vec<String>, ModuleError> {
-        let Handle::Library(library) = self.handle else {
+        let Handle::Library(library) = self.loaded.handle else {
             return Err(cuda_driver_sys::SymbolUnavailable {
                 library: "module API",
                 symbol: "cuLibraryEnumerateKernels",
@@ -644,7 +708,7 @@ impl Library {
         let (mut pointer, mut size) = (0, 0);
         // SAFETY: a live handle, a C string and out-pointers.
         let (status, call) = unsafe {
-            match self.handle {
+            match self.loaded.handle {
                 Handle::Library(library) => (
                     driver.cuLibraryGetGlobal(&mut pointer, &mut size, library, c.as_ptr())?,
                     "cuLibraryGetGlobal",
@@ -660,20 +724,6 @@ impl Library {
     }
 }
 
-impl Drop for Library {
-    fn drop(&mut self) {
-        if let Ok(driver) = driver() {
-            // SAFETY: unloads what `load_with` loaded, once.
-            let _ = unsafe {
-                match self.handle {
-                    Handle::Library(library) => driver.cuLibraryUnload(library),
-                    Handle::Module(module) => driver.cuModuleUnload(module),
-                }
-            };
-        }
-    }
-}
-
 #[derive(Clone, Copy)]
 enum KernelHandle {
     Kernel(CUkernel),
@@ -683,10 +733,12 @@ enum KernelHandle {
 struct KernelInner {
     handle: KernelHandle,
     /// `(context, function)` of the first context asked for: most programs
-    /// use one, and a set `OnceLock` is read with a single atomic load.
-    first_context: OnceLock<(usize, usize)>,
-    other_contexts: Mutex<HashMap<usize, usize, BuildFnv>>,
-    log: Arc<JitLog>,
+    /// use one, and a set `OnceLock` is read with a single atomic load. The
+    /// weak reference keeps the context's allocation, so its address cannot
+    /// be reused by another context while the entry exists.
+    first_context: OnceLock<(Weak<ContextInner>, usize)>,
+    other_contexts: Mutex<Vec<(Weak<ContextInner>, usize)>>,
+    loaded: Arc<Loaded>,
 }
 
 // SAFETY: CUkernel and CUfunction are driver handles usable from any thread;
@@ -725,47 +777,50 @@ impl Kernel {
 
     /// The `CUfunction` of `context`; cached per context.
     pub fn function(&self, context: &Context) -> Result<CUfunction, ModuleError> {
-        self.cached_function(context.raw, || {
-            context.with_current(|| self.function_in_current())
-        })
-    }
-
-    fn cached_function(
-        &self,
-        context: CUcontext,
-        resolve: impl FnOnce() -> Result<CUfunction, ModuleError>,
-    ) -> Result<CUfunction, ModuleError> {
         let inner = &*self.inner;
         if let KernelHandle::Function(raw) = inner.handle {
             return Ok(raw);
         }
-        let key = context as usize;
+        let is_this =
+            |weak: &Weak<ContextInner>| std::ptr::eq(weak.as_ptr(), Arc::as_ptr(&context.inner));
         match inner.first_context.get() {
-            Some(&(first, function)) if first == key => return Ok(function as CUfunction),
+            Some((first, function)) if is_this(first) => return Ok(*function as CUfunction),
             Some(_) => {}
             None => {
-                let function = resolve()? as usize;
-                // Another thread may have won the slot; then this context
-                // goes to the map below.
-                if inner.first_context.get_or_init(|| (key, function)).0 == key {
+                let function = self.resolve(context)? as usize;
+                let (winner, _) = inner
+                    .first_context
+                    .get_or_init(|| (Arc::downgrade(&context.inner), function));
+                if is_this(winner) {
                     return Ok(function as CUfunction);
                 }
+                // Another thread took the slot for another context.
                 let mut others = inner
                     .other_contexts
                     .lock()
                     .unwrap_or_else(|p| p.into_inner());
-                return Ok(*others.entry(key).or_insert(function) as CUfunction);
+                others.push((Arc::downgrade(&context.inner), function));
+                return Ok(function as CUfunction);
             }
         }
         let mut others = inner
             .other_contexts
             .lock()
             .unwrap_or_else(|p| p.into_inner());
-        if let Some(&function) = others.get(&key) {
-            return Ok(function as CUfunction);
+        if let Some((_, function)) = others.iter().find(|(weak, _)| is_this(weak)) {
+            return Ok(*function as CUfunction);
         }
-        let function = resolve()?;
-        others.insert(key, function as usize);
+        let function = self.resolve(context)?;
+        others.retain(|(weak, _)| weak.strong_count() > 0);
+        others.push((Arc::downgrade(&context.inner), function as usize));
+        Ok(function)
+    }
+
+    /// Asks the driver for the function in `context`, and remembers the
+    /// context so that unloading waits for its work.
+    fn resolve(&self, context: &Context) -> Result<CUfunction, ModuleError> {
+        let function = context.with_current(|| self.function_in_current())?;
+        self.inner.loaded.record_context(&context.inner);
         Ok(function)
     }
 
@@ -783,7 +838,7 @@ impl Kernel {
                     status,
                     "cuKernelGetFunction",
                     &self.name,
-                    &self.inner.log,
+                    &self.inner.loaded.log,
                 )?;
                 Ok(function)
             }

@@ -32,3 +32,11 @@ fn without_a_driver_loading_is_a_typed_error() {
         Ok(_) => eprintln!("a driver is present here"),
     }
 }
+
+#[test]
+fn handles_cross_threads() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<cuda_module::Library>();
+    assert_send_sync::<cuda_module::Kernel>();
+    assert_send_sync::<cuda_module::Context>();
+}

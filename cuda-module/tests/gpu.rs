@@ -288,7 +288,16 @@ fn one_library_serves_two_contexts() {
         kernel.function(&primary).unwrap(),
         kernel.function(&created).unwrap()
     );
+    // A context dropped before the library is skipped at unload, and a new
+    // context (possibly at the same address) gets a fresh function.
+    drop(created);
+    let again = Context::create(0).unwrap();
+    again.make_current().unwrap();
+    run_saxpy(&again, &library, "saxpy");
+    drop(again);
     primary.make_current().unwrap();
+    drop(kernel);
+    drop(library);
 }
 
 #[test]
@@ -342,4 +351,103 @@ fn a_jit_failure_carries_the_driver_log() {
     assert_eq!(name, "broken.ptx");
     assert!(log.contains("bogus"), "{err}");
     eprintln!("{err}");
+}
+
+const SPIN_CU: &str = r#"
+extern "C" __global__ void spin_then_write(int *out, long long cycles)
+{
+    long long start = clock64();
+    while (clock64() - start < cycles) {
+    }
+    out[0] = 42;
+}
+"#;
+
+/// One Library, loaded once, runs saxpy on every device at once, one
+/// thread per device (on a single-GPU machine: one device).
+#[test]
+fn one_library_serves_every_device() {
+    let Some(_primary) = gpu() else { return };
+    let count = cuda_module::device_count().unwrap();
+    let linked = link(
+        &[ptx_of(fixtures::SAXPY_CU, "saxpy.cu")],
+        Backend::NvJitLink,
+    )
+    .unwrap();
+    let library = Library::load(&linked).unwrap();
+    let kernel = library.kernel("saxpy").unwrap();
+    let contexts: Vec<Context> = (0..count)
+        .map(|ordinal| Context::primary(ordinal).unwrap())
+        .collect();
+    let functions: Vec<_> = contexts
+        .iter()
+        .map(|c| kernel.function(c).unwrap())
+        .collect();
+    for (context, attributes) in contexts.iter().map(|c| (c, kernel.attributes(c).unwrap())) {
+        eprintln!("device {}: {attributes:?}", context.device());
+        assert_eq!(attributes.max_threads_per_block, 1024);
+    }
+    if count > 1 {
+        assert_ne!(
+            functions[0], functions[1],
+            "each device gets its own CUfunction"
+        );
+    }
+    std::thread::scope(|scope| {
+        for context in &contexts {
+            let library = &library;
+            scope.spawn(move || {
+                context.make_current().unwrap();
+                run_saxpy(context, library, "saxpy");
+            });
+        }
+    });
+    eprintln!("saxpy ran on {count} device(s) from one Library");
+}
+
+/// Dropping the last handle of a library while a kernel of it still runs
+/// on another thread's device waits for that work, then unloads.
+#[test]
+fn unloading_waits_for_running_work() {
+    let Some(context) = gpu() else { return };
+    let last = cuda_module::device_count().unwrap() - 1;
+    let linked = link(&[ptx_of(SPIN_CU, "spin.cu")], Backend::NvJitLink).unwrap();
+    let library = Library::load(&linked).unwrap();
+    let kernel = library.kernel("spin_then_write").unwrap();
+    let device_context = Context::primary(last).unwrap();
+    let out = std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                device_context.make_current().unwrap();
+                let out = DeviceBuffer::from_slice(&[0i32]).unwrap();
+                let (mut out_arg, mut cycles) = (out.pointer(), 400_000_000i64);
+                let mut params: [*mut c_void; 2] =
+                    [(&raw mut out_arg).cast(), (&raw mut cycles).cast()];
+                // SAFETY: spin_then_write(int *out, long long cycles), one int.
+                unsafe {
+                    kernel.launch(
+                        &device_context,
+                        (1, 1, 1),
+                        (1, 1, 1),
+                        0,
+                        std::ptr::null_mut(),
+                        &mut params,
+                    )
+                }
+                .unwrap();
+                out
+            })
+            .join()
+            .unwrap()
+    });
+    // The kernel spins for ~0.2 s; dropping both handles unloads, after it.
+    let start = std::time::Instant::now();
+    drop(kernel);
+    drop(library);
+    let waited = start.elapsed();
+    device_context.make_current().unwrap();
+    assert_eq!(out.to_vec::<i32>().unwrap(), [42]);
+    eprintln!("unload waited {waited:?} for the running kernel");
+    assert!(waited >= std::time::Duration::from_millis(50), "{waited:?}");
+    context.make_current().unwrap();
 }

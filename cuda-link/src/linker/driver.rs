@@ -7,7 +7,9 @@ use cuda_driver_sys::{
     Driver,
 };
 
-use super::{LinkError, LinkerOptions, Logs};
+use std::sync::atomic::Ordering;
+
+use super::{LIVE_HANDLES, LinkError, LinkerOptions, Logs};
 use crate::{Arch, ArchVariant, ObjectCode, ObjectKind};
 
 const LOG_SIZE: usize = 64 * 1024;
@@ -200,8 +202,16 @@ struct State<'a> {
     raw: CUlinkState,
 }
 
+impl<'a> State<'a> {
+    fn new(driver: &'a Driver, raw: CUlinkState) -> Self {
+        LIVE_HANDLES.fetch_add(1, Ordering::SeqCst);
+        State { driver, raw }
+    }
+}
+
 impl Drop for State<'_> {
     fn drop(&mut self) {
+        LIVE_HANDLES.fetch_sub(1, Ordering::SeqCst);
         // SAFETY: `raw` came from cuLinkCreate and is destroyed once.
         let _ = unsafe { self.driver.cuLinkDestroy(self.raw) };
     }
@@ -264,7 +274,7 @@ pub(super) fn link(
     if created != CUresult::CUDA_SUCCESS {
         return Err(fail(&jit, "cuLinkCreate", created, None));
     }
-    let state = State { driver, raw };
+    let state = State::new(driver, raw);
 
     for input in inputs {
         // The driver JIT reads PTX as a C string.

@@ -155,6 +155,16 @@ impl LinkError {
     }
 }
 
+/// Backend handles (nvJitLink handles and `CUlinkState`s) open right now,
+/// across all linkers. A link opens one and closes it on every path, so
+/// this is zero whenever no link is running: a leak check for tests.
+pub fn live_handles() -> usize {
+    LIVE_HANDLES.load(std::sync::atomic::Ordering::SeqCst)
+}
+
+pub(crate) static LIVE_HANDLES: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(0);
+
 /// The nvJitLink shared by every linker that does not bring its own.
 pub fn shared_nvjitlink() -> Result<Arc<NvJitLink>, nvjitlink_sys::LoadError> {
     static SHARED: OnceLock<Result<Arc<NvJitLink>, nvjitlink_sys::LoadError>> = OnceLock::new();

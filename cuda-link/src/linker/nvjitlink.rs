@@ -4,7 +4,9 @@ use std::ffi::{CString, c_char};
 
 use nvjitlink_sys::{NvJitLink, nvJitLinkHandle, nvJitLinkInputType, nvJitLinkResult, result_name};
 
-use super::{LinkError, Logs, OutputKind};
+use std::sync::atomic::Ordering;
+
+use super::{LIVE_HANDLES, LinkError, Logs, OutputKind};
 use crate::{ObjectCode, ObjectKind};
 
 /// Owns an nvJitLink handle; destroys it on every path.
@@ -13,8 +15,16 @@ struct Handle<'a> {
     raw: nvJitLinkHandle,
 }
 
+impl<'a> Handle<'a> {
+    fn new(lib: &'a NvJitLink, raw: nvJitLinkHandle) -> Self {
+        LIVE_HANDLES.fetch_add(1, Ordering::SeqCst);
+        Handle { lib, raw }
+    }
+}
+
 impl Drop for Handle<'_> {
     fn drop(&mut self) {
+        LIVE_HANDLES.fetch_sub(1, Ordering::SeqCst);
         // SAFETY: `raw` came from nvJitLinkCreate and is destroyed once. The
         // result is ignored: nothing useful can be done on failure here.
         let _ = unsafe { self.lib.nvJitLinkDestroy(&mut self.raw) };
@@ -114,7 +124,7 @@ pub(super) fn link(
     if created != nvJitLinkResult::NVJITLINK_SUCCESS {
         if !raw.is_null() {
             // Some results (bad options) come with a handle and a log.
-            return Err(Handle { lib, raw }.fail("nvJitLinkCreate", created, None, inputs));
+            return Err(Handle::new(lib, raw).fail("nvJitLinkCreate", created, None, inputs));
         }
         return Err(LinkError::NvJitLink {
             call: "nvJitLinkCreate",
@@ -126,7 +136,7 @@ pub(super) fn link(
             info_log: String::new(),
         });
     }
-    let handle = Handle { lib, raw };
+    let handle = Handle::new(lib, raw);
 
     for (input, name) in inputs.iter().zip(&names) {
         let bytes = input.as_bytes();
