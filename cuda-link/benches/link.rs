@@ -61,6 +61,44 @@ fn workloads() -> Option<Vec<Workload>> {
     ])
 }
 
+impl Workload {
+    /// The nvJitLink flags the raw path passes: what the wrapper derives.
+    fn raw_flags(&self) -> Vec<CString> {
+        let mut flags = vec![c"-arch=sm_90".to_owned(), c"-no-cache".to_owned()];
+        if self.lto {
+            flags.push(c"-lto".to_owned());
+        }
+        flags
+    }
+
+    fn raw_inputs(&self) -> Vec<(nvJitLinkInputType, &[u8], CString)> {
+        self.inputs
+            .iter()
+            .map(|i| {
+                (
+                    input_type(i.kind()),
+                    i.as_bytes(),
+                    CString::new(i.name()).unwrap(),
+                )
+            })
+            .collect()
+    }
+
+    fn wrapper_link(&self, lib: &Arc<NvJitLink>, options: LinkerOptions) -> ObjectCode {
+        let mut linker = Linker::with_nvjitlink(Arc::clone(lib), options).unwrap();
+        linker.add_many(&self.inputs).unwrap();
+        linker.link(OutputKind::Cubin).unwrap()
+    }
+}
+
+/// The provisioned nvJitLink and the workloads, or `None` outside
+/// `cargo xtask bench`.
+fn setup() -> Option<(Arc<NvJitLink>, Vec<Workload>)> {
+    let path = cuda_link_tests::redist("CUDA_LINK_NVJITLINK_PATH")?;
+    let workloads = workloads()?;
+    Some((Arc::new(NvJitLink::open(path).unwrap()), workloads))
+}
+
 /// The same link through nvJitLink's C API and nothing else.
 fn raw_link(
     lib: &NvJitLink,
@@ -118,32 +156,13 @@ fn input_type(kind: ObjectKind) -> nvJitLinkInputType {
 }
 
 fn bench_links(c: &mut Criterion) {
-    let Some(path) = cuda_link_tests::redist("CUDA_LINK_NVJITLINK_PATH") else {
+    let Some((lib, workloads)) = setup() else {
         return;
     };
-    let Some(workloads) = workloads() else { return };
-    let lib = Arc::new(NvJitLink::open(path).unwrap());
     for workload in &workloads {
         let mut group = c.benchmark_group(workload.name);
         group.sample_size(20);
-        let mut flags = vec![
-            CString::new("-arch=sm_90").unwrap(),
-            CString::new("-no-cache").unwrap(),
-        ];
-        if workload.lto {
-            flags.push(CString::new("-lto").unwrap());
-        }
-        let raw_inputs: Vec<_> = workload
-            .inputs
-            .iter()
-            .map(|i| {
-                (
-                    input_type(i.kind()),
-                    i.as_bytes(),
-                    CString::new(i.name()).unwrap(),
-                )
-            })
-            .collect();
+        let (flags, raw_inputs) = (workload.raw_flags(), workload.raw_inputs());
         group.bench_function("raw", |b| {
             b.iter(|| black_box(raw_link(&lib, &flags, &raw_inputs)))
         });
@@ -152,11 +171,7 @@ fn bench_links(c: &mut Criterion) {
             ..LinkerOptions::for_arch("sm_90")
         };
         group.bench_function("wrapper", |b| {
-            b.iter(|| {
-                let mut linker = Linker::with_nvjitlink(Arc::clone(&lib), options.clone()).unwrap();
-                linker.add_many(&workload.inputs).unwrap();
-                black_box(linker.link(OutputKind::Cubin).unwrap())
-            })
+            b.iter(|| black_box(workload.wrapper_link(&lib, options.clone())))
         });
         group.finish();
     }
@@ -166,32 +181,13 @@ fn bench_links(c: &mut Criterion) {
 /// cancels) and reports the median of the per-pair ratios: separate
 /// criterion runs drift by more than the overhead being measured.
 fn paired_overhead() {
-    let Some(path) = cuda_link_tests::redist("CUDA_LINK_NVJITLINK_PATH") else {
+    let Some((lib, workloads)) = setup() else {
         return;
     };
-    let Some(workloads) = workloads() else { return };
-    let lib = Arc::new(NvJitLink::open(path).unwrap());
     let mut report = serde_json::Map::new();
     for workload in &workloads {
         let rounds = if workload.name == "big" { 30 } else { 60 };
-        let mut flags = vec![
-            CString::new("-arch=sm_90").unwrap(),
-            CString::new("-no-cache").unwrap(),
-        ];
-        if workload.lto {
-            flags.push(CString::new("-lto").unwrap());
-        }
-        let raw_inputs: Vec<_> = workload
-            .inputs
-            .iter()
-            .map(|i| {
-                (
-                    input_type(i.kind()),
-                    i.as_bytes(),
-                    CString::new(i.name()).unwrap(),
-                )
-            })
-            .collect();
+        let (flags, raw_inputs) = (workload.raw_flags(), workload.raw_inputs());
         let options = LinkerOptions {
             no_cache: true,
             ..LinkerOptions::for_arch("sm_90")
@@ -203,9 +199,7 @@ fn paired_overhead() {
         };
         let time_wrapper = || {
             let start = Instant::now();
-            let mut linker = Linker::with_nvjitlink(Arc::clone(&lib), options.clone()).unwrap();
-            linker.add_many(&workload.inputs).unwrap();
-            black_box(linker.link(OutputKind::Cubin).unwrap());
+            black_box(workload.wrapper_link(&lib, options.clone()));
             start.elapsed().as_secs_f64()
         };
         let (mut raws, mut wrappers, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
@@ -252,11 +246,9 @@ fn median(values: &mut [f64]) -> f64 {
 /// The persistent cache on **big**: a cold `-no-cache` link against a warm
 /// hit, which hashes the inputs and reads one file.
 fn bench_cache(c: &mut Criterion) {
-    let Some(path) = cuda_link_tests::redist("CUDA_LINK_NVJITLINK_PATH") else {
+    let Some((lib, workloads)) = setup() else {
         return;
     };
-    let Some(workloads) = workloads() else { return };
-    let lib = Arc::new(NvJitLink::open(path).unwrap());
     let big = workloads.iter().find(|w| w.name == "big").unwrap();
     let dir = tempfile::tempdir().unwrap();
     let cache = Arc::new(LinkCache::new(dir.path()));

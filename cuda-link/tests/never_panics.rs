@@ -22,20 +22,7 @@ fn seeds() -> Vec<Vec<u8>> {
     let ptx = b".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 p)\n{\n ret;\n}\n".to_vec();
     let fatbin = fatbin_of(&ptx);
     let object = cuda_link_tests::host_object(&fatbin, ".nv_fatbin");
-    let mut archive = b"!<arch>\n".to_vec();
-    archive.extend_from_slice(
-        format!(
-            "{:<16}{:<12}{:<6}{:<6}{:<8}{:<10}`\n",
-            "k.o/",
-            0,
-            0,
-            0,
-            644,
-            object.len()
-        )
-        .as_bytes(),
-    );
-    archive.extend_from_slice(&object);
+    let archive = cuda_link_tests::ar_archive("k.o", &object);
     let mut ltoir = vec![0xED, 0x43, 0x4E, 0x7F, 1, 0x40];
     ltoir.resize(0x40, 0);
     ltoir[0x1a..0x1c].copy_from_slice(&900u16.to_le_bytes());

@@ -701,7 +701,25 @@ impl Library {
             .collect()
     }
 
-    /// The address and size of a `__device__` variable.
+    /// The address and size of a `__managed__` variable: one address valid
+    /// on the host and every device (`cuLibraryGetManaged`).
+    pub fn managed(&self, name: &str) -> Result<(CUdeviceptr, usize), ModuleError> {
+        let Handle::Library(library) = self.loaded.handle else {
+            // In a module, managed variables are ordinary globals.
+            return self.global(name);
+        };
+        let driver = driver()?;
+        let c = c_name(name)?;
+        let (mut pointer, mut size) = (0, 0);
+        // SAFETY: a live library, a C string and out-pointers.
+        let status =
+            unsafe { driver.cuLibraryGetManaged(&mut pointer, &mut size, library, c.as_ptr()) }?;
+        check(driver, status, "cuLibraryGetManaged", &self.name)?;
+        Ok((pointer, size))
+    }
+
+    /// The address and size of a `__device__` variable in the current
+    /// context's device.
     pub fn global(&self, name: &str) -> Result<(CUdeviceptr, usize), ModuleError> {
         let driver = driver()?;
         let c = c_name(name)?;

@@ -451,3 +451,54 @@ fn unloading_waits_for_running_work() {
     assert!(waited >= std::time::Duration::from_millis(50), "{waited:?}");
     context.make_current().unwrap();
 }
+
+const MANAGED_CU: &str = r#"
+__managed__ int hits;
+
+extern "C" __global__ void count_hits()
+{
+    atomicAdd(&hits, 1);
+}
+"#;
+
+/// A `__managed__` variable is read and written from the host at the
+/// address `cuLibraryGetManaged` gives.
+#[test]
+fn a_managed_variable_is_shared_with_the_host() {
+    let Some(context) = gpu() else { return };
+    let linked = link(&[ptx_of(MANAGED_CU, "managed.cu")], Backend::NvJitLink).unwrap();
+    let library = Library::load(&linked).unwrap();
+    let (address, size) = library.managed("hits").unwrap();
+    assert_eq!(size, 4);
+    let host = address as usize as *mut i32;
+    // SAFETY: managed memory of 4 bytes, host-accessible while no kernel runs.
+    unsafe { host.write_volatile(0) };
+    let kernel = library.kernel("count_hits").unwrap();
+    // SAFETY: count_hits takes no parameters.
+    unsafe {
+        kernel.launch(
+            &context,
+            (4, 1, 1),
+            (256, 1, 1),
+            0,
+            std::ptr::null_mut(),
+            &mut [],
+        )
+    }
+    .unwrap();
+    cuda_module::synchronize(&context).unwrap();
+    // SAFETY: as above, after synchronising.
+    assert_eq!(unsafe { host.read_volatile() }, 1024);
+}
+
+/// Without an arch, the linker takes the current context's device's.
+#[test]
+fn the_arch_defaults_to_the_current_device() {
+    let Some(_context) = gpu() else { return };
+    let mut linker = Linker::new(LinkerOptions::default()).unwrap();
+    linker.add(&ptx_of(fixtures::SAXPY_CU, "saxpy.cu")).unwrap();
+    let cubin = linker.link(OutputKind::Cubin).unwrap();
+    let arches = cubin.inspect().unwrap().arches();
+    assert_eq!(arches.len(), 1);
+    assert_eq!(arches[0].to_string(), arch(), "{arches:?}");
+}

@@ -23,20 +23,7 @@ fn main() {
     let lz4 = fatbin(&["-compress-all"]);
     let zstd = fatbin(&["-compress-all", "-compress-mode=size"]);
     let object = host_object(&lz4, "__nv_relfatbin");
-    let mut archive = b"!<arch>\n".to_vec();
-    archive.extend_from_slice(
-        format!(
-            "{:<16}{:<12}{:<6}{:<6}{:<8}{:<10}`\n",
-            "k.o/",
-            0,
-            0,
-            0,
-            644,
-            object.len()
-        )
-        .as_bytes(),
-    );
-    archive.extend_from_slice(&object);
+    let archive = cuda_link_tests::ar_archive("k.o", &object);
 
     let seeds = workspace().join("fuzz/seeds");
     let write = |target: &str, name: &str, bytes: &[u8]| {

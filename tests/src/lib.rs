@@ -315,6 +315,26 @@ pub fn host_object(fatbin: &[u8], section: &str) -> Vec<u8> {
     obj.write().expect("writing an in-memory ELF cannot fail")
 }
 
+/// A GNU `ar` archive holding one member, as `libfoo.a` files are.
+pub fn ar_archive(member_name: &str, member: &[u8]) -> Vec<u8> {
+    let mut archive = b"!<arch>\n".to_vec();
+    let header = format!(
+        "{:<16}{:<12}{:<6}{:<6}{:<8}{:<10}`\n",
+        format!("{member_name}/"),
+        0,
+        0,
+        0,
+        644,
+        member.len()
+    );
+    archive.extend_from_slice(header.as_bytes());
+    archive.extend_from_slice(member);
+    if member.len() % 2 == 1 {
+        archive.push(b'\n');
+    }
+    archive
+}
+
 /// Writes `bytes` under a fresh temporary folder as `name`.
 pub fn temp_file(name: &str, bytes: &[u8]) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().expect("temporary folder");
