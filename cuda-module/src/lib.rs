@@ -912,7 +912,7 @@ impl Kernel {
         Ok(params)
     }
 
-    /// Launches on `context` and `stream` (null: the default stream).
+    /// Launches on `context` with `config`.
     ///
     /// # Safety
     /// `params` must point at one value per kernel parameter, of the
@@ -921,14 +921,17 @@ impl Kernel {
     pub unsafe fn launch(
         &self,
         context: &Context,
-        grid: (u32, u32, u32),
-        block: (u32, u32, u32),
-        shared_bytes: u32,
-        stream: CUstream,
+        config: LaunchConfig,
         params: &mut [*mut c_void],
     ) -> Result<(), ModuleError> {
         let function = self.function(context)?;
         let driver = driver()?;
+        let LaunchConfig {
+            grid,
+            block,
+            shared_bytes,
+            stream,
+        } = config;
         context.with_current(|| {
             // SAFETY: the caller vouches for the parameters.
             let status = unsafe {
@@ -948,6 +951,32 @@ impl Kernel {
             }?;
             check(driver, status, "cuLaunchKernel", &self.name)
         })
+    }
+}
+
+/// Grid, block, dynamic shared memory and stream of a launch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LaunchConfig {
+    /// Blocks in x, y, z.
+    pub grid: (u32, u32, u32),
+    /// Threads per block in x, y, z.
+    pub block: (u32, u32, u32),
+    /// Dynamic shared memory per block, in bytes.
+    pub shared_bytes: u32,
+    /// The stream; null is the context's default stream.
+    pub stream: CUstream,
+}
+
+impl LaunchConfig {
+    /// One thread per element: `block` threads a block, enough blocks to
+    /// cover `elements`, on the default stream.
+    pub fn for_elements(elements: u32, block: u32) -> Self {
+        LaunchConfig {
+            grid: (elements.div_ceil(block.max(1)), 1, 1),
+            block: (block, 1, 1),
+            shared_bytes: 0,
+            stream: std::ptr::null_mut(),
+        }
     }
 }
 

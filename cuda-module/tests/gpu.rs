@@ -8,7 +8,7 @@ use std::ffi::c_void;
 
 use cuda_link::{Backend, LinkError, Linker, LinkerOptions, ObjectCode, OutputKind};
 use cuda_link_tests::{FatbinInput, fixtures, nvfatbin, nvrtc, ptxas};
-use cuda_module::{Context, DeviceBuffer, Library, LoadOptions, ModuleError};
+use cuda_module::{Context, DeviceBuffer, LaunchConfig, Library, LoadOptions, ModuleError};
 
 const N: usize = 1 << 20;
 
@@ -95,10 +95,7 @@ fn run_saxpy(context: &Context, library: &Library, kernel: &str) {
     unsafe {
         kernel.launch(
             context,
-            ((N as u32).div_ceil(256), 1, 1),
-            (256, 1, 1),
-            0,
-            std::ptr::null_mut(),
+            LaunchConfig::for_elements(N as u32, 256),
             &mut params,
         )
     }
@@ -258,10 +255,7 @@ fn a_global_written_from_the_host_is_read_by_the_kernel() {
     unsafe {
         kernel.launch(
             &context,
-            (4, 1, 1),
-            (256, 1, 1),
-            0,
-            std::ptr::null_mut(),
+            LaunchConfig::for_elements(4 * 256, 256),
             &mut params,
         )
     }
@@ -427,10 +421,7 @@ fn unloading_waits_for_running_work() {
                 unsafe {
                     kernel.launch(
                         &device_context,
-                        (1, 1, 1),
-                        (1, 1, 1),
-                        0,
-                        std::ptr::null_mut(),
+                        LaunchConfig::for_elements(1, 1),
                         &mut params,
                     )
                 }
@@ -475,17 +466,7 @@ fn a_managed_variable_is_shared_with_the_host() {
     unsafe { host.write_volatile(0) };
     let kernel = library.kernel("count_hits").unwrap();
     // SAFETY: count_hits takes no parameters.
-    unsafe {
-        kernel.launch(
-            &context,
-            (4, 1, 1),
-            (256, 1, 1),
-            0,
-            std::ptr::null_mut(),
-            &mut [],
-        )
-    }
-    .unwrap();
+    unsafe { kernel.launch(&context, LaunchConfig::for_elements(4 * 256, 256), &mut []) }.unwrap();
     cuda_module::synchronize(&context).unwrap();
     // SAFETY: as above, after synchronising.
     assert_eq!(unsafe { host.read_volatile() }, 1024);
