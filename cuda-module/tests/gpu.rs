@@ -59,7 +59,7 @@ fn report_the_machine() {
         driver.path().display(),
         driver.resolution(),
         cuda_module::device_count().unwrap(),
-        cuda_link::linker::shared_nvjitlink().map(|l| format!(
+        cuda_link::linker::NvJitLink::global().map(|l| format!(
             "{} from {}",
             l.version_string(),
             l.path().display()

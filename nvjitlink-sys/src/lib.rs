@@ -26,7 +26,7 @@
 //! (`__nvJitLinkCreate_13_5`) would pin a minor release.
 
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use cuda_dylib::{Library, LibrarySpec, SearchEnv};
 pub use cuda_dylib::{NotFound, Source, SymbolUnavailable};
@@ -152,13 +152,10 @@ impl NvJitLink {
         Self::from_library(library, path.to_path_buf(), Source::Override)
     }
 
-    /// The process-wide instance, loaded on first use.
-    pub fn global() -> Result<&'static Self, LoadError> {
-        static GLOBAL: OnceLock<Result<NvJitLink, LoadError>> = OnceLock::new();
-        GLOBAL
-            .get_or_init(Self::load)
-            .as_ref()
-            .map_err(Clone::clone)
+    /// The process-wide instance, loaded on first use and shared.
+    pub fn global() -> Result<Arc<Self>, LoadError> {
+        static GLOBAL: OnceLock<Result<Arc<NvJitLink>, LoadError>> = OnceLock::new();
+        GLOBAL.get_or_init(|| Self::load().map(Arc::new)).clone()
     }
 
     fn from_library(library: Library, path: PathBuf, source: Source) -> Result<Self, LoadError> {

@@ -5,7 +5,7 @@ mod nvjitlink;
 mod options;
 
 use std::fmt;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 pub use nvjitlink_sys::NvJitLink;
 pub use options::{Backend, LinkerOptions, OutputKind};
@@ -165,14 +165,6 @@ pub fn live_handles() -> usize {
 pub(crate) static LIVE_HANDLES: std::sync::atomic::AtomicUsize =
     std::sync::atomic::AtomicUsize::new(0);
 
-/// The nvJitLink shared by every linker that does not bring its own.
-pub fn shared_nvjitlink() -> Result<Arc<NvJitLink>, nvjitlink_sys::LoadError> {
-    static SHARED: OnceLock<Result<Arc<NvJitLink>, nvjitlink_sys::LoadError>> = OnceLock::new();
-    SHARED
-        .get_or_init(|| NvJitLink::load().map(Arc::new))
-        .clone()
-}
-
 /// The backend a linker resolved to.
 #[derive(Clone)]
 enum Resolved {
@@ -224,9 +216,9 @@ impl Linker {
     /// A linker with the backend `options.backend` picks.
     pub fn new(options: LinkerOptions) -> Result<Self, LinkError> {
         let backend = match options.backend {
-            Backend::NvJitLink => Resolved::NvJitLink(shared_nvjitlink()?),
+            Backend::NvJitLink => Resolved::NvJitLink(NvJitLink::global()?),
             Backend::Driver => Resolved::Driver(cuda_driver_sys::Driver::global()?),
-            Backend::Auto => match shared_nvjitlink() {
+            Backend::Auto => match NvJitLink::global() {
                 Ok(lib) => Resolved::NvJitLink(lib),
                 Err(nvjitlink) => match cuda_driver_sys::Driver::global() {
                     Ok(driver) => Resolved::Driver(driver),
