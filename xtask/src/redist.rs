@@ -86,6 +86,7 @@ pub fn ensure(workspace: &Path, wheels: &[&str]) -> Result<()> {
                 "--quiet",
                 "--no-deps",
                 "--disable-pip-version-check",
+                "--root-user-action=ignore",
             ])
             .arg("--target")
             .arg(&target)
