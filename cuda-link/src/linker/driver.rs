@@ -7,9 +7,7 @@ use cuda_driver_sys::{
     Driver,
 };
 
-use std::sync::atomic::Ordering;
-
-use super::{LIVE_HANDLES, LinkError, LinkerOptions, Logs};
+use super::{LinkError, LinkerOptions, LiveHandle, Logs, log_text};
 use crate::{Arch, ArchVariant, ObjectCode, ObjectKind};
 
 const LOG_SIZE: usize = 64 * 1024;
@@ -188,11 +186,7 @@ impl JitOptions {
     }
 
     fn logs(&self) -> Logs {
-        let text = |buffer: &[u8]| {
-            let end = buffer.iter().position(|&b| b == 0).unwrap_or(buffer.len());
-            String::from_utf8_lossy(&buffer[..end]).into_owned()
-        };
-        (text(&self.info_log), text(&self.error_log))
+        (log_text(&self.info_log), log_text(&self.error_log))
     }
 }
 
@@ -200,18 +194,21 @@ impl JitOptions {
 struct State<'a> {
     driver: &'a Driver,
     raw: CUlinkState,
+    _live: LiveHandle,
 }
 
 impl<'a> State<'a> {
     fn new(driver: &'a Driver, raw: CUlinkState) -> Self {
-        LIVE_HANDLES.fetch_add(1, Ordering::SeqCst);
-        State { driver, raw }
+        State {
+            driver,
+            raw,
+            _live: LiveHandle::new(),
+        }
     }
 }
 
 impl Drop for State<'_> {
     fn drop(&mut self) {
-        LIVE_HANDLES.fetch_sub(1, Ordering::SeqCst);
         // SAFETY: `raw` came from cuLinkCreate and is destroyed once.
         let _ = unsafe { self.driver.cuLinkDestroy(self.raw) };
     }

@@ -162,8 +162,30 @@ pub fn live_handles() -> usize {
     LIVE_HANDLES.load(std::sync::atomic::Ordering::SeqCst)
 }
 
-pub(crate) static LIVE_HANDLES: std::sync::atomic::AtomicUsize =
-    std::sync::atomic::AtomicUsize::new(0);
+static LIVE_HANDLES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Counts one open backend handle for as long as it lives; each backend's
+/// handle guard holds one.
+struct LiveHandle(());
+
+impl LiveHandle {
+    fn new() -> Self {
+        LIVE_HANDLES.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        LiveHandle(())
+    }
+}
+
+impl Drop for LiveHandle {
+    fn drop(&mut self) {
+        LIVE_HANDLES.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// The text of a log buffer, up to its first NUL.
+fn log_text(buffer: &[u8]) -> String {
+    let end = buffer.iter().position(|&b| b == 0).unwrap_or(buffer.len());
+    String::from_utf8_lossy(&buffer[..end]).into_owned()
+}
 
 /// The backend a linker resolved to.
 #[derive(Clone)]

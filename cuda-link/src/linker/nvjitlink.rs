@@ -4,27 +4,28 @@ use std::ffi::{CString, c_char};
 
 use nvjitlink_sys::{NvJitLink, nvJitLinkHandle, nvJitLinkInputType, nvJitLinkResult, result_name};
 
-use std::sync::atomic::Ordering;
-
-use super::{LIVE_HANDLES, LinkError, Logs, OutputKind};
+use super::{LinkError, LiveHandle, Logs, OutputKind, log_text};
 use crate::{ObjectCode, ObjectKind};
 
 /// Owns an nvJitLink handle; destroys it on every path.
 struct Handle<'a> {
     lib: &'a NvJitLink,
     raw: nvJitLinkHandle,
+    _live: LiveHandle,
 }
 
 impl<'a> Handle<'a> {
     fn new(lib: &'a NvJitLink, raw: nvJitLinkHandle) -> Self {
-        LIVE_HANDLES.fetch_add(1, Ordering::SeqCst);
-        Handle { lib, raw }
+        Handle {
+            lib,
+            raw,
+            _live: LiveHandle::new(),
+        }
     }
 }
 
 impl Drop for Handle<'_> {
     fn drop(&mut self) {
-        LIVE_HANDLES.fetch_sub(1, Ordering::SeqCst);
         // SAFETY: `raw` came from nvJitLinkCreate and is destroyed once. The
         // result is ignored: nothing useful can be done on failure here.
         let _ = unsafe { self.lib.nvJitLinkDestroy(&mut self.raw) };
@@ -55,8 +56,7 @@ fn read_log(
     if copy(buffer.as_mut_ptr().cast()) != Ok(nvJitLinkResult::NVJITLINK_SUCCESS) {
         return String::new();
     }
-    let end = buffer.iter().position(|&b| b == 0).unwrap_or(buffer.len());
-    String::from_utf8_lossy(&buffer[..end]).into_owned()
+    log_text(&buffer)
 }
 
 impl Handle<'_> {
