@@ -165,6 +165,23 @@ fn ptx_and_ltoir_outputs() {
             );
         }
 
+        // The ptx option and the requested output must agree.
+        let options = LinkerOptions {
+            ptx: true,
+            link_time_optimization: Some(true),
+            ..sm90()
+        };
+        let mut asks_for_ptx = Linker::with_nvjitlink(Arc::clone(&lib), options).unwrap();
+        asks_for_ptx.add_many([&main, &scale, &offset]).unwrap();
+        assert!(matches!(
+            asks_for_ptx.link(OutputKind::Cubin),
+            Err(LinkError::InvalidOption { option: "ptx", .. })
+        ));
+        assert_eq!(
+            asks_for_ptx.link(OutputKind::Ptx).unwrap().kind(),
+            ObjectKind::Ptx
+        );
+
         // PTX output needs LTO, which plain PTX inputs do not bring.
         let mut plain = linker_for_ptx_only(&lib);
         assert!(matches!(

@@ -374,6 +374,14 @@ impl Linker {
             return Err(LinkError::NoInputs);
         }
         let lto = self.uses_lto();
+        if self.options.ptx && output != OutputKind::Ptx {
+            return Err(LinkError::InvalidOption {
+                option: "ptx",
+                detail: format!(
+                    "ptx = true asks for PTX output, but link was called for {output:?}"
+                ),
+            });
+        }
         match output {
             OutputKind::Ptx if !lto => return Err(LinkError::OutputNeedsLto { output: "PTX" }),
             OutputKind::Ltoir if !lto => {
