@@ -126,16 +126,8 @@ impl Driver {
 
     /// Loads exactly this file with the chosen resolution.
     pub fn open(path: impl AsRef<Path>, resolution: Resolution) -> Result<Self, LoadError> {
-        let path = path.as_ref();
-        let library = cuda_dylib::open_file(path.as_os_str()).map_err(|err| NotFound {
-            library: SPEC.display_name,
-            attempts: vec![cuda_dylib::Attempt {
-                path: path.to_path_buf(),
-                source: Source::Override,
-                reason: err.to_string(),
-            }],
-        })?;
-        Self::from_library(library, path.to_path_buf(), Source::Override, resolution)
+        let opened = cuda_dylib::open_exact(&SPEC, path.as_ref())?;
+        Self::from_library(opened.library, opened.path, opened.source, resolution)
     }
 
     /// The process-wide instance, loaded on first use.

@@ -340,6 +340,26 @@ pub fn open(spec: &LibrarySpec, env: &SearchEnv) -> Result<Opened, NotFound> {
     })
 }
 
+/// Opens exactly `path` for `spec`, as an explicit choice: a failure is a
+/// [`NotFound`] whose one attempt names the path and the loader's reason.
+pub fn open_exact(spec: &LibrarySpec, path: &Path) -> Result<Opened, NotFound> {
+    match open_file(path.as_os_str()) {
+        Ok(library) => Ok(Opened {
+            library,
+            path: path.to_path_buf(),
+            source: Source::Override,
+        }),
+        Err(err) => Err(NotFound {
+            library: spec.display_name,
+            attempts: vec![Attempt {
+                path: path.to_path_buf(),
+                source: Source::Override,
+                reason: err.to_string(),
+            }],
+        }),
+    }
+}
+
 /// Opens one file, or a bare name through the system loader.
 pub fn open_file(path: &OsStr) -> Result<Library, libloading::Error> {
     // SAFETY: loading runs the library's initialisers. The libraries this

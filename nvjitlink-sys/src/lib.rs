@@ -140,16 +140,8 @@ impl NvJitLink {
 
     /// Loads exactly this file.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, LoadError> {
-        let path = path.as_ref();
-        let library = cuda_dylib::open_file(path.as_os_str()).map_err(|err| NotFound {
-            library: SPEC.display_name,
-            attempts: vec![cuda_dylib::Attempt {
-                path: path.to_path_buf(),
-                source: Source::Override,
-                reason: err.to_string(),
-            }],
-        })?;
-        Self::from_library(library, path.to_path_buf(), Source::Override)
+        let opened = cuda_dylib::open_exact(&SPEC, path.as_ref())?;
+        Self::from_library(opened.library, opened.path, opened.source)
     }
 
     /// The process-wide instance, loaded on first use and shared.
