@@ -97,23 +97,11 @@ fn check(
     }
     Err(ModuleError::Call {
         call,
-        result: result_name(driver, status),
+        result: driver.error_name(status),
         code: status.0,
         name: name.to_owned(),
         log: String::new(),
     })
-}
-
-fn result_name(driver: &Driver, status: CUresult) -> String {
-    let mut text: *const std::ffi::c_char = std::ptr::null();
-    // SAFETY: an out-pointer; the driver returns a static string.
-    match unsafe { driver.cuGetErrorName(status, &mut text) } {
-        // SAFETY: non-null, NUL-terminated and static.
-        Ok(CUresult::CUDA_SUCCESS) if !text.is_null() => unsafe { CStr::from_ptr(text) }
-            .to_string_lossy()
-            .into_owned(),
-        _ => format!("CUresult {}", status.0),
-    }
 }
 
 fn c_name(name: &str) -> Result<CString, ModuleError> {

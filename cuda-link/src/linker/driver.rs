@@ -1,6 +1,6 @@
 //! The driver backend: `cuLinkCreate` / `cuLinkAddData` / `cuLinkComplete`.
 
-use std::ffi::{CStr, CString, c_void};
+use std::ffi::{CString, c_void};
 
 use cuda_driver_sys::{
     CUdevice_attribute, CUjit_cacheMode, CUjit_option, CUjitInputType, CUlinkState, CUresult,
@@ -36,21 +36,6 @@ pub(super) fn current_device_arch() -> Option<String> {
             return None;
         }
         Some(format!("sm_{major}{minor}"))
-    }
-}
-
-/// The name of a `CUresult`, via `cuGetErrorName`.
-pub(crate) fn result_name(driver: &Driver, result: CUresult) -> String {
-    let mut name: *const std::ffi::c_char = std::ptr::null();
-    // SAFETY: an out-pointer; the driver returns a static string.
-    match unsafe { driver.cuGetErrorName(result, &mut name) } {
-        Ok(CUresult::CUDA_SUCCESS) if !name.is_null() => {
-            // SAFETY: non-null, NUL-terminated, static.
-            unsafe { CStr::from_ptr(name) }
-                .to_string_lossy()
-                .into_owned()
-        }
-        _ => format!("CUresult {}", result.0),
     }
 }
 
@@ -246,7 +231,7 @@ pub(super) fn link(
         let (info_log, error_log) = jit.logs();
         LinkError::Driver {
             call,
-            result: result_name(driver, result),
+            result: driver.error_name(result),
             code: result.0,
             input: input.map(str::to_owned),
             inputs: names.clone(),
