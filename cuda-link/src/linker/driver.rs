@@ -7,7 +7,7 @@ use cuda_driver_sys::{
     Driver,
 };
 
-use super::{LinkError, LinkerOptions, LiveHandle, Logs, log_text};
+use super::{LinkError, LinkerOptions, LiveHandle, Logs, c_input_name, c_strings, log_text};
 use crate::{Arch, ArchVariant, ObjectCode, ObjectKind};
 
 const LOG_SIZE: usize = 64 * 1024;
@@ -81,14 +81,7 @@ impl JitOptions {
         if names.is_empty() {
             return Ok(());
         }
-        let owned: Vec<CString> = names
-            .iter()
-            .map(|n| CString::new(n.as_str()))
-            .collect::<Result<_, _>>()
-            .map_err(|e| LinkError::InvalidOption {
-                option: "kernels_used / variables_used",
-                detail: e.to_string(),
-            })?;
+        let owned = c_strings(names, "kernels_used / variables_used")?;
         let mut ptrs: Vec<*const std::ffi::c_char> = owned.iter().map(|n| n.as_ptr()).collect();
         self.keys.push(key);
         self.values.push(ptrs.as_mut_ptr().cast());
@@ -267,7 +260,7 @@ pub(super) fn link(
             owned.push(0);
             bytes = &owned;
         }
-        let name = CString::new(input.name().replace('\0', "?")).unwrap_or_default();
+        let name = c_input_name(input);
         // SAFETY: the data and name outlive the call; no per-input options.
         let added = unsafe {
             driver.cuLinkAddData_v2(

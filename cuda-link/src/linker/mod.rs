@@ -181,6 +181,27 @@ impl Drop for LiveHandle {
     }
 }
 
+/// Option strings as C strings; one with a NUL byte is an invalid `option`.
+fn c_strings(
+    strings: &[String],
+    option: &'static str,
+) -> Result<Vec<std::ffi::CString>, LinkError> {
+    strings
+        .iter()
+        .map(|s| std::ffi::CString::new(s.as_str()))
+        .collect::<Result<_, _>>()
+        .map_err(|e| LinkError::InvalidOption {
+            option,
+            detail: e.to_string(),
+        })
+}
+
+/// An input's name as a C string for the backend's logs; a NUL in it
+/// becomes `?` rather than failing the link.
+fn c_input_name(input: &ObjectCode) -> std::ffi::CString {
+    std::ffi::CString::new(input.name().replace('\0', "?")).unwrap_or_default()
+}
+
 /// The text of a log buffer, up to its first NUL.
 fn log_text(buffer: &[u8]) -> String {
     let end = buffer.iter().position(|&b| b == 0).unwrap_or(buffer.len());

@@ -4,7 +4,7 @@ use std::ffi::{CString, c_char};
 
 use nvjitlink_sys::{NvJitLink, nvJitLinkHandle, nvJitLinkInputType, nvJitLinkResult, result_name};
 
-use super::{LinkError, LiveHandle, Logs, OutputKind, log_text};
+use super::{LinkError, LiveHandle, Logs, OutputKind, c_input_name, c_strings, log_text};
 use crate::{ObjectCode, ObjectKind};
 
 /// Owns an nvJitLink handle; destroys it on every path.
@@ -103,19 +103,9 @@ pub(super) fn link(
     inputs: &[ObjectCode],
     output: OutputKind,
 ) -> Result<(Vec<u8>, Logs), LinkError> {
-    let flags: Vec<CString> = flags
-        .iter()
-        .map(|f| CString::new(f.as_str()))
-        .collect::<Result<_, _>>()
-        .map_err(|e| LinkError::InvalidOption {
-            option: "flags",
-            detail: e.to_string(),
-        })?;
+    let flags = c_strings(flags, "flags")?;
     let mut flag_ptrs: Vec<*const c_char> = flags.iter().map(|f| f.as_ptr()).collect();
-    let names: Vec<CString> = inputs
-        .iter()
-        .map(|i| CString::new(i.name().replace('\0', "?")).unwrap_or_default())
-        .collect();
+    let names: Vec<CString> = inputs.iter().map(c_input_name).collect();
 
     let mut raw: nvJitLinkHandle = std::ptr::null_mut();
     // SAFETY: an out-pointer and `flag_ptrs.len()` valid C strings.
