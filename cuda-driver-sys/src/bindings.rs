@@ -9850,7 +9850,9 @@ pub type PFN_cuWaitExternalSemaphoresAsync = unsafe extern "C" fn(
 ///Every entry point of the pinned `cuda.h` (12.x), resolved at run time.
 ///
 /// Each field is `None` where the library does not export the symbol.
-#[derive(Clone, Copy)]
+/// The addresses are valid only while the library they came from
+/// stays loaded, so the table is neither `Clone` nor `Copy`: it lives
+/// next to the library handle that keeps them valid.
 pub struct DriverFns {
     pub cuArray3DCreate_v2: Option<PFN_cuArray3DCreate_v2>,
     pub cuArray3DGetDescriptor_v2: Option<PFN_cuArray3DGetDescriptor_v2>,
@@ -10823,8 +10825,10 @@ impl DriverFns {
     ///
     /// # Safety
     /// `resolve` must return null or the address of a function
-    /// with the C signature that the header declares for that name,
-    /// valid for as long as the table is used.
+    /// with the C signature that the header declares for that name.
+    /// The library those addresses belong to must stay loaded for as
+    /// long as the table, or a function pointer copied out of it, is
+    /// used.
     pub unsafe fn load(
         mut resolve: impl FnMut(&core::ffi::CStr) -> *mut core::ffi::c_void,
     ) -> Self {

@@ -24,7 +24,7 @@
 //! On a machine without the driver, [`Driver::load`] returns
 //! [`LoadError::NotFound`] naming every place tried; nothing panics.
 
-use std::ffi::{CStr, c_void};
+use std::ffi::{CStr, c_char, c_void};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -105,7 +105,7 @@ impl std::ops::Deref for Driver {
 
 /// The `cuGetProcAddress` signature of CUDA 12.0 and later.
 type GetProcAddress = unsafe extern "C" fn(
-    *const i8,
+    *const c_char,
     *mut *mut c_void,
     i32,
     u64,
@@ -114,8 +114,14 @@ type GetProcAddress = unsafe extern "C" fn(
 
 impl Driver {
     /// Searches for the driver and resolves every entry point.
+    ///
+    /// Safe, unlike [`open`](Self::open): it opens only `libcuda.so.1` (or
+    /// `.so`) through the system loader, or the file that the process
+    /// environment names in `CUDA_LINK_LIBCUDA_PATH`, with the same trust as
+    /// `LD_LIBRARY_PATH`.
     pub fn load() -> Result<Self, LoadError> {
-        let opened = cuda_dylib::open(&SPEC, &SearchEnv::from_process())?;
+        // SAFETY: as above; the driver's initialisers have no preconditions.
+        let opened = unsafe { cuda_dylib::open(&SPEC, &SearchEnv::from_process()) }?;
         Self::from_library(
             opened.library,
             opened.path,
@@ -125,8 +131,15 @@ impl Driver {
     }
 
     /// Loads exactly this file with the chosen resolution.
-    pub fn open(path: impl AsRef<Path>, resolution: Resolution) -> Result<Self, LoadError> {
-        let opened = cuda_dylib::open_exact(&SPEC, path.as_ref())?;
+    ///
+    /// # Safety
+    /// `path` must be the CUDA driver (or a library whose initialisers are
+    /// sound to run and which then fails the symbol checks): loading runs
+    /// its initialisers, and every later call trusts its exported functions
+    /// to have the driver's signatures.
+    pub unsafe fn open(path: impl AsRef<Path>, resolution: Resolution) -> Result<Self, LoadError> {
+        // SAFETY: the caller vouches for `path`.
+        let opened = unsafe { cuda_dylib::open_exact(&SPEC, path.as_ref()) }?;
         Self::from_library(opened.library, opened.path, opened.source, resolution)
     }
 
@@ -186,7 +199,8 @@ impl Driver {
             cuda_dylib::raw_symbol(&library, name)
         };
         // SAFETY: every address comes from the driver for exactly that name,
-        // at the ABI of the header the table was generated from.
+        // at the ABI of the header the table was generated from; the table
+        // is stored next to `library`, which keeps the addresses valid.
         let fns = unsafe { DriverFns::load(resolve) };
         Ok(Driver {
             fns,

@@ -29,7 +29,9 @@
 //!     wheel_dirs: &["nvidia/cu13/lib", "nvidia/nvjitlink/lib"],
 //!     toolkit_dirs: &["lib64", "lib"],
 //! };
-//! let opened = cuda_dylib::open(&SPEC, &SearchEnv::from_process()).unwrap();
+//! // SAFETY: every candidate is NVIDIA's nvJitLink, whose initialisers
+//! // have no preconditions.
+//! let opened = unsafe { cuda_dylib::open(&SPEC, &SearchEnv::from_process()) }.unwrap();
 //! println!("loaded {}", opened.path.display());
 //! ```
 
@@ -307,7 +309,14 @@ pub struct SymbolUnavailable {
 }
 
 /// Searches for `spec` and opens the first candidate that loads.
-pub fn open(spec: &LibrarySpec, env: &SearchEnv) -> Result<Opened, NotFound> {
+///
+/// # Safety
+/// Opening a library runs its initialisers and later calls trust its
+/// symbols. Every candidate that `spec` and `env` lead to (see
+/// [`candidates`]) must be the library `spec` describes, or a file whose
+/// initialisers are sound to run: the same trust the dynamic loader gives
+/// `LD_LIBRARY_PATH`.
+pub unsafe fn open(spec: &LibrarySpec, env: &SearchEnv) -> Result<Opened, NotFound> {
     let mut attempts = Vec::new();
     for candidate in candidates(spec, env) {
         let bare = candidate.source == Source::SystemLoader;
@@ -319,7 +328,8 @@ pub fn open(spec: &LibrarySpec, env: &SearchEnv) -> Result<Opened, NotFound> {
             });
             continue;
         }
-        match open_file(candidate.path.as_os_str()) {
+        // SAFETY: the caller vouches for every candidate.
+        match unsafe { open_file(candidate.path.as_os_str()) } {
             Ok(library) => {
                 return Ok(Opened {
                     library,
@@ -342,8 +352,13 @@ pub fn open(spec: &LibrarySpec, env: &SearchEnv) -> Result<Opened, NotFound> {
 
 /// Opens exactly `path` for `spec`, as an explicit choice: a failure is a
 /// [`NotFound`] whose one attempt names the path and the loader's reason.
-pub fn open_exact(spec: &LibrarySpec, path: &Path) -> Result<Opened, NotFound> {
-    match open_file(path.as_os_str()) {
+///
+/// # Safety
+/// As for [`open_file`]: `path` must be a library whose initialisers are
+/// sound to run.
+pub unsafe fn open_exact(spec: &LibrarySpec, path: &Path) -> Result<Opened, NotFound> {
+    // SAFETY: the caller vouches for `path`.
+    match unsafe { open_file(path.as_os_str()) } {
         Ok(library) => Ok(Opened {
             library,
             path: path.to_path_buf(),
@@ -361,10 +376,14 @@ pub fn open_exact(spec: &LibrarySpec, path: &Path) -> Result<Opened, NotFound> {
 }
 
 /// Opens one file, or a bare name through the system loader.
-pub fn open_file(path: &OsStr) -> Result<Library, libloading::Error> {
-    // SAFETY: loading runs the library's initialisers. The libraries this
-    // crate is used for are NVIDIA's, whose initialisers have no
-    // preconditions; a caller naming another file takes on that contract.
+///
+/// # Safety
+/// Loading runs the library's initialisers, which may do anything: `path`
+/// must name a library whose initialisers are sound to run (NVIDIA's have
+/// no preconditions). This is `libloading::Library::new`'s contract, and
+/// the reason ash's `Entry::load_from` is `unsafe` too.
+pub unsafe fn open_file(path: &OsStr) -> Result<Library, libloading::Error> {
+    // SAFETY: the caller vouches for the file's initialisers.
     unsafe { Library::new(path) }
 }
 
@@ -448,7 +467,8 @@ mod tests {
             default_toolkit: Some(root.path().join("usr-local-cuda")),
             ..SearchEnv::default()
         };
-        let err = open(&SPEC, &env).unwrap_err();
+        // SAFETY: the only files are text, which the loader refuses.
+        let err = unsafe { open(&SPEC, &env) }.unwrap_err();
         let loaded_tries: Vec<&Attempt> = err
             .attempts
             .iter()
@@ -468,7 +488,9 @@ mod tests {
             system_loader: true,
             ..SearchEnv::default()
         };
-        let err = open(&SPEC, &env).unwrap_err();
+        // SAFETY: nothing exists at any candidate but the system loader's
+        // bare names, which are not real libraries.
+        let err = unsafe { open(&SPEC, &env) }.unwrap_err();
         let text = err.to_string();
         assert!(text.starts_with("fake not found; tried:"), "{text}");
         for candidate in candidates(&SPEC, &env) {

@@ -96,7 +96,9 @@ impl Workload {
 fn setup() -> Option<(Arc<NvJitLink>, Vec<Workload>)> {
     let path = cuda_link_tests::redist("CUDA_LINK_NVJITLINK_PATH")?;
     let workloads = workloads()?;
-    Some((Arc::new(NvJitLink::open(path).unwrap()), workloads))
+    // SAFETY: the pinned nvJitLink wheel that `cargo xtask test` installed.
+    let lib = unsafe { NvJitLink::open(path) }.unwrap();
+    Some((Arc::new(lib), workloads))
 }
 
 /// The same link through nvJitLink's C API and nothing else.

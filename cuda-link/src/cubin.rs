@@ -99,6 +99,14 @@ pub fn elf_type(data: &[u8]) -> ParseResult<ElfType> {
     }
 }
 
+/// Validates everything a loader or a linker trusts: the CUDA header, then
+/// the whole ELF structure (see [`crate::elf`]). Returns the ELF type.
+pub(crate) fn validate(data: &[u8]) -> ParseResult<ElfType> {
+    let elf_type = elf_type(data)?;
+    crate::elf::validate(data, "cubin ELF")?;
+    Ok(elf_type)
+}
+
 /// Reads arch, type and symbols.
 pub fn inspect(data: &[u8]) -> ParseResult<CubinInfo> {
     let elf_type = elf_type(data)?;

@@ -90,6 +90,15 @@ pub enum Reason {
         /// The decoder's message.
         detail: String,
     },
+    /// Something inside a container is invalid: a fatbin entry, an embedded
+    /// fatbin of a host object, or an archive member.
+    #[error("{place}: {reason}")]
+    Inside {
+        /// Where, e.g. `"fatbin entry 2"` or `"member foo.o"`.
+        place: String,
+        /// What is wrong there.
+        reason: Box<Reason>,
+    },
     /// An executable cubin offered to a linker.
     #[error(
         "executable (ET_EXEC) cubin cannot be linked: nvJitLink would silently drop its kernels; \
@@ -107,43 +116,15 @@ impl ObjectError {
     }
 }
 
+impl Reason {
+    /// `reason`, found at `place` inside a container.
+    pub(crate) fn inside(place: impl Into<String>, reason: Reason) -> Self {
+        Reason::Inside {
+            place: place.into(),
+            reason: Box::new(reason),
+        }
+    }
+}
+
 /// Shorthand for parser results that do not know the input's name yet.
 pub(crate) type ParseResult<T> = Result<T, Reason>;
-
-/// A bounds-checked slice, `data[offset..offset + len]`.
-pub(crate) fn slice<'a>(
-    data: &'a [u8],
-    offset: u64,
-    len: u64,
-    what: &'static str,
-) -> ParseResult<&'a [u8]> {
-    let truncated = || Reason::Truncated {
-        what,
-        offset,
-        needed: len,
-        available: (data.len() as u64).saturating_sub(offset),
-    };
-    let start = usize::try_from(offset).map_err(|_| truncated())?;
-    let len_usize = usize::try_from(len).map_err(|_| truncated())?;
-    let end = start.checked_add(len_usize).ok_or_else(truncated)?;
-    data.get(start..end).ok_or_else(truncated)
-}
-
-pub(crate) fn read_u16(data: &[u8], offset: u64, what: &'static str) -> ParseResult<u16> {
-    let bytes = slice(data, offset, 2, what)?;
-    Ok(u16::from_le_bytes([bytes[0], bytes[1]]))
-}
-
-pub(crate) fn read_u32(data: &[u8], offset: u64, what: &'static str) -> ParseResult<u32> {
-    let bytes = slice(data, offset, 4, what)?;
-    Ok(u32::from_le_bytes(
-        bytes.try_into().expect("slice has length 4"),
-    ))
-}
-
-pub(crate) fn read_u64(data: &[u8], offset: u64, what: &'static str) -> ParseResult<u64> {
-    let bytes = slice(data, offset, 8, what)?;
-    Ok(u64::from_le_bytes(
-        bytes.try_into().expect("slice has length 8"),
-    ))
-}

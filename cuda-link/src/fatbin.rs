@@ -10,7 +10,8 @@ use std::borrow::Cow;
 use serde::Serialize;
 
 use crate::arch::{Arch, ArchVariant};
-use crate::error::{ParseResult, Reason, read_u16, read_u32, read_u64, slice};
+use crate::error::{ParseResult, Reason};
+use crate::reader::{read_u16, read_u32, read_u64, slice};
 
 /// `0xBA55ED50`, little-endian at offset 0.
 pub const MAGIC: u32 = 0xBA55_ED50;
@@ -144,12 +145,24 @@ impl<'a> Entry<'a> {
         self.flags & FLAG_DEBUG != 0
     }
 
-    /// The payload, decompressed if needed. Plain payloads are borrowed.
+    /// The payload, decompressed if needed, with PTX's NUL padding
+    /// removed. Plain payloads are borrowed.
     ///
     /// The output is capped at the declared uncompressed size (and at
     /// [`MAX_DECOMPRESSED_SIZE`]); a payload that decodes to another size is
     /// an error.
     pub fn decompress(&self) -> ParseResult<Cow<'a, [u8]>> {
+        Ok(match self.decompress_exact()? {
+            Cow::Borrowed(bytes) => Cow::Borrowed(trim_ptx_padding(self.kind, bytes)),
+            Cow::Owned(bytes) => match trim_ptx_padding(self.kind, &bytes).len() {
+                len if len == bytes.len() => Cow::Owned(bytes),
+                len => Cow::Owned(bytes[..len].to_vec()),
+            },
+        })
+    }
+
+    /// The payload as the driver sees it: decompressed, padding kept.
+    fn decompress_exact(&self) -> ParseResult<Cow<'a, [u8]>> {
         if self.is_opaque() {
             return Err(Reason::Malformed {
                 what: "fatbin entry",
@@ -167,7 +180,7 @@ impl<'a> Entry<'a> {
             detail,
         };
         if self.compression == Compression::None {
-            return Ok(Cow::Borrowed(trim_ptx_padding(self.kind, self.payload)));
+            return Ok(Cow::Borrowed(self.payload));
         }
         if expected > MAX_DECOMPRESSED_SIZE {
             return Err(err(format!(
@@ -190,10 +203,7 @@ impl<'a> Entry<'a> {
                 output.len()
             )));
         }
-        Ok(match trim_ptx_padding(self.kind, &output).len() {
-            len if len == output.len() => Cow::Owned(output),
-            len => Cow::Owned(output[..len].to_vec()),
-        })
+        Ok(Cow::Owned(output))
     }
 }
 
@@ -354,6 +364,39 @@ fn text_in_header(header: &[u8], offset: u64, len: u64) -> ParseResult<String> {
     Ok(String::from_utf8_lossy(bytes)
         .trim_end_matches('\0')
         .to_owned())
+}
+
+/// Parses a fatbin and validates every entry (see [`validate_entries`]).
+pub(crate) fn validate(data: &[u8]) -> ParseResult<()> {
+    validate_entries(&parse(data)?)
+}
+
+/// Checks what the driver and nvJitLink read inside the entries: each
+/// cubin, decompressed if need be, is a structurally valid cubin, and each
+/// PTX text ends in a NUL, as they read it up to one.
+pub(crate) fn validate_entries(fatbin: &Fatbin<'_>) -> ParseResult<()> {
+    for entry in &fatbin.entries {
+        let place = || format!("fatbin entry {}", entry.index);
+        match entry.kind {
+            EntryKind::Cubin => {
+                let payload = entry.decompress_exact()?;
+                crate::cubin::validate(&payload).map_err(|r| Reason::inside(place(), r))?;
+            }
+            EntryKind::Ptx | EntryKind::RelocatablePtx => {
+                if !entry.decompress_exact()?.contains(&0) {
+                    let detail = "PTX text is not NUL-terminated".to_owned();
+                    let reason = Reason::Malformed {
+                        what: "fatbin entry",
+                        detail,
+                    };
+                    return Err(Reason::inside(place(), reason));
+                }
+            }
+            // LTO-IR is read with its size; unknown kinds are not ours to judge.
+            EntryKind::Ltoir | EntryKind::Unknown(_) => {}
+        }
+    }
+    Ok(())
 }
 
 /// Parses every fatbin in a section, back to back at 8-byte alignment.

@@ -100,10 +100,31 @@ pub fn members(data: &[u8]) -> ParseResult<Vec<Member<'_>>> {
     Ok(members)
 }
 
-/// Checks that at least one member carries device code, as nvJitLink needs.
-pub fn validate_archive(data: &[u8]) -> ParseResult<()> {
-    let members = members(data)?;
-    if members.iter().any(|m| parse_object(m.data).is_ok()) {
+/// Validates a host object for nvJitLink: the whole ELF structure, and
+/// every embedded fatbin with its entries.
+pub(crate) fn validate_object(data: &[u8]) -> ParseResult<()> {
+    crate::elf::validate(data, "host object")?;
+    for embedded in parse_object(data)?.fatbins {
+        let place = format!("{} fatbin at {:#x}", embedded.section, embedded.offset);
+        fatbin::validate_entries(&embedded.fatbin).map_err(|r| Reason::inside(place, r))?;
+    }
+    Ok(())
+}
+
+/// Validates every member as a host object (members without device code
+/// are allowed, as nvJitLink skips them) and requires at least one with
+/// device code, as nvJitLink does.
+pub(crate) fn validate_archive(data: &[u8]) -> ParseResult<()> {
+    let mut device_code = false;
+    for member in members(data)? {
+        let inside = |reason| Reason::inside(format!("member {}", member.name), reason);
+        match validate_object(member.data) {
+            Ok(()) => device_code = true,
+            Err(Reason::NoDeviceCode) => {}
+            Err(reason) => return Err(inside(reason)),
+        }
+    }
+    if device_code {
         Ok(())
     } else {
         Err(Reason::ArchiveWithoutDeviceCode)

@@ -22,6 +22,7 @@
 pub mod arch;
 pub mod cache;
 pub mod cubin;
+mod elf;
 mod error;
 pub mod fatbin;
 pub mod host;
@@ -30,10 +31,11 @@ pub mod linker;
 pub mod ltoir;
 mod object_code;
 pub mod ptx;
+mod reader;
 
 pub use arch::{Arch, ArchVariant};
 pub use cache::{CacheStats, LinkCache};
 pub use error::{ObjectError, Reason};
 pub use inspect::Inspection;
 pub use linker::{Backend, LinkError, Linker, LinkerOptions, OutputKind};
-pub use object_code::{ObjectCode, ObjectKind};
+pub use object_code::{ObjectCode, ObjectKind, ValidatedImage};

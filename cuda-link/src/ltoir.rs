@@ -4,7 +4,8 @@
 use serde::Serialize;
 
 use crate::arch::{Arch, ArchVariant};
-use crate::error::{ParseResult, Reason, read_u16, read_u32};
+use crate::error::{ParseResult, Reason};
+use crate::reader::{read_u16, read_u32};
 
 /// `0x7F4E43ED`, little-endian at offset 0.
 pub const MAGIC: u32 = 0x7F4E_43ED;

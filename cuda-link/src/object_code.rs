@@ -89,14 +89,15 @@ impl ObjectKind {
         }
     }
 
-    /// Checks that `data` is well-formed as this kind, reading headers only.
+    /// Checks everything a C API that trusts offsets, or takes no size, will
+    /// read: whole ELF structures, every fatbin entry, every archive member.
     fn validate(self, data: &[u8]) -> ParseResult<()> {
         match self {
-            ObjectKind::Cubin => cubin::elf_type(data).map(drop),
+            ObjectKind::Cubin => cubin::validate(data).map(drop),
             ObjectKind::Ptx => ptx::validate(data),
             ObjectKind::Ltoir => ltoir::inspect(data).map(drop),
-            ObjectKind::Fatbin => fatbin::parse(data).map(drop),
-            ObjectKind::Object => host::parse_object(data).map(drop),
+            ObjectKind::Fatbin => fatbin::validate(data),
+            ObjectKind::Object => host::validate_object(data),
             ObjectKind::Library => host::validate_archive(data),
         }
     }
@@ -110,9 +111,11 @@ impl fmt::Display for ObjectKind {
 
 /// Device code of any kind, with a name for logs and errors.
 ///
-/// Construction checks the headers, so a value of this type is known to be
-/// of its kind. Bytes are shared: cloning is cheap and the linker passes
-/// them to the backend without copying.
+/// Construction validates everything that the C libraries will trust (see
+/// [`ValidatedImage`]), so a value of this type is known to be of its kind
+/// and safe to hand to nvJitLink, `cuLink*` or `cuLibraryLoadData`. Bytes
+/// are shared: cloning is cheap and the linker passes them to the backend
+/// without copying.
 ///
 /// ```
 /// use cuda_link::{ObjectCode, ObjectKind};
@@ -127,16 +130,65 @@ impl fmt::Display for ObjectKind {
 #[derive(Clone)]
 pub struct ObjectCode {
     name: Arc<str>,
+    image: ValidatedImage,
+    /// The length of the bytes as given: the image of PTX given without a
+    /// trailing NUL is one byte longer.
+    len: usize,
+}
+
+/// The bytes of an [`ObjectCode`] as C code may see them.
+///
+/// `cuLibraryLoadData` and `cuModuleLoadData*` take no size, nvJitLink and
+/// the driver follow the offsets inside an ELF without checking them, and
+/// both read PTX up to a NUL whatever size they are given. So every byte
+/// string that reaches them is one of these, which only [`ObjectCode`]'s
+/// constructors make, after checking:
+///
+/// * cubins: the ELF header, section and program header tables, every
+///   section's and segment's range, the section-name and symbol tables;
+/// * fatbins: the header and entry sizes, every cubin entry (decompressed)
+///   as above, every PTX entry NUL-terminated;
+/// * host objects and archives: every member's ELF structure and every
+///   embedded fatbin as above;
+/// * PTX: a NUL at the end, appended once at construction when missing.
+#[derive(Clone)]
+pub struct ValidatedImage {
     kind: ObjectKind,
-    data: Arc<[u8]>,
+    bytes: Arc<[u8]>,
+}
+
+impl ValidatedImage {
+    /// The kind the bytes were validated as.
+    pub fn kind(&self) -> ObjectKind {
+        self.kind
+    }
+
+    /// The bytes, NUL-terminated for PTX.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The bytes, shared, e.g. to keep them alive for a loaded library.
+    pub fn shared(&self) -> Arc<[u8]> {
+        Arc::clone(&self.bytes)
+    }
+}
+
+impl fmt::Debug for ValidatedImage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ValidatedImage")
+            .field("kind", &self.kind)
+            .field("size", &self.bytes.len())
+            .finish()
+    }
 }
 
 impl fmt::Debug for ObjectCode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ObjectCode")
             .field("name", &self.name)
-            .field("kind", &self.kind)
-            .field("size", &self.data.len())
+            .field("kind", &self.image.kind)
+            .field("size", &self.len)
             .finish()
     }
 }
@@ -195,10 +247,17 @@ impl ObjectCode {
             _ => {}
         }
         kind.validate(&data).map_err(fail)?;
+        let len = data.len();
+        let bytes = match kind {
+            // nvJitLink and the driver read PTX up to a NUL, whatever size
+            // they are given; nvcc and ptxas write none.
+            ObjectKind::Ptx if data.last() != Some(&0) => [&data[..], &[0]].concat().into(),
+            _ => data,
+        };
         Ok(ObjectCode {
             name: name.into(),
-            kind,
-            data,
+            image: ValidatedImage { kind, bytes },
+            len,
         })
     }
 
@@ -257,17 +316,18 @@ impl ObjectCode {
 
     /// The kind.
     pub fn kind(&self) -> ObjectKind {
-        self.kind
+        self.image.kind
     }
 
-    /// The bytes.
+    /// The bytes, as given.
     pub fn as_bytes(&self) -> &[u8] {
-        &self.data
+        &self.image.bytes[..self.len]
     }
 
-    /// The bytes, shared.
-    pub fn shared_bytes(&self) -> Arc<[u8]> {
-        Arc::clone(&self.data)
+    /// The validated bytes for C code: the only way bytes reach nvJitLink,
+    /// `cuLink*` and `cuLibraryLoadData`.
+    pub fn image(&self) -> &ValidatedImage {
+        &self.image
     }
 
     /// The object under another name.
@@ -281,7 +341,8 @@ impl ObjectCode {
     /// Refuses inputs a linker would mishandle: an executable cubin, whose
     /// kernels nvJitLink silently drops.
     pub fn check_linkable(&self) -> Result<(), ObjectError> {
-        if self.kind == ObjectKind::Cubin && cubin::elf_type(&self.data) == Ok(ElfType::Executable)
+        if self.kind() == ObjectKind::Cubin
+            && cubin::elf_type(self.as_bytes()) == Ok(ElfType::Executable)
         {
             return Err(ObjectError::new(&self.name, Reason::ExecutableCubin));
         }
@@ -291,11 +352,11 @@ impl ObjectCode {
     /// Reads everything this object holds, in pure Rust: arches, kernels,
     /// fatbin entries (decompressed to look inside), archive members.
     pub fn inspect(&self) -> Result<Inspection, ObjectError> {
-        inspect::inspect(self.kind, &self.data)
+        inspect::inspect(self.kind(), self.as_bytes())
             .map(|contents| Inspection {
                 name: self.name.to_string(),
-                kind: self.kind,
-                size: self.data.len(),
+                kind: self.kind(),
+                size: self.len,
                 contents,
             })
             .map_err(|reason| ObjectError::new(&self.name, reason))

@@ -20,35 +20,13 @@ fn exercise(bytes: Vec<u8>) {
 /// no NVIDIA library.
 fn seeds() -> Vec<Vec<u8>> {
     let ptx = b".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 p)\n{\n ret;\n}\n".to_vec();
-    let fatbin = fatbin_of(&ptx);
+    let fatbin = cuda_link_tests::hostile::raw_fatbin(&[(1, 90, &ptx)]);
     let object = cuda_link_tests::host_object(&fatbin, ".nv_fatbin");
     let archive = cuda_link_tests::ar_archive("k.o", &object);
     let mut ltoir = vec![0xED, 0x43, 0x4E, 0x7F, 1, 0x40];
     ltoir.resize(0x40, 0);
     ltoir[0x1a..0x1c].copy_from_slice(&900u16.to_le_bytes());
     vec![ptx, fatbin, object, archive, ltoir]
-}
-
-fn fatbin_of(payload: &[u8]) -> Vec<u8> {
-    let padded = payload.len().next_multiple_of(8);
-    let mut entry = Vec::new();
-    entry.extend_from_slice(&1u16.to_le_bytes());
-    entry.extend_from_slice(&0x0101u16.to_le_bytes());
-    entry.extend_from_slice(&64u32.to_le_bytes());
-    entry.extend_from_slice(&(padded as u64).to_le_bytes());
-    entry.extend_from_slice(&[0; 8]);
-    entry.extend_from_slice(&[0, 0, 8, 0]);
-    entry.extend_from_slice(&90u32.to_le_bytes());
-    entry.extend_from_slice(&[0; 8]);
-    entry.extend_from_slice(&0x11u64.to_le_bytes());
-    entry.extend_from_slice(&[0; 16]);
-    entry.extend_from_slice(payload);
-    entry.resize(64 + padded, 0);
-    let mut out = 0xBA55_ED50u32.to_le_bytes().to_vec();
-    out.extend_from_slice(&[1, 0, 16, 0]);
-    out.extend_from_slice(&(entry.len() as u64).to_le_bytes());
-    out.extend_from_slice(&entry);
-    out
 }
 
 #[test]

@@ -69,6 +69,9 @@ pub enum ModuleError {
         /// Its kind.
         kind: ObjectKind,
     },
+    /// The bytes or file to load failed validation.
+    #[error(transparent)]
+    Object(#[from] cuda_link::ObjectError),
     /// A name with an interior NUL.
     #[error("name contains a NUL byte: {0:?}")]
     BadName(String),
@@ -244,12 +247,6 @@ pub struct LoadOptions {
     pub binary_is_preserved: bool,
 }
 
-/// What `load_image` loads.
-enum Image<'a> {
-    Data(Arc<[u8]>),
-    File(&'a CStr),
-}
-
 /// Whether modules load lazily, as `CUDA_MODULE_LOADING` set it at `cuInit`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LoadingMode {
@@ -295,7 +292,7 @@ struct Loaded {
     handle: Handle,
     /// The JIT error log buffer given to the driver at load time. The driver
     /// may compile lazily and write it later, so it lives as long as the
-    /// handle.
+    /// handle, and every call that may compile holds its lock.
     log: JitLog,
     /// Contexts that resolved a function of this library: their work is
     /// waited for before unloading, if they still exist.
@@ -341,16 +338,31 @@ impl Drop for Loaded {
 }
 
 /// A heap buffer the driver writes its JIT error log into.
+///
+/// The driver keeps the pointer for the library's lifetime: with lazy
+/// loading it compiles, and writes the log, inside later calls such as
+/// `cuKernelGetFunction` or `cuLibraryGetGlobal` in a new context. Every
+/// such call is made through [`JitLog::lock`], and the text is read only
+/// under that same lock, so the driver's writes and our reads never overlap.
 struct JitLog {
     buffer: *mut u8,
     len: usize,
+    lock: Mutex<()>,
 }
 
-// SAFETY: the driver writes the buffer only during our own calls into it,
-// and we read it only after such a call failed on the same thread.
+// SAFETY: the buffer is a plain heap allocation owned by this value; the
+// driver writes it only during calls made under `lock` (see the type's
+// docs), and it is read only under `lock`.
 unsafe impl Send for JitLog {}
-// SAFETY: as above.
+// SAFETY: as above: shared access goes through `lock`.
 unsafe impl Sync for JitLog {}
+
+/// Proof that the log's lock is held: driver calls that may compile this
+/// library's code are made while one lives, and the log is read through it.
+struct LogGuard<'a> {
+    log: &'a JitLog,
+    _held: std::sync::MutexGuard<'a, ()>,
+}
 
 impl JitLog {
     const SIZE: usize = 16 * 1024;
@@ -360,12 +372,23 @@ impl JitLog {
         JitLog {
             buffer: buffer.cast(),
             len: Self::SIZE,
+            lock: Mutex::new(()),
         }
     }
 
+    fn lock(&self) -> LogGuard<'_> {
+        LogGuard {
+            log: self,
+            _held: self.lock.lock().unwrap_or_else(|p| p.into_inner()),
+        }
+    }
+}
+
+impl LogGuard<'_> {
     fn text(&self) -> String {
-        // SAFETY: `buffer` holds `len` initialised bytes until Drop.
-        let bytes = unsafe { std::slice::from_raw_parts(self.buffer, self.len) };
+        // SAFETY: `buffer` holds `len` initialised bytes until Drop, and the
+        // driver does not write it while the lock is held (see `JitLog`).
+        let bytes = unsafe { std::slice::from_raw_parts(self.log.buffer, self.log.len) };
         let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
         String::from_utf8_lossy(&bytes[..end]).into_owned()
     }
@@ -373,7 +396,8 @@ impl JitLog {
 
 impl Drop for JitLog {
     fn drop(&mut self) {
-        // SAFETY: reconstructs the box made in `new`, once.
+        // SAFETY: reconstructs the box made in `new`, once; the library that
+        // held the pointer was unloaded before (`Loaded::drop` runs first).
         drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(self.buffer, self.len)) });
     }
 }
@@ -384,7 +408,7 @@ fn check_with_log(
     status: CUresult,
     call: &'static str,
     name: &str,
-    log: &JitLog,
+    log: &LogGuard<'_>,
 ) -> Result<(), ModuleError> {
     check(driver, status, call, name).map_err(|error| match error {
         ModuleError::Call {
@@ -441,13 +465,13 @@ impl Library {
         Self::load_with(code, LoadOptions::default())
     }
 
-    /// Loads a file with `cuLibraryLoadFromFile` (or `cuModuleLoad` where
-    /// the driver has no `cuLibrary*`).
+    /// Reads, validates and loads a file.
+    ///
+    /// The file is read and validated like [`ObjectCode::from_path`], then
+    /// loaded from memory: `cuLibraryLoadFromFile` would let the driver
+    /// parse bytes that no one checked, or that changed after the check.
     pub fn from_file(path: impl AsRef<std::path::Path>) -> Result<Self, ModuleError> {
-        let path = path.as_ref();
-        let name = path.display().to_string();
-        let c_path = c_name(&name)?;
-        Self::load_image(Image::File(&c_path), &name, LoadOptions::default())
+        Self::load(&ObjectCode::from_path(path)?)
     }
 
     /// Loads with options.
@@ -461,17 +485,12 @@ impl Library {
                 kind: code.kind(),
             });
         }
-        // The driver reads PTX as a C string; other images go as they are.
-        let image: Arc<[u8]> = match code.as_bytes() {
-            ptx if code.kind() == ObjectKind::Ptx && ptx.last() != Some(&0) => {
-                [ptx, &[0]].concat().into()
-            }
-            _ => code.shared_bytes(),
-        };
-        Self::load_image(Image::Data(image), code.name(), options)
+        // Only a validated image reaches the size-less load calls.
+        Self::load_image(code.image().shared(), code.name(), options)
     }
 
-    fn load_image(image: Image<'_>, name: &str, options: LoadOptions) -> Result<Self, ModuleError> {
+    /// Loads validated bytes: `image` is a [`cuda_link::ValidatedImage`]'s.
+    fn load_image(image: Arc<[u8]>, name: &str, options: LoadOptions) -> Result<Self, ModuleError> {
         let driver = driver()?;
         let log = JitLog::new();
         let mut jit_keys = [
@@ -482,7 +501,7 @@ impl Library {
             log.buffer.cast::<c_void>(),
             std::ptr::without_provenance_mut(log.len),
         ];
-        let preserve = options.binary_is_preserved && matches!(image, Image::Data(_));
+        let preserve = options.binary_is_preserved;
         let mut library_keys = [cuda_driver_sys::CUlibraryOption::CU_LIBRARY_BINARY_IS_PRESERVED];
         let mut library_values = [std::ptr::without_provenance_mut::<c_void>(1)];
         let library_count = u32::from(preserve);
@@ -490,54 +509,38 @@ impl Library {
 
         let mut library: CUlibrary = std::ptr::null_mut();
         let mut module: CUmodule = std::ptr::null_mut();
-        // SAFETY: in all four calls, the image or path outlives the call (and,
-        // when preserved, the library, which keeps it); the option arrays
-        // match their counts; out-pointers are valid.
+        let guard = log.lock();
+        // SAFETY: `image` is validated (every offset inside it is in bounds,
+        // PTX ends in a NUL), so the size-less calls read only its bytes; it
+        // outlives the call, and the library when preserved, as the library
+        // keeps it. The option arrays match their counts; out-pointers are
+        // valid; the log buffer lives as long as the handle.
         let (status, call) = unsafe {
-            match (&image, use_library) {
-                (Image::Data(bytes), true) => (
-                    driver.cuLibraryLoadData(
-                        &mut library,
-                        bytes.as_ptr().cast(),
-                        jit_keys.as_mut_ptr(),
-                        jit_values.as_mut_ptr(),
-                        jit_keys.len() as u32,
-                        library_keys.as_mut_ptr(),
-                        library_values.as_mut_ptr(),
-                        library_count,
-                    )?,
-                    "cuLibraryLoadData",
-                ),
-                (Image::File(path), true) => (
-                    driver.cuLibraryLoadFromFile(
-                        &mut library,
-                        path.as_ptr(),
-                        jit_keys.as_mut_ptr(),
-                        jit_values.as_mut_ptr(),
-                        jit_keys.len() as u32,
-                        std::ptr::null_mut(),
-                        std::ptr::null_mut(),
-                        0,
-                    )?,
-                    "cuLibraryLoadFromFile",
-                ),
-                (Image::Data(bytes), false) => (
-                    driver.cuModuleLoadDataEx(
-                        &mut module,
-                        bytes.as_ptr().cast(),
-                        jit_keys.len() as u32,
-                        jit_keys.as_mut_ptr(),
-                        jit_values.as_mut_ptr(),
-                    )?,
-                    "cuModuleLoadDataEx",
-                ),
-                (Image::File(path), false) => (
-                    driver.cuModuleLoad(&mut module, path.as_ptr())?,
-                    "cuModuleLoad",
-                ),
+            if use_library {
+                let status = driver.cuLibraryLoadData(
+                    &mut library,
+                    image.as_ptr().cast(),
+                    jit_keys.as_mut_ptr(),
+                    jit_values.as_mut_ptr(),
+                    jit_keys.len() as u32,
+                    library_keys.as_mut_ptr(),
+                    library_values.as_mut_ptr(),
+                    library_count,
+                )?;
+                (status, "cuLibraryLoadData")
+            } else {
+                let status = driver.cuModuleLoadDataEx(
+                    &mut module,
+                    image.as_ptr().cast(),
+                    jit_keys.len() as u32,
+                    jit_keys.as_mut_ptr(),
+                    jit_values.as_mut_ptr(),
+                )?;
+                (status, "cuModuleLoadDataEx")
             }
         };
-        check_with_log(driver, status, call, name, &log)?;
+        check_with_log(driver, status, call, name, &guard)?;
+        drop(guard);
         let loaded = Library {
             loaded: Arc::new(Loaded {
                 handle: if use_library {
@@ -547,10 +550,7 @@ impl Library {
                 },
                 log,
                 contexts: Mutex::default(),
-                _image: match image {
-                    Image::Data(bytes) if preserve => Some(bytes),
-                    _ => None,
-                },
+                _image: preserve.then_some(image),
             }),
             name: name.to_owned(),
             kernels: RwLock::default(),
@@ -609,6 +609,7 @@ impl Library {
             kernel: name.to_owned(),
             library: self.name.clone(),
         };
+        let log = self.loaded.log.lock();
         let handle = match self.loaded.handle {
             Handle::Library(library) => {
                 let mut raw: CUkernel = std::ptr::null_mut();
@@ -617,13 +618,7 @@ impl Library {
                 if status == CUresult::CUDA_ERROR_NOT_FOUND {
                     return Err(not_found());
                 }
-                check_with_log(
-                    driver,
-                    status,
-                    "cuLibraryGetKernel",
-                    &self.name,
-                    &self.loaded.log,
-                )?;
+                check_with_log(driver, status, "cuLibraryGetKernel", &self.name, &log)?;
                 KernelHandle::Kernel(raw)
             }
             Handle::Module(module) => {
@@ -633,16 +628,11 @@ impl Library {
                 if status == CUresult::CUDA_ERROR_NOT_FOUND {
                     return Err(not_found());
                 }
-                check_with_log(
-                    driver,
-                    status,
-                    "cuModuleGetFunction",
-                    &self.name,
-                    &self.loaded.log,
-                )?;
+                check_with_log(driver, status, "cuModuleGetFunction", &self.name, &log)?;
                 KernelHandle::Function(raw)
             }
         };
+        drop(log);
         let kernel = Kernel {
             name: name.into(),
             inner: Arc::new(KernelInner {
@@ -699,10 +689,12 @@ impl Library {
         let driver = driver()?;
         let c = c_name(name)?;
         let (mut pointer, mut size) = (0, 0);
+        // Lazy loading may load and compile the code here, writing the log.
+        let log = self.loaded.log.lock();
         // SAFETY: a live library, a C string and out-pointers.
         let status =
             unsafe { driver.cuLibraryGetManaged(&mut pointer, &mut size, library, c.as_ptr()) }?;
-        check(driver, status, "cuLibraryGetManaged", &self.name)?;
+        check_with_log(driver, status, "cuLibraryGetManaged", &self.name, &log)?;
         Ok((pointer, size))
     }
 
@@ -712,6 +704,8 @@ impl Library {
         let driver = driver()?;
         let c = c_name(name)?;
         let (mut pointer, mut size) = (0, 0);
+        // Lazy loading may load and compile the code here, writing the log.
+        let log = self.loaded.log.lock();
         // SAFETY: a live handle, a C string and out-pointers.
         let (status, call) = unsafe {
             match self.loaded.handle {
@@ -725,7 +719,7 @@ impl Library {
                 ),
             }
         };
-        check(driver, status, call, &self.name)?;
+        check_with_log(driver, status, call, &self.name, &log)?;
         Ok((pointer, size))
     }
 }
@@ -836,16 +830,12 @@ impl Kernel {
             KernelHandle::Kernel(raw) => {
                 let driver = driver()?;
                 let mut function: CUfunction = std::ptr::null_mut();
+                // May load and compile the code in this context, writing the log.
+                let log = self.inner.loaded.log.lock();
                 // SAFETY: a live kernel and an out-pointer; the driver uses
                 // the calling thread's current context.
                 let status = unsafe { driver.cuKernelGetFunction(&mut function, raw) }?;
-                check_with_log(
-                    driver,
-                    status,
-                    "cuKernelGetFunction",
-                    &self.name,
-                    &self.inner.loaded.log,
-                )?;
+                check_with_log(driver, status, "cuKernelGetFunction", &self.name, &log)?;
                 Ok(function)
             }
         }
@@ -969,34 +959,40 @@ impl LaunchConfig {
 }
 
 /// Device memory for tests and small programs: allocate, copy, free.
+///
+/// It keeps its context alive, so freeing never meets a destroyed context
+/// or a reused address.
 pub struct DeviceBuffer {
     pointer: CUdeviceptr,
     bytes: usize,
+    context: Arc<ContextInner>,
 }
 
 impl DeviceBuffer {
-    /// Copies `data` to a new allocation in the current context.
-    pub fn from_slice<T: Copy>(data: &[T]) -> Result<Self, ModuleError> {
+    /// Copies `data` to a new allocation in `context`.
+    pub fn from_slice<T: bytemuck::NoUninit>(
+        context: &Context,
+        data: &[T],
+    ) -> Result<Self, ModuleError> {
         let driver = driver()?;
-        let bytes = std::mem::size_of_val(data);
-        let mut pointer = 0;
-        // SAFETY: an out-pointer; then a copy of exactly `bytes` host bytes.
-        unsafe {
-            check(
-                driver,
-                driver.cuMemAlloc_v2(&mut pointer, bytes.max(1))?,
-                "cuMemAlloc",
-                "",
-            )?;
-            let buffer = DeviceBuffer { pointer, bytes };
-            check(
-                driver,
-                driver.cuMemcpyHtoD_v2(pointer, data.as_ptr().cast(), bytes)?,
-                "cuMemcpyHtoD",
-                "",
-            )?;
+        let bytes: &[u8] = bytemuck::cast_slice(data);
+        context.with_current(|| {
+            let mut pointer = 0;
+            // SAFETY: an out-pointer, in the pushed context.
+            let status = unsafe { driver.cuMemAlloc_v2(&mut pointer, bytes.len().max(1)) }?;
+            check(driver, status, "cuMemAlloc", "")?;
+            let buffer = DeviceBuffer {
+                pointer,
+                bytes: bytes.len(),
+                context: Arc::clone(&context.inner),
+            };
+            // SAFETY: the new allocation holds `bytes.len()` bytes; the
+            // source is that many initialised host bytes.
+            let status =
+                unsafe { driver.cuMemcpyHtoD_v2(pointer, bytes.as_ptr().cast(), bytes.len()) }?;
+            check(driver, status, "cuMemcpyHtoD", "")?;
             Ok(buffer)
-        }
+        })
     }
 
     /// The device address.
@@ -1004,19 +1000,30 @@ impl DeviceBuffer {
         self.pointer
     }
 
-    /// Copies the allocation back into a vector of `T`.
-    pub fn to_vec<T: Copy + Default>(&self) -> Result<Vec<T>, ModuleError> {
+    /// The size in bytes.
+    pub fn len(&self) -> usize {
+        self.bytes
+    }
+
+    /// Whether the buffer holds no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.bytes == 0
+    }
+
+    /// Copies the allocation back into a vector of `T`: as many whole `T`
+    /// as it holds. `T` accepts any bit pattern, so any device bytes are a
+    /// valid `T`.
+    pub fn to_vec<T: bytemuck::AnyBitPattern>(&self) -> Result<Vec<T>, ModuleError> {
         let driver = driver()?;
-        let mut out = vec![T::default(); self.bytes / std::mem::size_of::<T>().max(1)];
-        // SAFETY: the destination holds at least as many bytes as copied.
-        let status = unsafe {
-            driver.cuMemcpyDtoH_v2(
-                out.as_mut_ptr().cast(),
-                self.pointer,
-                std::mem::size_of_val(&out[..]),
-            )
-        }?;
-        check(driver, status, "cuMemcpyDtoH", "")?;
+        let mut out = vec![T::zeroed(); self.bytes / std::mem::size_of::<T>().max(1)];
+        let size = std::mem::size_of_val(&out[..]);
+        self.context.with_current(|| {
+            // SAFETY: `out` holds exactly `size` bytes, no more than the
+            // allocation; every byte pattern the copy leaves is a valid `T`.
+            let status =
+                unsafe { driver.cuMemcpyDtoH_v2(out.as_mut_ptr().cast(), self.pointer, size) }?;
+            check(driver, status, "cuMemcpyDtoH", "")
+        })?;
         Ok(out)
     }
 }
@@ -1024,24 +1031,34 @@ impl DeviceBuffer {
 impl Drop for DeviceBuffer {
     fn drop(&mut self) {
         if let Ok(driver) = driver() {
-            // SAFETY: frees what `from_slice` allocated, once.
-            let _ = unsafe { driver.cuMemFree_v2(self.pointer) };
+            let _ = self.context.with_current(|| {
+                // SAFETY: frees what `from_slice` allocated, once, in its
+                // context, which this buffer keeps alive.
+                let _ = unsafe { driver.cuMemFree_v2(self.pointer) };
+                Ok(())
+            });
         }
     }
 }
 
-/// Copies host bytes to a device address, e.g. a global from [`Library::global`].
-pub fn copy_to_device<T: Copy>(destination: CUdeviceptr, data: &[T]) -> Result<(), ModuleError> {
+/// Copies host values to a device address, e.g. a global from
+/// [`Library::global`].
+///
+/// # Safety
+/// `destination` must be valid for writes of `size_of_val(data)` bytes in
+/// the current context: device memory, or under unified addressing also
+/// managed, pinned or registered host memory, which this call writes as
+/// ordinary memory. Nothing may read or write those bytes concurrently.
+pub unsafe fn copy_to_device<T: bytemuck::NoUninit>(
+    destination: CUdeviceptr,
+    data: &[T],
+) -> Result<(), ModuleError> {
     let driver = driver()?;
-    // SAFETY: the caller's address must hold `size_of_val(data)` bytes; the
-    // driver reports an invalid one as an error rather than faulting.
-    let status = unsafe {
-        driver.cuMemcpyHtoD_v2(
-            destination,
-            data.as_ptr().cast(),
-            std::mem::size_of_val(data),
-        )
-    }?;
+    let bytes: &[u8] = bytemuck::cast_slice(data);
+    // SAFETY: the caller vouches for the destination; the source is
+    // `bytes.len()` initialised host bytes.
+    let status =
+        unsafe { driver.cuMemcpyHtoD_v2(destination, bytes.as_ptr().cast(), bytes.len()) }?;
     check(driver, status, "cuMemcpyHtoD", "")
 }
 

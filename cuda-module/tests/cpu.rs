@@ -19,7 +19,8 @@ fn ltoir_is_not_loadable() {
 
 #[test]
 fn without_a_driver_loading_is_a_typed_error() {
-    if std::env::var_os("CUDA_LINK_EXPECT_GPU").is_some() {
+    if std::path::Path::new("/dev/nvidiactl").exists() {
+        eprintln!("skipped: this machine has an NVIDIA driver; see the GPU tests");
         return;
     }
     let ptx = b".version 8.0\n.target sm_90\n.address_size 64\n".to_vec();
@@ -28,8 +29,8 @@ fn without_a_driver_loading_is_a_typed_error() {
         Err(ModuleError::DriverUnavailable(err)) => {
             assert!(err.to_string().contains("libcuda"), "{err}")
         }
-        Err(other) => panic!("unexpected: {other}"),
-        Ok(_) => eprintln!("a driver is present here"),
+        Err(other) => panic!("expected DriverUnavailable, got: {other}"),
+        Ok(_) => panic!("loaded without a driver"),
     }
 }
 

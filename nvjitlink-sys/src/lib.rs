@@ -128,19 +128,37 @@ impl std::ops::Deref for NvJitLink {
 
 impl NvJitLink {
     /// Searches the documented places and loads the first nvJitLink found.
+    ///
+    /// Safe, unlike [`open`](Self::open): it opens only files named like
+    /// nvJitLink in NVIDIA's own install places, and the places that the
+    /// process environment names (`CUDA_LINK_NVJITLINK_PATH`, `CUDA_HOME`,
+    /// ...), which carry the same trust as `LD_LIBRARY_PATH`.
     pub fn load() -> Result<Self, LoadError> {
-        Self::load_with(&SearchEnv::from_process())
+        // SAFETY: as above; NVIDIA's initialisers have no preconditions.
+        unsafe { Self::load_with(&SearchEnv::from_process()) }
     }
 
     /// Like [`load`](Self::load) with an explicit search environment.
-    pub fn load_with(env: &SearchEnv) -> Result<Self, LoadError> {
-        let opened = cuda_dylib::open(&SPEC, env)?;
+    ///
+    /// # Safety
+    /// Every place `env` leads to must hold nvJitLink or nothing: see
+    /// [`cuda_dylib::open`].
+    pub unsafe fn load_with(env: &SearchEnv) -> Result<Self, LoadError> {
+        // SAFETY: the caller vouches for `env`.
+        let opened = unsafe { cuda_dylib::open(&SPEC, env) }?;
         Self::from_library(opened.library, opened.path, opened.source)
     }
 
     /// Loads exactly this file.
-    pub fn open(path: impl AsRef<Path>) -> Result<Self, LoadError> {
-        let opened = cuda_dylib::open_exact(&SPEC, path.as_ref())?;
+    ///
+    /// # Safety
+    /// `path` must be an nvJitLink library (or another library whose
+    /// initialisers are sound to run, which then fails the symbol checks):
+    /// loading runs its initialisers, and every later call trusts its
+    /// exported functions to have nvJitLink's signatures.
+    pub unsafe fn open(path: impl AsRef<Path>) -> Result<Self, LoadError> {
+        // SAFETY: the caller vouches for `path`.
+        let opened = unsafe { cuda_dylib::open_exact(&SPEC, path.as_ref()) }?;
         Self::from_library(opened.library, opened.path, opened.source)
     }
 
@@ -152,7 +170,8 @@ impl NvJitLink {
 
     fn from_library(library: Library, path: PathBuf, source: Source) -> Result<Self, LoadError> {
         // SAFETY: each name is resolved in nvJitLink itself, whose header the
-        // table's signatures were generated from.
+        // table's signatures were generated from; the table is stored next
+        // to `library`, which keeps the addresses valid.
         let fns = unsafe { NvJitLinkFns::load(|name| cuda_dylib::raw_symbol(&library, name)) };
         if let Some(symbol) = CORE_SYMBOLS
             .iter()

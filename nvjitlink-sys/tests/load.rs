@@ -25,7 +25,8 @@ fn check_major(major: u32) {
     let Some(path) = provisioned(major) else {
         return;
     };
-    let lib = NvJitLink::open(&path).unwrap_or_else(|e| panic!("{e}"));
+    // SAFETY: the pinned nvJitLink wheel that `cargo xtask test` installed.
+    let lib = unsafe { NvJitLink::open(&path) }.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(lib.version().0, major, "{lib:?}");
     assert_eq!(lib.path(), path);
     assert_eq!(lib.source(), Source::Override);
@@ -53,7 +54,8 @@ fn nvjitlink_13_loads_and_reports_its_version() {
 #[test]
 fn linked_ltoir_is_a_typed_error_on_12() {
     let Some(path) = provisioned(12) else { return };
-    let lib = NvJitLink::open(path).unwrap();
+    // SAFETY: the pinned nvJitLink wheel that `cargo xtask test` installed.
+    let lib = unsafe { NvJitLink::open(path) }.unwrap();
     let mut size = 0usize;
     // SAFETY: the call never happens: the symbol is missing in 12.x.
     let err =
@@ -62,7 +64,8 @@ fn linked_ltoir_is_a_typed_error_on_12() {
     assert!(err.to_string().contains("not available"), "{err}");
 
     let Some(path) = provisioned(13) else { return };
-    let lib = NvJitLink::open(path).unwrap();
+    // SAFETY: the pinned nvJitLink wheel that `cargo xtask test` installed.
+    let lib = unsafe { NvJitLink::open(path) }.unwrap();
     assert!(lib.nvJitLinkGetLinkedLTOIRSize.is_some());
 }
 
@@ -76,7 +79,8 @@ fn search_finds_a_wheel_layout_in_site_packages() {
         site_packages: vec![site],
         ..Default::default()
     };
-    let lib = NvJitLink::load_with(&env).unwrap();
+    // SAFETY: the site-packages folder holds only the pinned wheel.
+    let lib = unsafe { NvJitLink::load_with(&env) }.unwrap();
     assert_eq!(lib.source(), Source::PythonWheel);
     assert_eq!(lib.path(), path);
     assert_eq!(lib.version().0, 13);
@@ -87,7 +91,8 @@ fn a_file_that_is_no_library_gives_a_typed_error() {
     let dir = tempfile::tempdir().unwrap();
     let fake = dir.path().join("libnvJitLink.so.13");
     std::fs::write(&fake, b"definitely not ELF").unwrap();
-    match NvJitLink::open(&fake) {
+    // SAFETY: a text file, which the loader refuses to open.
+    match unsafe { NvJitLink::open(&fake) } {
         Err(LoadError::NotFound(err)) => {
             assert!(
                 err.to_string().contains(&fake.display().to_string()),

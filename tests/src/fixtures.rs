@@ -41,27 +41,25 @@ fn cached(
 /// Relocatable PTX of [`SAXPY_CU`].
 pub fn saxpy_ptx() -> Option<Vec<u8>> {
     static CELL: OnceLock<Option<Compiled>> = OnceLock::new();
-    cached(
+    let compiled = cached(
         &CELL,
         SAXPY_CU,
         "saxpy.cu",
         &["-arch=compute_90", "-rdc=true"],
-    )?
-    .ptx
-    .clone()
+    )?;
+    Some(compiled.ptx.clone().expect("NVRTC produced no PTX"))
 }
 
 /// LTO-IR of [`SAXPY_CU`].
 pub fn saxpy_ltoir() -> Option<Vec<u8>> {
     static CELL: OnceLock<Option<Compiled>> = OnceLock::new();
-    cached(
+    let compiled = cached(
         &CELL,
         SAXPY_CU,
         "saxpy.cu",
         &["-arch=sm_90", "-rdc=true", "-dlto"],
-    )?
-    .ltoir
-    .clone()
+    )?;
+    Some(compiled.ltoir.clone().expect("NVRTC produced no LTO-IR"))
 }
 
 /// LTO-IR of `source` for `arch`, compiled each call.
@@ -70,7 +68,7 @@ pub fn ltoir(source: &str, name: &str, arch: &str) -> Option<Vec<u8>> {
     let arch = format!("-arch={arch}");
     let compiled = nvrtc(source, name, &[&arch, "-rdc=true", "-dlto"])
         .unwrap_or_else(|e| panic!("{name}: {e}"));
-    compiled.ltoir
+    Some(compiled.ltoir.expect("NVRTC produced no LTO-IR"))
 }
 
 /// Relocatable PTX of `source`, compiled each call.
@@ -78,7 +76,7 @@ pub fn ptx(source: &str, name: &str) -> Option<Vec<u8>> {
     crate::redist("CUDA_LINK_NVRTC_PATH")?;
     let compiled = nvrtc(source, name, &["-arch=compute_90", "-rdc=true"])
         .unwrap_or_else(|e| panic!("{name}: {e}"));
-    compiled.ptx
+    Some(compiled.ptx.expect("NVRTC produced no PTX"))
 }
 
 /// A relocatable (`ptxas -c`) cubin of [`SAXPY_CU`] for [`ARCH`].

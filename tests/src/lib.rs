@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 pub mod fixtures;
+pub mod hostile;
 pub mod workloads;
 
 /// The path in `var`, or `None` to skip. Panics when the test run promised
@@ -54,7 +55,8 @@ fn open(var: &str) -> Result<libloading::Library, Error> {
 /// Output of one NVRTC compilation.
 #[derive(Debug, Clone, Default)]
 pub struct Compiled {
-    /// PTX, when not compiled with `-dlto`.
+    /// PTX, when not compiled with `-dlto`, without a trailing NUL, as
+    /// nvcc writes it.
     pub ptx: Option<Vec<u8>>,
     /// LTO-IR, with `-dlto`.
     pub ltoir: Option<Vec<u8>>,
@@ -140,7 +142,14 @@ pub fn nvrtc(source: &str, name: &str, options: &[&str]) -> Result<Compiled, Err
             Err(format!("NVRTC compile failed ({status}):\n{log}").into())
         } else {
             Ok(Compiled {
-                ptx: fetch(b"nvrtcGetPTXSize\0", b"nvrtcGetPTX\0", program)?,
+                // NVRTC's PTX ends in a NUL; nvcc's and ptxas's files do not,
+                // and every test uses PTX as those tools write it.
+                ptx: fetch(b"nvrtcGetPTXSize\0", b"nvrtcGetPTX\0", program)?.map(|mut ptx| {
+                    while ptx.last() == Some(&0) {
+                        ptx.pop();
+                    }
+                    ptx
+                }),
                 ltoir: fetch(b"nvrtcGetLTOIRSize\0", b"nvrtcGetLTOIR\0", program)?,
                 cubin: fetch(b"nvrtcGetCUBINSize\0", b"nvrtcGetCUBIN\0", program)?,
                 log,

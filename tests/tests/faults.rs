@@ -43,7 +43,8 @@ fn live_handles(path: &Path) -> i32 {
 
 #[test]
 fn a_missing_library_names_where_it_looked() {
-    let err = NvJitLink::open("/nonexistent/libnvJitLink.so.13").unwrap_err();
+    // SAFETY: no file exists there.
+    let err = unsafe { NvJitLink::open("/nonexistent/libnvJitLink.so.13") }.unwrap_err();
     assert!(matches!(err, LoadError::NotFound(_)));
     assert!(
         err.to_string().contains("/nonexistent/libnvJitLink.so.13"),
@@ -55,7 +56,8 @@ fn a_missing_library_names_where_it_looked() {
 fn a_library_of_the_wrong_major_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = stub(dir.path(), "major11", &["STUB_MAJOR=11"]);
-    match NvJitLink::open(&path) {
+    // SAFETY: our own stub, with no initialisers.
+    match unsafe { NvJitLink::open(&path) } {
         Err(LoadError::UnsupportedMajor { major: 11, .. }) => {}
         other => panic!("expected UnsupportedMajor, got {other:?}"),
     }
@@ -65,7 +67,8 @@ fn a_library_of_the_wrong_major_is_refused() {
 fn a_missing_symbol_is_refused_at_load() {
     let dir = tempfile::tempdir().unwrap();
     let path = stub(dir.path(), "nocomplete", &["STUB_NO_COMPLETE"]);
-    match NvJitLink::open(&path) {
+    // SAFETY: our own stub, with no initialisers.
+    match unsafe { NvJitLink::open(&path) } {
         Err(LoadError::MissingSymbol { missing, .. }) => {
             assert_eq!(missing.symbol, "nvJitLinkComplete")
         }
@@ -77,7 +80,8 @@ fn a_missing_symbol_is_refused_at_load() {
 fn an_error_mid_link_carries_the_log_and_frees_the_handle() {
     let dir = tempfile::tempdir().unwrap();
     let path = stub(dir.path(), "failadd", &["STUB_FAIL_ADD_AT=2"]);
-    let lib = Arc::new(NvJitLink::open(&path).unwrap());
+    // SAFETY: our own stub, with nvJitLink's signatures.
+    let lib = Arc::new(unsafe { NvJitLink::open(&path) }.unwrap());
     for _ in 0..3 {
         let mut linker =
             Linker::with_nvjitlink(Arc::clone(&lib), LinkerOptions::for_arch("sm_90")).unwrap();
@@ -107,7 +111,8 @@ fn an_error_mid_link_carries_the_log_and_frees_the_handle() {
 fn a_successful_link_frees_the_handle_too() {
     let dir = tempfile::tempdir().unwrap();
     let path = stub(dir.path(), "ok", &[]);
-    let lib = Arc::new(NvJitLink::open(&path).unwrap());
+    // SAFETY: our own stub, with nvJitLink's signatures.
+    let lib = Arc::new(unsafe { NvJitLink::open(&path) }.unwrap());
     let mut linker =
         Linker::with_nvjitlink(Arc::clone(&lib), LinkerOptions::for_arch("sm_90")).unwrap();
     linker.add(&ptx("only")).unwrap();
@@ -132,7 +137,8 @@ fn a_file_vanishing_after_from_path_still_links() {
     let code = ObjectCode::from_path(&file).unwrap();
     drop(dir); // the file and its folder are gone
     assert!(!file.exists());
-    let lib = Arc::new(NvJitLink::open(path).unwrap());
+    // SAFETY: the pinned nvJitLink wheel that `cargo xtask test` installed.
+    let lib = Arc::new(unsafe { NvJitLink::open(path) }.unwrap());
     let mut linker = Linker::with_nvjitlink(lib, LinkerOptions::for_arch("sm_90")).unwrap();
     linker.add(&code).unwrap();
     let cubin = linker.link(OutputKind::Cubin).unwrap();

@@ -210,7 +210,9 @@ fn function_table(binding: &Binding, functions: &[syn::Signature]) -> TokenStrea
         #[doc = #doc]
         ///
         /// Each field is `None` where the library does not export the symbol.
-        #[derive(Clone, Copy)]
+        /// The addresses are valid only while the library they came from
+        /// stays loaded, so the table is neither `Clone` nor `Copy`: it lives
+        /// next to the library handle that keeps them valid.
         pub struct #table {
             #(#fields)*
         }
@@ -223,8 +225,10 @@ fn function_table(binding: &Binding, functions: &[syn::Signature]) -> TokenStrea
             ///
             /// # Safety
             /// `resolve` must return null or the address of a function
-            /// with the C signature that the header declares for that name,
-            /// valid for as long as the table is used.
+            /// with the C signature that the header declares for that name.
+            /// The library those addresses belong to must stay loaded for as
+            /// long as the table, or a function pointer copied out of it, is
+            /// used.
             pub unsafe fn load(mut resolve: impl FnMut(&core::ffi::CStr) -> *mut core::ffi::c_void) -> Self {
                 Self { #(#loads)* }
             }

@@ -252,16 +252,11 @@ pub(super) fn link(
     let state = State::new(driver, raw);
 
     for input in inputs {
-        // The driver JIT reads PTX as a C string.
-        let mut owned;
-        let mut bytes = input.as_bytes();
-        if input.kind() == ObjectKind::Ptx && bytes.last() != Some(&0) {
-            owned = bytes.to_vec();
-            owned.push(0);
-            bytes = &owned;
-        }
+        let bytes = input.image().as_bytes();
         let name = c_input_name(input);
-        // SAFETY: the data and name outlive the call; no per-input options.
+        // SAFETY: a live state; a validated image (offsets in bounds, PTX
+        // NUL-terminated) and a C-string name, alive for the call; no
+        // per-input options.
         let added = unsafe {
             driver.cuLinkAddData_v2(
                 state.raw,

@@ -129,8 +129,10 @@ pub(super) fn link(
     let handle = Handle::new(lib, raw);
 
     for (input, name) in inputs.iter().zip(&names) {
-        let bytes = input.as_bytes();
-        // SAFETY: the bytes and name outlive the call; nvJitLink copies them.
+        let bytes = input.image().as_bytes();
+        // SAFETY: a live handle; a validated image (every offset inside it
+        // is in bounds, PTX ends in a NUL) and a C-string name, both alive
+        // for the call; nvJitLink copies what it keeps.
         let added = unsafe {
             lib.nvJitLinkAddData(
                 raw,

@@ -1,0 +1,175 @@
+//! Structural validation of ELF images, before C code that trusts the
+//! offsets inside them sees the bytes.
+//!
+//! `cuLibraryLoadData` and `cuModuleLoadData*` take no size, and nvJitLink
+//! follows the header's offsets without checking them against the size it
+//! was given. So every cubin and every host object we hand over must have
+//! its header tables, every section's range and every table index inside
+//! the buffer. The checks are linear in the number of sections and symbols.
+
+use object::LittleEndian;
+use object::elf;
+use object::read::elf::{FileHeader, ProgramHeader, SectionHeader, Sym};
+
+use crate::error::{ParseResult, Reason};
+use crate::reader::slice;
+
+type Header = elf::FileHeader64<LittleEndian>;
+type Section = elf::SectionHeader64<LittleEndian>;
+type Symbol = elf::Sym64<LittleEndian>;
+
+const EHDR_SIZE: u16 = 64;
+
+/// Checks an ELF64 little-endian image: header, section and program header
+/// tables, every section's and segment's file range, the section-name table
+/// and every symbol table's names and section indices. `what` names the
+/// image in errors ("cubin ELF", "host object").
+pub(crate) fn validate(data: &[u8], what: &'static str) -> ParseResult<()> {
+    let malformed = |detail: String| Reason::Malformed { what, detail };
+    let object_error = |e: object::Error| malformed(e.to_string());
+    if data.get(4) != Some(&elf::ELFCLASS64.0) || data.get(5) != Some(&elf::ELFDATA2LSB.0) {
+        return Err(malformed("not a 64-bit little-endian ELF".into()));
+    }
+    let header = Header::parse(data).map_err(object_error)?;
+    let endian = LittleEndian;
+    let ehsize = header.e_ehsize(endian);
+    if ehsize != EHDR_SIZE {
+        return Err(malformed(format!("e_ehsize {ehsize}, expected 64")));
+    }
+    // Both table readers check entry size, count and range against `data`.
+    let segments = header.program_headers(endian, data).map_err(object_error)?;
+    for (index, segment) in segments.iter().enumerate() {
+        if segment.p_type(endian) == elf::PT_NULL {
+            continue;
+        }
+        let (offset, size) = (segment.p_offset(endian), segment.p_filesz(endian));
+        slice(data, offset, size, what).map_err(|_| {
+            malformed(format!(
+                "segment {index} [{offset:#x}, +{size:#x}) lies outside the {}-byte image",
+                data.len()
+            ))
+        })?;
+    }
+    let sections = header.section_headers(endian, data).map_err(object_error)?;
+    if sections.is_empty() {
+        return Ok(());
+    }
+    for (index, section) in sections.iter().enumerate() {
+        check_section_range(data, index, section, what)?;
+        let link = section.sh_link(endian) as usize;
+        if link >= sections.len() {
+            return Err(malformed(format!(
+                "section {index}: sh_link {link} is not a section index"
+            )));
+        }
+        let info = section.sh_info(endian) as usize;
+        let info_is_index = matches!(section.sh_type(endian), elf::SHT_REL | elf::SHT_RELA)
+            || section.sh_flags(endian).0 & elf::SHF_INFO_LINK.0 != 0;
+        if info_is_index && info >= sections.len() {
+            return Err(malformed(format!(
+                "section {index}: sh_info {info} is not a section index"
+            )));
+        }
+    }
+    let names_index = header.shstrndx(endian, data).map_err(object_error)? as usize;
+    let names = string_table(data, sections, names_index, what)?;
+    for (index, section) in sections.iter().enumerate() {
+        let name = section.sh_name(endian) as usize;
+        if name != 0 && name >= names.len() {
+            return Err(malformed(format!(
+                "section {index}: name offset {name} is past the {}-byte section-name table",
+                names.len()
+            )));
+        }
+    }
+    for (index, section) in sections.iter().enumerate() {
+        if matches!(section.sh_type(endian), elf::SHT_SYMTAB | elf::SHT_DYNSYM) {
+            check_symbols(data, sections, index, what)?;
+        }
+    }
+    Ok(())
+}
+
+fn check_section_range(
+    data: &[u8],
+    index: usize,
+    section: &Section,
+    what: &'static str,
+) -> ParseResult<()> {
+    let Some((offset, size)) = section.file_range(LittleEndian) else {
+        return Ok(()); // SHT_NOBITS occupies no file bytes.
+    };
+    slice(data, offset, size, what)
+        .map(drop)
+        .map_err(|_| Reason::Malformed {
+            what,
+            detail: format!(
+                "section {index} [{offset:#x}, +{size:#x}) lies outside the {}-byte image",
+                data.len()
+            ),
+        })
+}
+
+/// The bytes of string table `index`, which must be an `SHT_STRTAB`.
+fn string_table<'a>(
+    data: &'a [u8],
+    sections: &[Section],
+    index: usize,
+    what: &'static str,
+) -> ParseResult<&'a [u8]> {
+    let endian = LittleEndian;
+    match sections.get(index) {
+        Some(section) if section.sh_type(endian) == elf::SHT_STRTAB => {
+            let (offset, size) = section.file_range(endian).unwrap_or((0, 0));
+            slice(data, offset, size, what)
+        }
+        _ => Err(Reason::Malformed {
+            what,
+            detail: format!("string table index {index} does not name an SHT_STRTAB section"),
+        }),
+    }
+}
+
+/// A symbol table: entry size, its string table, and each symbol's name
+/// offset and section index.
+fn check_symbols(
+    data: &[u8],
+    sections: &[Section],
+    index: usize,
+    what: &'static str,
+) -> ParseResult<()> {
+    let endian = LittleEndian;
+    let malformed = |detail: String| Reason::Malformed { what, detail };
+    let table = &sections[index];
+    let entry_size = table.sh_entsize(endian);
+    if entry_size != size_of::<Symbol>() as u64 {
+        return Err(malformed(format!(
+            "symbol table {index}: entry size {entry_size}, expected 24"
+        )));
+    }
+    let strings = string_table(data, sections, table.sh_link(endian) as usize, what)?;
+    let bytes = table
+        .data(endian, data)
+        .map_err(|e| malformed(e.to_string()))?;
+    let symbols: &[Symbol] = object::pod::slice_from_all_bytes(bytes).map_err(|()| {
+        malformed(format!(
+            "symbol table {index}: size {} is not a multiple of 24",
+            bytes.len()
+        ))
+    })?;
+    for (position, symbol) in symbols.iter().enumerate() {
+        let name = symbol.st_name(endian) as usize;
+        if name != 0 && name >= strings.len() {
+            return Err(malformed(format!(
+                "symbol {position} of table {index}: name offset {name} is past its string table"
+            )));
+        }
+        let shndx = symbol.st_shndx(endian).0;
+        if shndx < elf::SHN_LORESERVE && usize::from(shndx) >= sections.len() {
+            return Err(malformed(format!(
+                "symbol {position} of table {index}: section index {shndx} does not exist"
+            )));
+        }
+    }
+    Ok(())
+}

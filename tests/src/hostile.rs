@@ -1,0 +1,230 @@
+//! Hostile images made from a real cubin: each one lies about where its
+//! structures are, in the ways that made size-less C APIs read past the
+//! buffer. The CPU tests check that none becomes an `ObjectCode`; the GPU
+//! tests check that `Library::load` and `Library::from_file` refuse them.
+
+use crate::{ar_archive, host_object};
+
+/// One hostile image.
+#[derive(Debug, Clone)]
+pub struct Hostile {
+    /// What is wrong with it, e.g. `"e_shoff past the end"`.
+    pub name: String,
+    /// The bytes.
+    pub bytes: Vec<u8>,
+}
+
+// ELF64 header fields and section header layout.
+const E_PHOFF: usize = 0x20;
+const E_SHOFF: usize = 0x28;
+const E_PHENTSIZE: usize = 0x36;
+const E_PHNUM: usize = 0x38;
+const E_SHNUM: usize = 0x3c;
+const E_SHSTRNDX: usize = 0x3e;
+const SH_SIZE: usize = 64;
+const SH_NAME: usize = 0x00;
+const SH_OFFSET: usize = 0x18;
+const SH_SIZE_FIELD: usize = 0x20;
+const SH_LINK: usize = 0x28;
+
+fn u16_at(bytes: &[u8], at: usize) -> u16 {
+    u16::from_le_bytes([bytes[at], bytes[at + 1]])
+}
+
+fn u64_at(bytes: &[u8], at: usize) -> u64 {
+    let mut word = [0; 8];
+    word.copy_from_slice(&bytes[at..at + 8]);
+    u64::from_le_bytes(word)
+}
+
+fn patched(cubin: &[u8], at: usize, value: &[u8]) -> Vec<u8> {
+    let mut bytes = cubin.to_vec();
+    bytes[at..at + value.len()].copy_from_slice(value);
+    bytes
+}
+
+/// The offset of section header `index` of a valid ELF64 image.
+fn section_header(cubin: &[u8], index: usize) -> usize {
+    u64_at(cubin, E_SHOFF) as usize + index * SH_SIZE
+}
+
+/// The first section (after the null one) that occupies file bytes.
+fn first_progbits(cubin: &[u8]) -> usize {
+    let count = usize::from(u16_at(cubin, E_SHNUM));
+    (1..count)
+        .find(|&i| {
+            let header = section_header(cubin, i);
+            let kind = u32::from_le_bytes(cubin[header + 4..header + 8].try_into().unwrap());
+            kind != 8 && u64_at(cubin, header + SH_SIZE_FIELD) > 0
+        })
+        .expect("a cubin has sections with bytes")
+}
+
+/// Every hostile variant of a valid ELF64 cubin, bare.
+pub fn cubins(cubin: &[u8]) -> Vec<Hostile> {
+    let len = cubin.len() as u64;
+    let mut out = Vec::new();
+    let mut add = |name: &str, bytes: Vec<u8>| {
+        out.push(Hostile {
+            name: name.to_owned(),
+            bytes,
+        })
+    };
+    // The 64-byte "cubin" of the report: a bare header whose tables lie
+    // beyond its end.
+    add("the ELF header alone", cubin[..64].to_vec());
+    for cut in [65, 128, cubin.len() / 2, cubin.len() - 64, cubin.len() - 1] {
+        add(&format!("truncated to {cut} bytes"), cubin[..cut].to_vec());
+    }
+    add(
+        "e_shoff past the end",
+        patched(cubin, E_SHOFF, &(len - 16).to_le_bytes()),
+    );
+    add(
+        "e_shoff overflowing",
+        patched(cubin, E_SHOFF, &u64::MAX.to_le_bytes()),
+    );
+    add(
+        "e_shnum past the end",
+        patched(cubin, E_SHNUM, &(u16_at(cubin, E_SHNUM) + 40).to_le_bytes()),
+    );
+    // Relocatable cubins have no program headers: declare one.
+    let with_segments = |offset: u64, count: u16| {
+        let mut bytes = patched(cubin, E_PHOFF, &offset.to_le_bytes());
+        bytes[E_PHENTSIZE..E_PHENTSIZE + 2].copy_from_slice(&56u16.to_le_bytes());
+        bytes[E_PHNUM..E_PHNUM + 2].copy_from_slice(&count.to_le_bytes());
+        bytes
+    };
+    add("e_phoff past the end", with_segments(len - 8, 1));
+    add("e_phnum past the end", with_segments(64, 1000));
+    add(
+        "e_shstrndx out of range",
+        patched(
+            cubin,
+            E_SHSTRNDX,
+            &(u16_at(cubin, E_SHNUM) + 3).to_le_bytes(),
+        ),
+    );
+    let section = section_header(cubin, first_progbits(cubin));
+    add(
+        "a section offset past the end",
+        patched(cubin, section + SH_OFFSET, &(len + 4096).to_le_bytes()),
+    );
+    add(
+        "a section size past the end",
+        patched(cubin, section + SH_SIZE_FIELD, &len.to_le_bytes()),
+    );
+    add(
+        "a section range overflowing",
+        patched(
+            cubin,
+            section + SH_SIZE_FIELD,
+            &(u64::MAX - 8).to_le_bytes(),
+        ),
+    );
+    add(
+        "a section name past the name table",
+        patched(cubin, section + SH_NAME, &u32::MAX.to_le_bytes()),
+    );
+    add(
+        "a section link out of range",
+        patched(cubin, section + SH_LINK, &60_000u32.to_le_bytes()),
+    );
+    out
+}
+
+/// The hostile cubins, each also wrapped the ways nvcc wraps cubins: in a
+/// fatbin, in a host object's `.nv_fatbin` and in an archive; plus
+/// containers that lie themselves.
+pub fn images(cubin: &[u8]) -> Vec<Hostile> {
+    let mut out = Vec::new();
+    for bare in cubins(cubin) {
+        // Unpadded: zero padding could make good a cut in the last bytes.
+        let fatbin = raw_fatbin_unpadded(2, 90, &bare.bytes);
+        let object = host_object(&fatbin, ".nv_fatbin");
+        out.push(Hostile {
+            name: format!("fatbin holding a cubin with {}", bare.name),
+            bytes: fatbin,
+        });
+        out.push(Hostile {
+            name: format!("archive holding a cubin with {}", bare.name),
+            bytes: ar_archive("k.o", &object),
+        });
+        out.push(Hostile {
+            name: format!("object holding a cubin with {}", bare.name),
+            bytes: object,
+        });
+        out.push(bare);
+    }
+    let fatbin = raw_fatbin(&[(2, 90, cubin)]);
+    let mut lying_size = fatbin.clone();
+    let claimed = u64_at(&fatbin, 8) + 4096;
+    lying_size[8..16].copy_from_slice(&claimed.to_le_bytes());
+    out.push(Hostile {
+        name: "fatbin whose size runs past the end".into(),
+        bytes: lying_size.clone(),
+    });
+    out.push(Hostile {
+        name: "object whose .nv_fatbin runs past its section".into(),
+        bytes: host_object(&lying_size, ".nv_fatbin"),
+    });
+    let mut lying_entry = fatbin.clone();
+    let entry_size = u64_at(&fatbin, 16 + 8) + 4096;
+    lying_entry[16 + 8..16 + 16].copy_from_slice(&entry_size.to_le_bytes());
+    out.push(Hostile {
+        name: "fatbin whose entry runs past the end".into(),
+        bytes: lying_entry,
+    });
+    out.push(Hostile {
+        name: "fatbin whose PTX has no NUL".into(),
+        bytes: raw_fatbin_unpadded(1, 90, b".version 8.0\n.target sm_90\n.address_size 64\n"),
+    });
+    out
+}
+
+/// A fatbin of uncompressed entries `(kind, sm, payload)`, each payload
+/// zero-padded to 8 bytes (PTX with at least one NUL), as nvFatbin lays
+/// them out.
+pub fn raw_fatbin(entries: &[(u16, u32, &[u8])]) -> Vec<u8> {
+    let mut body = Vec::new();
+    for &(kind, sm, payload) in entries {
+        let is_ptx = matches!(kind, 1 | 0x40);
+        let padded = (payload.len() + usize::from(is_ptx)).next_multiple_of(8);
+        body.extend(entry_header(kind, sm, padded as u64));
+        body.extend_from_slice(payload);
+        body.resize(body.len() + padded - payload.len(), 0);
+    }
+    wrap_body(body)
+}
+
+/// One entry whose stored size is the payload's exact length, no padding.
+fn raw_fatbin_unpadded(kind: u16, sm: u32, payload: &[u8]) -> Vec<u8> {
+    let mut body = entry_header(kind, sm, payload.len() as u64);
+    body.extend_from_slice(payload);
+    wrap_body(body)
+}
+
+fn entry_header(kind: u16, sm: u32, size: u64) -> Vec<u8> {
+    let mut header = Vec::with_capacity(64);
+    header.extend_from_slice(&kind.to_le_bytes());
+    header.extend_from_slice(&0x0101u16.to_le_bytes());
+    header.extend_from_slice(&64u32.to_le_bytes());
+    header.extend_from_slice(&size.to_le_bytes());
+    header.extend_from_slice(&[0; 8]); // compressed size, options offset
+    header.extend_from_slice(&0u16.to_le_bytes()); // minor
+    header.extend_from_slice(&8u16.to_le_bytes()); // major
+    header.extend_from_slice(&sm.to_le_bytes());
+    header.extend_from_slice(&[0; 8]); // identifier
+    header.extend_from_slice(&0x11u64.to_le_bytes()); // 64-bit, host Linux
+    header.extend_from_slice(&[0; 16]);
+    header
+}
+
+fn wrap_body(body: Vec<u8>) -> Vec<u8> {
+    let mut out = 0xBA55_ED50u32.to_le_bytes().to_vec();
+    out.extend_from_slice(&1u16.to_le_bytes());
+    out.extend_from_slice(&16u16.to_le_bytes());
+    out.extend_from_slice(&(body.len() as u64).to_le_bytes());
+    out.extend(body);
+    out
+}
