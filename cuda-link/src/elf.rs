@@ -9,6 +9,7 @@
 
 use object::LittleEndian;
 use object::elf;
+use object::pod::Pod;
 use object::read::elf::{FileHeader, ProgramHeader, SectionHeader, Sym};
 
 use crate::error::{ParseResult, Reason};
@@ -17,6 +18,8 @@ use crate::reader::slice;
 type Header = elf::FileHeader64<LittleEndian>;
 type Section = elf::SectionHeader64<LittleEndian>;
 type Symbol = elf::Sym64<LittleEndian>;
+type Rel = elf::Rel64<LittleEndian>;
+type Rela = elf::Rela64<LittleEndian>;
 
 const EHDR_SIZE: u16 = 64;
 
@@ -83,8 +86,12 @@ pub(crate) fn validate(data: &[u8], what: &'static str) -> ParseResult<()> {
         }
     }
     for (index, section) in sections.iter().enumerate() {
-        if matches!(section.sh_type(endian), elf::SHT_SYMTAB | elf::SHT_DYNSYM) {
-            check_symbols(data, sections, index, what)?;
+        match section.sh_type(endian) {
+            elf::SHT_SYMTAB | elf::SHT_DYNSYM => check_symbols(data, sections, index, what)?,
+            elf::SHT_REL => check_relocations::<Rel>(data, sections, index, what)?,
+            elf::SHT_RELA => check_relocations::<Rela>(data, sections, index, what)?,
+            elf::SHT_NOTE => check_notes(data, section, index, what)?,
+            _ => {}
         }
     }
     Ok(())
@@ -171,5 +178,86 @@ fn check_symbols(
             )));
         }
     }
+    Ok(())
+}
+
+/// `r_offset` and the symbol index of a relocation entry.
+trait Relocation: Pod {
+    fn offset_and_symbol(&self) -> (u64, u64);
+}
+
+impl Relocation for Rel {
+    fn offset_and_symbol(&self) -> (u64, u64) {
+        let info = self.r_info.get(LittleEndian);
+        (self.r_offset.get(LittleEndian), info >> 32)
+    }
+}
+
+impl Relocation for Rela {
+    fn offset_and_symbol(&self) -> (u64, u64) {
+        let info = self.r_info.get(LittleEndian);
+        (self.r_offset.get(LittleEndian), info >> 32)
+    }
+}
+
+/// A relocation section: whole entries, each naming a symbol of its linked
+/// table and an offset inside the section it applies to.
+fn check_relocations<R: Relocation>(
+    data: &[u8],
+    sections: &[Section],
+    index: usize,
+    what: &'static str,
+) -> ParseResult<()> {
+    let endian = LittleEndian;
+    let malformed = |detail: String| Reason::Malformed { what, detail };
+    let table = &sections[index];
+    let bytes = table
+        .data(endian, data)
+        .map_err(|e| malformed(e.to_string()))?;
+    let entries: &[R] = object::pod::slice_from_all_bytes(bytes).map_err(|()| {
+        malformed(format!(
+            "relocation section {index}: size {} is not a whole number of entries",
+            bytes.len()
+        ))
+    })?;
+    // sh_link and sh_info were checked to be section indices.
+    let symbols = &sections[table.sh_link(endian) as usize];
+    let symbol_count = match symbols.sh_type(endian) {
+        elf::SHT_SYMTAB | elf::SHT_DYNSYM => symbols.sh_size(endian) / size_of::<Symbol>() as u64,
+        _ => 1, // No table: only the null symbol.
+    };
+    let target = table.sh_info(endian) as usize;
+    let target_size = (target != 0).then(|| sections[target].sh_size(endian));
+    for (position, entry) in entries.iter().enumerate() {
+        let (offset, symbol) = entry.offset_and_symbol();
+        if symbol >= symbol_count {
+            return Err(malformed(format!(
+                "relocation {position} of section {index}: symbol {symbol} does not exist"
+            )));
+        }
+        if target_size.is_some_and(|size| offset >= size) {
+            return Err(malformed(format!(
+                "relocation {position} of section {index}: offset {offset:#x} is past section {target}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A note section: every note's name and descriptor inside the section.
+fn check_notes(
+    data: &[u8],
+    section: &Section,
+    index: usize,
+    what: &'static str,
+) -> ParseResult<()> {
+    let malformed = |e: object::Error| Reason::Malformed {
+        what,
+        detail: format!("note section {index}: {e}"),
+    };
+    let Some(mut notes) = section.notes(LittleEndian, data).map_err(malformed)? else {
+        return Ok(());
+    };
+    while notes.next().map_err(malformed)?.is_some() {}
     Ok(())
 }

@@ -499,3 +499,31 @@ fn the_arch_defaults_to_the_current_device() {
     assert_eq!(arches.len(), 1);
     assert_eq!(arches[0].to_string(), arch(), "{arches:?}");
 }
+
+/// Every hostile image, bare and in every container, is refused by both
+/// `Library::load`'s only input (`ObjectCode`) and `Library::from_file`,
+/// before the driver sees a byte. `run.sh` runs this in both loading modes.
+#[test]
+#[ignore = "needs a GPU"]
+fn hostile_images_are_refused_before_the_driver() {
+    let _context = gpu();
+    let ptx = ptx_of(fixtures::SAXPY_CU, "saxpy.cu");
+    for relocatable in [false, true] {
+        let cubin = ptxas(ptx.as_bytes(), &arch(), relocatable).unwrap();
+        for image in cuda_link_tests::hostile::images(&cubin) {
+            let from_bytes = ObjectCode::from_bytes(image.bytes.clone(), image.name.as_str());
+            assert!(from_bytes.is_err(), "{} was accepted", image.name);
+            let (_dir, path) = cuda_link_tests::temp_file("hostile.cubin", &image.bytes);
+            match Library::from_file(&path) {
+                Err(ModuleError::Object(err)) => assert_eq!(err.name, path.display().to_string()),
+                Err(other) => panic!("{}: not a validation error: {other}", image.name),
+                Ok(_) => panic!("{} was loaded", image.name),
+            }
+        }
+    }
+    // The real cubin itself still loads from a file.
+    let cubin = ptxas(ptx.as_bytes(), &arch(), false).unwrap();
+    let (_dir, path) = cuda_link_tests::temp_file("saxpy.cubin", &cubin);
+    let library = Library::from_file(&path).unwrap();
+    assert_eq!(library.kernel("saxpy").unwrap().name(), "saxpy");
+}

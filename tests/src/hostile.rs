@@ -228,3 +228,35 @@ fn wrap_body(body: Vec<u8>) -> Vec<u8> {
     out.extend(body);
     out
 }
+
+/// Which part of a valid ELF64 image holds byte `offset`: `"ELF header"`,
+/// `"section headers"`, a section's name, or `"between sections"`.
+pub fn part_at(elf: &[u8], offset: usize) -> String {
+    if offset < 64 {
+        return "ELF header".into();
+    }
+    let table = u64_at(elf, E_SHOFF) as usize;
+    let count = usize::from(u16_at(elf, E_SHNUM));
+    if (table..table + count * SH_SIZE).contains(&offset) {
+        return "section headers".into();
+    }
+    let names = section_header(elf, usize::from(u16_at(elf, E_SHSTRNDX)));
+    let names = u64_at(elf, names + SH_OFFSET) as usize;
+    (1..count)
+        .map(|i| section_header(elf, i))
+        .find(|&header| {
+            let start = u64_at(elf, header + SH_OFFSET) as usize;
+            let size = u64_at(elf, header + SH_SIZE_FIELD) as usize;
+            let kind = u32::from_le_bytes(elf[header + 4..header + 8].try_into().unwrap());
+            kind != 8 && (start..start + size).contains(&offset)
+        })
+        .map_or_else(
+            || "between sections".into(),
+            |header| {
+                let name = names
+                    + u32::from_le_bytes(elf[header..header + 4].try_into().unwrap()) as usize;
+                let end = elf[name..].iter().position(|&b| b == 0).unwrap_or(0);
+                String::from_utf8_lossy(&elf[name..name + end]).into_owned()
+            },
+        )
+}

@@ -10,9 +10,10 @@ use std::process::Command;
 
 use crate::{Result, cargo, run};
 
-const RUN_SH: &str = r#"#!/bin/sh
-# Runs the bundled GPU tests; needs a driver and a CUDA toolkit (NVRTC,
-# ptxas, nvFatbin, nvJitLink), found under CUDA_HOME or /usr/local/cuda.
+/// What every bundle script starts with: the machine's own CUDA toolkit
+/// (`/usr/local/cuda` or `CUDA_HOME`) for NVRTC, ptxas, nvFatbin and
+/// `libcudadevrt.a`.
+const PREAMBLE: &str = r#"#!/bin/sh
 cd "$(dirname "$0")" || exit 1
 CUDA=${CUDA_HOME:-/usr/local/cuda}
 first() { for f in "$@"; do [ -e "$f" ] && { echo "$f"; return; }; done; }
@@ -20,7 +21,11 @@ export CUDA_LINK_NVRTC_PATH=${CUDA_LINK_NVRTC_PATH:-$(first "$CUDA"/lib64/libnvr
 export CUDA_LINK_NVFATBIN_PATH=${CUDA_LINK_NVFATBIN_PATH:-$(first "$CUDA"/lib64/libnvfatbin.so.1[0-9] "$CUDA"/lib64/libnvfatbin.so)}
 export CUDA_LINK_PTXAS=${CUDA_LINK_PTXAS:-$CUDA/bin/ptxas}
 export CUDA_LINK_CUDADEVRT=${CUDA_LINK_CUDADEVRT:-$CUDA/lib64/libcudadevrt.a}
-status=0
+"#;
+
+/// Runs the bundled GPU tests, the ignored ones included, once per module
+/// loading mode.
+const RUN_SH: &str = r#"status=0
 for mode in EAGER LAZY; do
     echo "== CUDA_MODULE_LOADING=$mode"
     CUDA_MODULE_LOADING=$mode ./gpu-tests --include-ignored --test-threads=1 --show-output "$@" || status=1
@@ -28,14 +33,38 @@ done
 exit $status
 "#;
 
-const BENCH_SH: &str = r#"#!/bin/sh
-# Runs the GPU benches: gpu-bench (Rust) and cuda_core_bench.py (cuda.core
-# and cuda.bindings) on the same inputs, once per module loading mode.
-cd "$(dirname "$0")" || exit 1
-CUDA=${CUDA_HOME:-/usr/local/cuda}
-first() { for f in "$@"; do [ -e "$f" ] && { echo "$f"; return; }; done; }
-export CUDA_LINK_NVRTC_PATH=${CUDA_LINK_NVRTC_PATH:-$(first "$CUDA"/lib64/libnvrtc.so.1[0-9] "$CUDA"/lib64/libnvrtc.so)}
-mkdir -p data results
+/// `fuzz.sh [SECONDS] [BATCH]`: the GPU fuzz campaign, one child process
+/// per batch, alternating loading modes; a crashed batch's last input is
+/// kept in `fuzz-crashes/`. A crashed batch's counts are lost.
+const FUZZ_SH: &str = r#"seconds=${1:-300}
+batch=${2:-200}
+mkdir -p fuzz-seeds fuzz-crashes
+./gpu-fuzz prepare fuzz-seeds || exit 1
+end=$(( $(date +%s) + seconds ))
+seed=0 tried=0 valid=0 loaded=0 refused=0 crashes=0
+while [ "$(date +%s)" -lt "$end" ]; do
+    seed=$((seed + 1))
+    mode=EAGER; [ $((seed % 2)) -eq 0 ] && mode=LAZY
+    counts=$(CUDA_MODULE_LOADING=$mode ./gpu-fuzz run fuzz-seeds "$seed" "$batch" current.cubin 2>/dev/null)
+    status=$?
+    if [ $status -ne 0 ]; then
+        crashes=$((crashes + 1))
+        cp current.cubin "fuzz-crashes/batch-$seed-$mode.cubin"
+        CUDA_MODULE_LOADING=$mode ./gpu-fuzz replay current.cubin >/dev/null 2>&1
+        replay=$?
+        echo "batch $seed ($mode) died with status $status; alone: status $replay; $(cat current.txt)" | tee -a fuzz-crashes/crashes.txt
+        continue
+    fi
+    set -- $counts
+    tried=$((tried + $1)) valid=$((valid + $2)) loaded=$((loaded + $3)) refused=$((refused + $4))
+done
+echo "fuzz: $seed batches of $batch in ${seconds}s: $tried mutants, $valid passed validation, $loaded loaded, $refused refused by the driver, $crashes batches crashed"
+[ "$crashes" -eq 0 ]
+"#;
+
+/// Runs the GPU benches: gpu-bench (Rust) and cuda_core_bench.py (cuda.core
+/// and cuda.bindings) on the same inputs, once per module loading mode.
+const BENCH_SH: &str = r#"mkdir -p data results
 status=0
 for mode in EAGER LAZY; do
     echo "== CUDA_MODULE_LOADING=$mode"
@@ -75,8 +104,8 @@ fn build_executable(workspace: &Path, args: &[&str], target: &str) -> Result<Str
         .ok_or_else(|| format!("cargo reported no executable for {target}").into())
 }
 
-fn write_script(path: &Path, text: &str) -> Result<()> {
-    std::fs::write(path, text)?;
+fn write_script(path: &Path, body: &str) -> Result<()> {
+    std::fs::write(path, format!("{PREAMBLE}{body}"))?;
     run(Command::new("chmod").arg("+x").arg(path))
 }
 
@@ -120,9 +149,23 @@ pub fn test_gpu(workspace: &Path, args: &[String]) -> Result<()> {
         &["test", "-p", "cuda-module", "--test", "gpu", "--no-run"],
         "gpu",
     )?;
+    let fuzzer = build_executable(
+        workspace,
+        &[
+            "build",
+            "--release",
+            "-p",
+            "cuda-module",
+            "--example",
+            "gpu_fuzz",
+        ],
+        "gpu_fuzz",
+    )?;
     let bundle = workspace.join("target/gpu-bundle");
     std::fs::create_dir_all(&bundle)?;
     std::fs::copy(&executable, bundle.join("gpu-tests"))?;
+    std::fs::copy(&fuzzer, bundle.join("gpu-fuzz"))?;
+    write_script(&bundle.join("fuzz.sh"), FUZZ_SH)?;
     let script = bundle.join("run.sh");
     write_script(&script, RUN_SH)?;
     let size = std::fs::metadata(bundle.join("gpu-tests"))?.len();
