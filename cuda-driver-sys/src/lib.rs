@@ -133,10 +133,10 @@ impl Driver {
     /// Loads exactly this file with the chosen resolution.
     ///
     /// # Safety
-    /// `path` must be the CUDA driver (or a library whose initialisers are
-    /// sound to run and which then fails the symbol checks): loading runs
-    /// its initialisers, and every later call trusts its exported functions
-    /// to have the driver's signatures.
+    /// `path` must be the CUDA driver, or a library whose initialisers are
+    /// sound to run and which exports none of the driver's symbols (it then
+    /// fails the symbol check): loading runs its initialisers, and every
+    /// later call trusts its exports to have the driver's signatures.
     pub unsafe fn open(path: impl AsRef<Path>, resolution: Resolution) -> Result<Self, LoadError> {
         // SAFETY: the caller vouches for `path`.
         let opened = unsafe { cuda_dylib::open_exact(&SPEC, path.as_ref()) }?;

@@ -267,15 +267,45 @@ fn bench_cache(c: &mut Criterion) {
         linker.link(OutputKind::Cubin).unwrap()
     };
     link(Some(&cache));
+    link(Some(&cache));
+    assert!(cache.stats().hits > 0, "the warm link must be a hit");
     let mut group = c.benchmark_group("big_cache");
     group.sample_size(10);
     group.bench_function("cold_no_cache", |b| b.iter(|| black_box(link(None))));
     group.bench_function("warm_hit", |b| b.iter(|| black_box(link(Some(&cache)))));
     group.finish();
-    assert!(cache.stats().hits > 0);
 }
 
-criterion_group!(benches, bench_links, bench_cache);
+/// Full structural validation, as every `ObjectCode` construction does it,
+/// on the biggest images of the workloads: **big**'s linked cubin and the
+/// real `libcudadevrt.a`. Side by side with **big**'s link, whose output
+/// validation is part of.
+fn bench_validation(c: &mut Criterion) {
+    let Some((lib, workloads)) = setup() else {
+        return;
+    };
+    let big = workloads.iter().find(|w| w.name == "big").unwrap();
+    let options = LinkerOptions {
+        no_cache: true,
+        ..LinkerOptions::for_arch("sm_90")
+    };
+    let cubin = big.wrapper_link(&lib, options.clone()).as_bytes().to_vec();
+    let archive = fixtures::cudadevrt_bytes().unwrap();
+    let mut group = c.benchmark_group("validation");
+    group.sample_size(20);
+    group.bench_function("big_linked_cubin", |b| {
+        b.iter(|| black_box(ObjectCode::from_cubin(cubin.clone(), "big.cubin").unwrap()))
+    });
+    group.bench_function("libcudadevrt", |b| {
+        b.iter(|| black_box(ObjectCode::from_library(archive.clone(), "devrt.a").unwrap()))
+    });
+    group.bench_function("big_link", |b| {
+        b.iter(|| black_box(big.wrapper_link(&lib, options.clone())))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench_links, bench_cache, bench_validation);
 
 fn main() {
     benches();

@@ -396,8 +396,9 @@ impl LogGuard<'_> {
 
 impl Drop for JitLog {
     fn drop(&mut self) {
-        // SAFETY: reconstructs the box made in `new`, once; the library that
-        // held the pointer was unloaded before (`Loaded::drop` runs first).
+        // SAFETY: reconstructs the box made in `new`, once. No library holds
+        // the pointer any more: `Loaded::drop` unloads before its fields
+        // drop, and a failed load leaves no library behind.
         drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(self.buffer, self.len)) });
     }
 }
@@ -461,6 +462,22 @@ unsafe impl Sync for Loaded {}
 
 impl Library {
     /// Loads a cubin, PTX or fatbin with `cuLibraryLoadData`.
+    ///
+    /// # What the driver trusts
+    /// `cuLibraryLoadData` takes no size. Only an [`ObjectCode`]'s
+    /// [`ValidatedImage`](cuda_link::ValidatedImage) reaches it, so the
+    /// driver never reads outside the image: the ELF header, the section
+    /// and program header tables, every section's and segment's range, the
+    /// name, symbol and string tables, every relocation's symbol and offset,
+    /// every note, and the same inside every fatbin entry are checked first.
+    ///
+    /// What lies inside those bounds is the driver's to interpret: SASS,
+    /// the `.nv.info` attributes, relocation types, section types and
+    /// flags. The GPU fuzz campaign (`docs/reliability.md`) found that the
+    /// 580 driver can still crash on such in-bounds corruption, which no
+    /// check of ours can rule out without reimplementing the loader. Images
+    /// from nvcc, NVRTC, ptxas or nvJitLink are safe to load; bytes from an
+    /// untrusted source belong in a separate process.
     pub fn load(code: &ObjectCode) -> Result<Self, ModuleError> {
         Self::load_with(code, LoadOptions::default())
     }
@@ -671,7 +688,11 @@ impl Library {
                 // SAFETY: a kernel of this library and an out-pointer.
                 let status = unsafe { driver.cuKernelGetName(&mut text, raw) }?;
                 check(driver, status, "cuKernelGetName", &self.name)?;
-                // SAFETY: the driver returns a NUL-terminated name owned by the library.
+                if text.is_null() {
+                    return Ok(String::new());
+                }
+                // SAFETY: non-null, and the driver's names are NUL-terminated
+                // and live as long as the library, which `self` keeps loaded.
                 Ok(unsafe { CStr::from_ptr(text) }
                     .to_string_lossy()
                     .into_owned())
@@ -895,7 +916,8 @@ impl Kernel {
     /// # Safety
     /// `params` must point at one value per kernel parameter, of the
     /// parameter's type, and every pointer argument must be valid for what
-    /// the kernel does with it.
+    /// the kernel does with it, for as long as it runs. `config.stream` must
+    /// be null or a live stream of `context`.
     pub unsafe fn launch(
         &self,
         context: &Context,

@@ -152,10 +152,10 @@ impl NvJitLink {
     /// Loads exactly this file.
     ///
     /// # Safety
-    /// `path` must be an nvJitLink library (or another library whose
-    /// initialisers are sound to run, which then fails the symbol checks):
-    /// loading runs its initialisers, and every later call trusts its
-    /// exported functions to have nvJitLink's signatures.
+    /// `path` must be an nvJitLink library, or a library whose initialisers
+    /// are sound to run and which exports none of nvJitLink's symbols (it
+    /// then fails the symbol check): loading runs its initialisers, and every
+    /// later call trusts its exports to have nvJitLink's signatures.
     pub unsafe fn open(path: impl AsRef<Path>) -> Result<Self, LoadError> {
         // SAFETY: the caller vouches for `path`.
         let opened = unsafe { cuda_dylib::open_exact(&SPEC, path.as_ref()) }?;
