@@ -3,6 +3,7 @@
 //! ```text
 //! cuda-link link -arch sm_90 [--lto] [options] -o out.cubin INPUTS...
 //! cuda-link inspect FILE... [--json]
+//! cuda-link cache stats|clear|dir [--cache-dir DIR]
 //! ```
 
 use std::path::PathBuf;
@@ -36,6 +37,26 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The persistent link cache: where it is, what it holds, emptying it.
+    Cache {
+        /// What to do.
+        #[command(subcommand)]
+        action: CacheAction,
+        /// The cache directory (default: CUDA_LINK_CACHE_DIR, else
+        /// $XDG_CACHE_HOME/cuda-link, else ~/.cache/cuda-link).
+        #[arg(long, global = true)]
+        cache_dir: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+enum CacheAction {
+    /// Entries and bytes in the directory.
+    Stats,
+    /// Remove every entry.
+    Clear,
+    /// Print the directory.
+    Dir,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -80,7 +101,8 @@ struct LinkArgs {
     /// Generate line information.
     #[arg(long)]
     lineinfo: bool,
-    /// Verbose messages in the info log (printed to stderr).
+    /// Verbose messages in the info log (printed to stderr); with a cache,
+    /// also whether the link was a hit or a miss.
     #[arg(long)]
     verbose: bool,
     /// Timing in the info log (printed to stderr).
@@ -146,6 +168,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Link(args) => link(*args),
         Command::Inspect { files, json } => inspect(&files, json),
+        Command::Cache { action, cache_dir } => cache(action, cache_dir),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -168,6 +191,51 @@ fn inspect(files: &[PathBuf], json: bool) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+fn open_cache(dir: Option<PathBuf>) -> LinkCache {
+    dir.map_or_else(LinkCache::open_default, LinkCache::new)
+}
+
+fn cache(action: CacheAction, dir: Option<PathBuf>) -> Result<(), String> {
+    let cache = open_cache(dir);
+    let shown = cache.dir().display();
+    match action {
+        CacheAction::Dir => println!("{shown}"),
+        CacheAction::Stats => match cache.disk_usage() {
+            Ok((entries, bytes)) => println!("{shown}: {entries} entries, {bytes} bytes"),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                println!("{shown}: 0 entries, 0 bytes (not created yet)")
+            }
+            Err(e) => return Err(format!("cannot read {shown}: {e}")),
+        },
+        CacheAction::Clear => {
+            let (entries, _) = cache.disk_usage().unwrap_or_default();
+            match cache.clear() {
+                Ok(()) => println!("{shown}: removed {entries} entries"),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    println!("{shown}: nothing to clear")
+                }
+                Err(e) => return Err(format!("cannot clear {shown}: {e}")),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One line on what the cache did for this link.
+fn cache_report(cache: &LinkCache) -> String {
+    let stats = cache.stats();
+    let dir = cache.dir().display();
+    if stats.hits > 0 {
+        format!("cache hit in {dir}")
+    } else if stats.refused > 0 {
+        format!("cache refused: {dir} or its entry is another user's or writable by others")
+    } else if stats.stores > 0 {
+        format!("cache miss, stored in {dir}")
+    } else {
+        format!("cache miss, not stored in {dir}")
+    }
 }
 
 fn link(args: LinkArgs) -> Result<(), String> {
@@ -207,11 +275,7 @@ fn link(args: LinkArgs) -> Result<(), String> {
         },
     };
     let mut linker = Linker::new(options).map_err(|e| e.to_string())?;
-    let cache = match (args.cache_dir, args.cache) {
-        (Some(dir), _) => Some(LinkCache::new(dir)),
-        (None, true) => Some(LinkCache::open_default()),
-        (None, false) => None,
-    };
+    let cache = (args.cache || args.cache_dir.is_some()).then(|| open_cache(args.cache_dir));
     if let Some(cache) = cache {
         linker = linker.with_cache(Arc::new(cache));
     }
@@ -225,6 +289,9 @@ fn link(args: LinkArgs) -> Result<(), String> {
     }
     std::fs::write(&args.output, linked.as_bytes())
         .map_err(|e| format!("cannot write {}: {e}", args.output.display()))?;
+    if let Some(cache) = linker.cache().filter(|_| args.verbose) {
+        eprintln!("cuda-link: {}", cache_report(cache));
+    }
     let cached = match linker.cache().map(|c| c.stats()) {
         Some(stats) if stats.hits > 0 => ", from the cache",
         _ => "",

@@ -102,3 +102,47 @@ fn the_second_cached_link_is_a_hit() {
     }
     assert_eq!(outputs[0], outputs[1]);
 }
+
+/// `--cache --verbose` says hit or miss, and `cache stats|dir|clear` see
+/// the same directory.
+#[test]
+fn the_cache_reports_and_is_managed_from_the_command_line() {
+    let Some(ptx) = fixtures::saxpy_ptx() else {
+        return;
+    };
+    let (dir, input) = temp_file("saxpy.ptx", &ptx);
+    let cache_dir = dir.path().join("cache");
+    let output = dir.path().join("saxpy.cubin");
+    let link = || {
+        let run = cuda_link()
+            .args(["link", "-arch", "sm_90", "--verbose", "--cache-dir"])
+            .arg(&cache_dir)
+            .arg("-o")
+            .arg(&output)
+            .arg(&input)
+            .output()
+            .unwrap();
+        assert!(run.status.success());
+        String::from_utf8_lossy(&run.stderr).into_owned()
+    };
+    assert!(link().contains("cache miss, stored in"));
+    assert!(link().contains("cache hit in"));
+    let cache = |action: &str| {
+        let run = cuda_link()
+            .args(["cache", action, "--cache-dir"])
+            .arg(&cache_dir)
+            .output()
+            .unwrap();
+        assert!(run.status.success());
+        String::from_utf8_lossy(&run.stdout).trim().to_owned()
+    };
+    assert_eq!(cache("dir"), cache_dir.display().to_string());
+    assert!(
+        cache("stats").contains(": 1 entries,"),
+        "{}",
+        cache("stats")
+    );
+    assert!(cache("clear").ends_with("removed 1 entries"));
+    assert!(cache("stats").contains(": 0 entries, 0 bytes"));
+    assert!(link().contains("cache miss, stored in"));
+}

@@ -116,17 +116,223 @@ fn any_change_misses() {
     assert_eq!((stats.misses, stats.hits), (4, 0), "{stats:?}");
     assert_eq!(entries(dir.path()).len(), 4);
 
-    // Options are normalised: the same set in another order hits.
+    // Flags are hashed in order: nvJitLink's last -O wins.
     let a = ["-arch=sm_90".to_owned(), "-lineinfo".to_owned()];
     let b = ["-lineinfo".to_owned(), "-arch=sm_90".to_owned()];
     let inputs = std::slice::from_ref(&input);
-    assert_eq!(
+    assert_ne!(
         CacheKey::new("nvJitLink 13.5", OutputKind::Cubin, &a, inputs),
         CacheKey::new("nvJitLink 13.5", OutputKind::Cubin, &b, inputs)
     );
     assert_ne!(
         CacheKey::new("nvJitLink 13.5", OutputKind::Cubin, &a, inputs),
         CacheKey::new("nvJitLink 13.5", OutputKind::Ptx, &a, inputs)
+    );
+}
+
+/// `optimization_level: 3` plus a raw `-O0` links at -O0, and the reverse
+/// at -O3: the two must not share an entry.
+#[test]
+fn order_dependent_flags_miss() {
+    let (Some(input), Some(lib)) = (saxpy(), nvjitlink(13)) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let cache = Arc::new(LinkCache::new(dir.path()));
+    let with = |level: u32, raw: &str| LinkerOptions {
+        optimization_level: Some(level),
+        extra_flags: vec![raw.to_owned()],
+        ..LinkerOptions::for_arch("sm_90")
+    };
+    link_with(&lib, &cache, with(3, "-O0"), &input);
+    link_with(&lib, &cache, with(0, "-O3"), &input);
+    let stats = cache.stats();
+    assert_eq!((stats.misses, stats.hits), (2, 0), "{stats:?}");
+    assert_eq!(entries(dir.path()).len(), 2);
+}
+
+fn key_of(lib: &Arc<NvJitLink>, options: LinkerOptions, inputs: &[ObjectCode]) -> CacheKey {
+    let mut linker = Linker::with_nvjitlink(Arc::clone(lib), options).unwrap();
+    linker.add_many(inputs).unwrap();
+    linker.cache_key(OutputKind::Cubin).unwrap()
+}
+
+/// Every field of `LinkerOptions`, and every byte of an input, is in the key.
+#[test]
+fn every_option_and_every_input_byte_is_in_the_key() {
+    let (Some(input), Some(lib)) = (saxpy(), nvjitlink(13)) else {
+        return;
+    };
+    let base = LinkerOptions::for_arch("sm_90");
+    let variants: Vec<(&str, LinkerOptions)> = vec![
+        ("arch", LinkerOptions::for_arch("sm_90a")),
+        (
+            "max_register_count",
+            LinkerOptions {
+                max_register_count: Some(32),
+                ..base.clone()
+            },
+        ),
+        (
+            "time",
+            LinkerOptions {
+                time: true,
+                ..base.clone()
+            },
+        ),
+        (
+            "verbose",
+            LinkerOptions {
+                verbose: true,
+                ..base.clone()
+            },
+        ),
+        (
+            "link_time_optimization",
+            LinkerOptions {
+                link_time_optimization: Some(true),
+                ..base.clone()
+            },
+        ),
+        (
+            "ptx",
+            LinkerOptions {
+                ptx: true,
+                ..base.clone()
+            },
+        ),
+        (
+            "optimization_level",
+            LinkerOptions {
+                optimization_level: Some(1),
+                ..base.clone()
+            },
+        ),
+        (
+            "debug",
+            LinkerOptions {
+                debug: true,
+                ..base.clone()
+            },
+        ),
+        (
+            "lineinfo",
+            LinkerOptions {
+                lineinfo: true,
+                ..base.clone()
+            },
+        ),
+        (
+            "ftz",
+            LinkerOptions {
+                ftz: Some(true),
+                ..base.clone()
+            },
+        ),
+        (
+            "prec_div",
+            LinkerOptions {
+                prec_div: Some(false),
+                ..base.clone()
+            },
+        ),
+        (
+            "prec_sqrt",
+            LinkerOptions {
+                prec_sqrt: Some(false),
+                ..base.clone()
+            },
+        ),
+        (
+            "fma",
+            LinkerOptions {
+                fma: Some(false),
+                ..base.clone()
+            },
+        ),
+        (
+            "kernels_used",
+            LinkerOptions {
+                kernels_used: vec!["saxpy".into()],
+                ..base.clone()
+            },
+        ),
+        (
+            "variables_used",
+            LinkerOptions {
+                variables_used: vec!["v".into()],
+                ..base.clone()
+            },
+        ),
+        (
+            "optimize_unused_variables",
+            LinkerOptions {
+                optimize_unused_variables: true,
+                ..base.clone()
+            },
+        ),
+        (
+            "ptxas_options",
+            LinkerOptions {
+                ptxas_options: vec!["-v".into()],
+                ..base.clone()
+            },
+        ),
+        (
+            "split_compile",
+            LinkerOptions {
+                split_compile: Some(2),
+                ..base.clone()
+            },
+        ),
+        (
+            "split_compile_extended",
+            LinkerOptions {
+                split_compile_extended: Some(2),
+                ..base.clone()
+            },
+        ),
+        (
+            "no_cache",
+            LinkerOptions {
+                no_cache: true,
+                ..base.clone()
+            },
+        ),
+        (
+            "extra_flags",
+            LinkerOptions {
+                extra_flags: vec!["-jump-table-density=50".into()],
+                ..base.clone()
+            },
+        ),
+    ];
+    let inputs = std::slice::from_ref(&input);
+    let mut keys = std::collections::HashMap::new();
+    keys.insert(key_of(&lib, base.clone(), inputs), "base");
+    for (field, options) in variants {
+        let previous = keys.insert(key_of(&lib, options, inputs), field);
+        assert_eq!(previous, None, "{field} does not change the key");
+    }
+    // `backend` picks the library, whose identity is in the key: see
+    // `any_change_misses` for nvJitLink 12 against 13.
+
+    let bytes = input.as_bytes();
+    let mut checked = 0;
+    for at in 0..bytes.len() {
+        let mut changed = bytes.to_vec();
+        changed[at] = if changed[at] == b' ' { b'\t' } else { b' ' };
+        let Ok(code) = ObjectCode::from_ptx(changed, "saxpy.ptx") else {
+            continue;
+        };
+        let previous = keys.insert(key_of(&lib, base.clone(), &[code]), "a byte");
+        assert_eq!(previous, None, "byte {at} does not change the key");
+        checked += 1;
+    }
+    assert!(
+        checked > bytes.len() * 9 / 10,
+        "{checked} of {}",
+        bytes.len()
     );
 }
 
@@ -167,47 +373,218 @@ fn corrupt_and_truncated_entries_are_relinked() {
     assert_eq!(cache.stats().hits, 1);
 }
 
+/// An entry whose checksum holds but whose output is not a valid cubin
+/// (written by an older or buggy writer) is relinked and replaced.
 #[test]
-fn eight_threads_race_on_one_key() {
+fn a_checksummed_but_invalid_entry_is_relinked() {
     let (Some(input), Some(lib)) = (saxpy(), nvjitlink(13)) else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
     let cache = Arc::new(LinkCache::new(dir.path()));
-    let reference = Linker::with_nvjitlink(Arc::clone(&lib), LinkerOptions::for_arch("sm_90"))
-        .unwrap()
-        .add(&input)
-        .unwrap()
-        .link(OutputKind::Cubin)
-        .unwrap();
-    let outputs: Vec<Vec<u8>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..8)
-            .map(|_| {
-                scope.spawn(|| {
-                    (0..3)
-                        .map(|_| {
-                            link_with(&lib, &cache, LinkerOptions::for_arch("sm_90"), &input)
-                                .as_bytes()
-                                .to_vec()
-                        })
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap())
-            .collect()
-    });
-    assert_eq!(outputs.len(), 24);
-    assert!(outputs.iter().all(|o| o == reference.as_bytes()));
+    let options = LinkerOptions::for_arch("sm_90");
+    let key = key_of(&lib, options.clone(), std::slice::from_ref(&input));
+    cache.store(&key, b"\x7fELF but not a cubin", "");
+    let linked = link_with(&lib, &cache, options.clone(), &input);
+    assert_eq!(linked.inspect().unwrap().kernels(), ["saxpy"]);
     let stats = cache.stats();
-    assert_eq!(stats.hits + stats.misses, 24);
-    assert_eq!(stats.corrupt, 0);
-    assert_eq!(entries(dir.path()).len(), 1);
+    assert_eq!(
+        (stats.corrupt, stats.hits, stats.misses),
+        (1, 0, 1),
+        "{stats:?}"
+    );
+    link_with(&lib, &cache, options, &input);
+    assert_eq!(cache.stats().hits, 1, "the replaced entry serves");
 }
 
-/// Run as a child process by `two_processes_race_on_one_key`.
+/// Temporaries left by crashed writers go at the next scan; a fresh one,
+/// which another writer may still be filling, stays.
+#[test]
+fn stale_temporaries_are_cleaned() {
+    let (Some(input), Some(lib)) = (saxpy(), nvjitlink(13)) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let stale = dir.path().join(".tmp-crashed-1234-0");
+    let fresh = dir.path().join(".tmp-writing-5678-0");
+    for path in [&stale, &fresh] {
+        std::fs::write(path, b"half an entry").unwrap();
+    }
+    let an_hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::options()
+        .append(true)
+        .open(&stale)
+        .unwrap()
+        .set_modified(an_hour_ago)
+        .unwrap();
+    let cache = Arc::new(LinkCache::new(dir.path()));
+    link_with(&lib, &cache, LinkerOptions::for_arch("sm_90"), &input);
+    assert!(!stale.exists());
+    assert!(fresh.exists());
+    assert_eq!(cache.stats().stale_temporaries, 1);
+}
+
+#[cfg(unix)]
+fn running_as_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let probe = tempfile::tempdir().unwrap();
+    std::fs::metadata(probe.path()).unwrap().uid() == 0
+}
+
+/// Entries planted in a directory that another user owns, or that anyone
+/// may write, or planted as another user's file, are never served.
+#[cfg(unix)]
+#[test]
+fn planted_entries_are_never_served() {
+    use std::os::unix::fs::{PermissionsExt, chown};
+    let (Some(input), Some(lib)) = (saxpy(), nvjitlink(13)) else {
+        return;
+    };
+    if !running_as_root() {
+        eprintln!("skipped: chown needs root (CI runs as root)");
+        return;
+    }
+    let options = LinkerOptions::for_arch("sm_90");
+    let key = key_of(&lib, options.clone(), std::slice::from_ref(&input));
+    let plant = |dir: &Path| {
+        let planter = LinkCache::new(dir);
+        planter.store(&key, b"planted", "");
+        entries(dir).remove(0)
+    };
+    let outcome = |dir: &Path| {
+        let cache = Arc::new(LinkCache::new(dir));
+        let linked = link_with(&lib, &cache, options.clone(), &input);
+        assert_eq!(linked.inspect().unwrap().kernels(), ["saxpy"]);
+        cache.stats()
+    };
+
+    // A directory owned by another user.
+    let root = tempfile::tempdir().unwrap();
+    let theirs = root.path().join("theirs");
+    let entry = plant(&theirs);
+    chown(&theirs, Some(65534), Some(65534)).unwrap();
+    let stats = outcome(&theirs);
+    assert!(
+        stats.refused > 0 && stats.hits == 0 && stats.stores == 0,
+        "{stats:?}"
+    );
+    assert_eq!(
+        std::fs::read(&entry).unwrap().len(),
+        std::fs::read(&entry).unwrap().len()
+    );
+
+    // A directory anyone may write.
+    let open = root.path().join("open");
+    plant(&open);
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let stats = outcome(&open);
+    assert!(stats.refused > 0 && stats.hits == 0, "{stats:?}");
+
+    // Our directory, another user's entry in it.
+    let ours = root.path().join("ours");
+    let entry = plant(&ours);
+    chown(&entry, Some(65534), Some(65534)).unwrap();
+    let stats = outcome(&ours);
+    assert!(stats.refused > 0 && stats.hits == 0, "{stats:?}");
+
+    // Our directory, a group-writable entry in it.
+    let loose = root.path().join("loose");
+    let entry = plant(&loose);
+    std::fs::set_permissions(&entry, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let stats = outcome(&loose);
+    assert!(stats.refused > 0 && stats.hits == 0, "{stats:?}");
+}
+
+/// The cache creates its directory private to its user.
+#[cfg(unix)]
+#[test]
+fn a_new_directory_is_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let (Some(input), Some(lib)) = (saxpy(), nvjitlink(13)) else {
+        return;
+    };
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("new/cache");
+    let cache = Arc::new(LinkCache::new(&dir));
+    link_with(&lib, &cache, LinkerOptions::for_arch("sm_90"), &input);
+    let mode = std::fs::metadata(&dir).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o700);
+    let entry = entries(&dir).remove(0);
+    assert_eq!(
+        std::fs::metadata(entry).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+}
+
+/// Options of the four keys the races use; four entries overflow the
+/// bound the races set, so eviction runs throughout.
+fn race_options(key: usize) -> LinkerOptions {
+    LinkerOptions {
+        max_register_count: Some(32 + 8 * key as u32),
+        ..LinkerOptions::for_arch("sm_90")
+    }
+}
+
+/// A bound of about two and a half entries.
+fn race_bound(lib: &Arc<NvJitLink>, input: &ObjectCode) -> u64 {
+    let probe = tempfile::tempdir().unwrap();
+    let cache = Arc::new(LinkCache::new(probe.path()));
+    link_with(lib, &cache, race_options(0), input);
+    std::fs::metadata(&entries(probe.path())[0]).unwrap().len() * 5 / 2
+}
+
+/// Checks one link per key against a link without the cache.
+fn reference_outputs(lib: &Arc<NvJitLink>, input: &ObjectCode) -> Vec<Vec<u8>> {
+    (0..4)
+        .map(|key| {
+            Linker::with_nvjitlink(Arc::clone(lib), race_options(key))
+                .unwrap()
+                .add(input)
+                .unwrap()
+                .link(OutputKind::Cubin)
+                .unwrap()
+                .as_bytes()
+                .to_vec()
+        })
+        .collect()
+}
+
+/// 16 threads, each linking all four keys in its own order, against one
+/// cache that keeps evicting: every output is the uncached one.
+#[test]
+fn sixteen_threads_race_on_same_and_different_keys() {
+    let (Some(input), Some(lib)) = (saxpy(), nvjitlink(13)) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let bound = race_bound(&lib, &input);
+    let cache = Arc::new(LinkCache::new(dir.path()).with_max_bytes(bound));
+    let reference = reference_outputs(&lib, &input);
+    std::thread::scope(|scope| {
+        for thread in 0..16 {
+            let (lib, cache, input, reference) = (&lib, &cache, &input, &reference);
+            scope.spawn(move || {
+                for round in 0..4 {
+                    let key = (thread + round) % 4;
+                    let linked = link_with(lib, cache, race_options(key), input);
+                    assert_eq!(
+                        linked.as_bytes(),
+                        reference[key],
+                        "thread {thread}, key {key}"
+                    );
+                }
+            });
+        }
+    });
+    let stats = cache.stats();
+    assert_eq!(stats.hits + stats.misses, 64, "{stats:?}");
+    assert_eq!(stats.corrupt, 0, "{stats:?}");
+    assert!(stats.evictions > 0, "{stats:?}");
+    let (_, bytes) = cache.disk_usage().unwrap();
+    assert!(bytes <= bound, "{bytes} > {bound}");
+}
+
+/// Run as a child process by `four_processes_race_on_same_and_different_keys`.
 #[test]
 fn child_process_links_through_the_cache() {
     let Some(dir) = std::env::var_os("CUDA_LINK_CACHE_CHILD_DIR") else {
@@ -216,20 +593,27 @@ fn child_process_links_through_the_cache() {
     let (Some(input), Some(lib)) = (saxpy(), nvjitlink(13)) else {
         return;
     };
-    let cache = Arc::new(LinkCache::new(dir));
-    for _ in 0..5 {
-        let linked = link_with(&lib, &cache, LinkerOptions::for_arch("sm_90"), &input);
-        assert_eq!(linked.inspect().unwrap().kernels(), ["saxpy"]);
+    let bound = std::env::var("CUDA_LINK_CACHE_CHILD_BOUND")
+        .unwrap()
+        .parse()
+        .unwrap();
+    let cache = Arc::new(LinkCache::new(dir).with_max_bytes(bound));
+    let reference = reference_outputs(&lib, &input);
+    for round in 0..8 {
+        let key = (round + std::process::id() as usize) % 4;
+        let linked = link_with(&lib, &cache, race_options(key), &input);
+        assert_eq!(linked.as_bytes(), reference[key], "key {key}");
     }
     assert_eq!(cache.stats().corrupt, 0);
 }
 
 #[test]
-fn two_processes_race_on_one_key() {
+fn four_processes_race_on_same_and_different_keys() {
     let (Some(input), Some(lib)) = (saxpy(), nvjitlink(13)) else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
+    let bound = race_bound(&lib, &input);
     let spawn = || {
         std::process::Command::new(std::env::current_exe().unwrap())
             .args([
@@ -238,18 +622,33 @@ fn two_processes_race_on_one_key() {
                 "--test-threads=1",
             ])
             .env("CUDA_LINK_CACHE_CHILD_DIR", dir.path())
-            .spawn()
+            .env("CUDA_LINK_CACHE_CHILD_BOUND", bound.to_string())
+            .output()
             .unwrap()
     };
-    let children = [spawn(), spawn()];
-    let cache = Arc::new(LinkCache::new(dir.path()));
-    let ours = link_with(&lib, &cache, LinkerOptions::for_arch("sm_90"), &input);
-    for mut child in children {
-        assert!(child.wait().unwrap().success());
+    let outputs = std::thread::scope(|scope| {
+        let children: Vec<_> = (0..4).map(|_| scope.spawn(spawn)).collect();
+        children
+            .into_iter()
+            .map(|c| c.join().unwrap())
+            .collect::<Vec<_>>()
+    });
+    for output in outputs {
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(output.status.success(), "{stdout}");
+        assert!(stdout.contains("1 passed"), "{stdout}");
     }
-    let again = link_with(&lib, &cache, LinkerOptions::for_arch("sm_90"), &input);
-    assert_eq!(ours.as_bytes(), again.as_bytes());
-    assert_eq!(entries(dir.path()).len(), 1);
+    // Each process sees the others' entries at its next scan; a new
+    // process's first store is one.
+    let cache = Arc::new(LinkCache::new(dir.path()).with_max_bytes(bound));
+    let extra = LinkerOptions {
+        lineinfo: true,
+        ..race_options(0)
+    };
+    link_with(&lib, &cache, extra, &input);
+    let (_, bytes) = cache.disk_usage().unwrap();
+    assert!(bytes <= bound, "{bytes} > {bound}");
+    assert_eq!(cache.stats().corrupt, 0);
 }
 
 #[test]

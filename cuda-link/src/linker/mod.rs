@@ -208,6 +208,21 @@ fn log_text(buffer: &[u8]) -> String {
     String::from_utf8_lossy(&buffer[..end]).into_owned()
 }
 
+/// The file behind a library path: itself when absolute; for a bare name
+/// that the system loader resolved, the mapped file of that name, found in
+/// `/proc/self/maps`.
+fn loaded_file(path: &std::path::Path) -> std::path::PathBuf {
+    if path.is_absolute() {
+        return path.to_path_buf();
+    }
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+    maps.lines()
+        .filter_map(|line| line.split_whitespace().nth(5))
+        .map(std::path::Path::new)
+        .find(|mapped| mapped.file_name() == path.file_name())
+        .map_or_else(|| path.to_path_buf(), std::path::Path::to_path_buf)
+}
+
 /// The backend a linker resolved to.
 #[derive(Clone)]
 enum Resolved {
@@ -330,6 +345,31 @@ impl Linker {
         }
     }
 
+    /// What the cache key holds of the backend: its name and version, and
+    /// the loaded file's path, size and modification time, so that a
+    /// replaced library never serves another's output.
+    fn backend_identity(&self) -> String {
+        let path = match &self.backend {
+            Resolved::NvJitLink(lib) => lib.path().to_path_buf(),
+            Resolved::Driver(driver) => driver.path().to_path_buf(),
+        };
+        let file = loaded_file(&path);
+        let (size, modified) = std::fs::metadata(&file)
+            .map(|m| {
+                let modified = m
+                    .modified()
+                    .ok()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+                (m.len(), modified.map_or(0, |d| d.as_nanos()))
+            })
+            .unwrap_or((0, 0));
+        format!(
+            "{} | {} | {size} bytes | modified {modified}",
+            self.backend_name(),
+            file.display()
+        )
+    }
+
     /// The backend in use.
     pub fn backend(&self) -> Backend {
         match self.backend {
@@ -382,6 +422,29 @@ impl Linker {
         &self.error_log
     }
 
+    /// The target arch, as set or from the current context, and the final
+    /// nvJitLink flag list for `output`.
+    fn resolved_flags(&self, output: OutputKind) -> Result<(String, Vec<String>), LinkError> {
+        let arch = match &self.options.arch {
+            Some(arch) => arch.clone(),
+            None => driver::current_device_arch().ok_or(LinkError::MissingArch)?,
+        };
+        let flags = self.options.nvjitlink_flags(&arch, self.uses_lto(), output);
+        Ok((arch, flags))
+    }
+
+    /// The persistent-cache key a [`link`](Self::link) to `output` would
+    /// use now (see [`CacheKey::new`]): to find out why a link missed.
+    pub fn cache_key(&self, output: OutputKind) -> Result<CacheKey, LinkError> {
+        let (_, flags) = self.resolved_flags(output)?;
+        Ok(CacheKey::new(
+            &self.backend_identity(),
+            output,
+            &flags,
+            &self.inputs,
+        ))
+    }
+
     /// Whether LTO is on: as set, or because an input is LTO-IR.
     pub fn uses_lto(&self) -> bool {
         self.options
@@ -410,25 +473,28 @@ impl Linker {
             }
             _ => {}
         }
-        let arch = match &self.options.arch {
-            Some(arch) => arch.clone(),
-            None => driver::current_device_arch().ok_or(LinkError::MissingArch)?,
-        };
+        let (arch, flags) = self.resolved_flags(output)?;
         self.info_log.clear();
         self.error_log.clear();
-        let flags = self.options.nvjitlink_flags(&arch, lto, output);
         let (kind, name) = match output {
             OutputKind::Cubin => (ObjectKind::Cubin, "linked.cubin"),
             OutputKind::Ptx => (ObjectKind::Ptx, "linked.ptx"),
             OutputKind::Ltoir => (ObjectKind::Ltoir, "linked.ltoir"),
         };
         let cached = self.cache.as_ref().map(|cache| {
-            let key = CacheKey::new(&self.backend_name(), output, &flags, &self.inputs);
-            (cache, key)
+            let key = CacheKey::new(&self.backend_identity(), output, &flags, &self.inputs);
+            (Arc::clone(cache), key)
         });
-        if let Some(hit) = cached.as_ref().and_then(|(cache, key)| cache.load(key)) {
-            self.info_log = hit.info_log;
-            return Ok(ObjectCode::with_kind(kind, hit.output, name)?);
+        if let Some((cache, key)) = &cached {
+            // An entry whose output fails validation is dropped and relinked.
+            let mut valid = None;
+            let hit = cache.load_checked(key, |hit| {
+                ObjectCode::with_kind(kind, hit.output.clone(), name).map(|code| valid = Some(code))
+            });
+            if let (Some(hit), Some(code)) = (hit, valid) {
+                self.info_log = hit.info_log;
+                return Ok(code);
+            }
         }
         let result = match &self.backend {
             Resolved::NvJitLink(lib) => {

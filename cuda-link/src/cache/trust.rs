@@ -1,0 +1,92 @@
+//! Whom the cache trusts: a directory, and entries, owned by the current
+//! user and writable by no one else. The SHA-256 in an entry is a checksum,
+//! not a MAC, so anyone who can write the directory could plant a cubin;
+//! ownership is what keeps them out.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// Where the cache lives by default: `CUDA_LINK_CACHE_DIR`, else
+/// `$XDG_CACHE_HOME/cuda-link`, else `~/.cache/cuda-link`, else a
+/// per-user folder `cuda-link-cache-<uid>` in the temporary directory,
+/// which is checked like any other: another user who pre-creates it is
+/// refused.
+pub(super) fn default_dir() -> PathBuf {
+    let from = |var: &str| {
+        std::env::var_os(var)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    from("CUDA_LINK_CACHE_DIR")
+        .or_else(|| from("XDG_CACHE_HOME").map(|d| d.join("cuda-link")))
+        .or_else(|| from("HOME").map(|d| d.join(".cache/cuda-link")))
+        .unwrap_or_else(|| std::env::temp_dir().join(format!("cuda-link-cache-{}", user_id())))
+}
+
+#[cfg(unix)]
+fn user_id() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+#[cfg(not(unix))]
+fn user_id() -> u32 {
+    0
+}
+
+/// Creates `dir` and its missing parents with mode 0700.
+pub(super) fn create_private_dir(dir: &Path) -> io::Result<()> {
+    let mut builder = fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}
+
+/// Checks that `dir` is a directory of this user that no one else can write.
+pub(super) fn check_private_dir(dir: &Path) -> io::Result<()> {
+    let metadata = fs::metadata(dir)?;
+    if !metadata.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a directory",
+        ));
+    }
+    check_private(&metadata, "directory")
+}
+
+/// Refuses what another user owns or could write.
+#[cfg(unix)]
+pub(super) fn check_private(metadata: &fs::Metadata, what: &str) -> io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let refuse = |why: String| Err(io::Error::new(io::ErrorKind::PermissionDenied, why));
+    if metadata.uid() != user_id() {
+        return refuse(format!(
+            "the {what} is owned by uid {}, not by this user (uid {})",
+            metadata.uid(),
+            user_id()
+        ));
+    }
+    if metadata.mode() & 0o022 != 0 {
+        return refuse(format!(
+            "the {what} is writable by others (mode {:o})",
+            metadata.mode() & 0o7777
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+pub(super) fn check_private(_metadata: &fs::Metadata, _what: &str) -> io::Result<()> {
+    Ok(())
+}
+
+/// Creates a new file only its owner can read or write.
+pub(super) fn create_private_file(path: &Path) -> io::Result<fs::File> {
+    let mut options = fs::File::options();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(path)
+}
