@@ -1,47 +1,74 @@
 //! Raw bindings to the whole CUDA driver API, loaded at run time.
 //!
 //! The types, constants and the function table ([`DriverFns`]) are generated
-//! by `cargo xtask bindgen` from `cuda.h` of CUDA 12.9 and checked in, so
-//! building needs neither CUDA nor libclang. [`Driver`] opens `libcuda.so.1`
-//! with `libloading` and resolves every entry point:
+//! by `cargo xtask bindgen` from the pinned `cuda.h` of CUDA 12.9 (feature
+//! `cuda-12090`, the default) or 13.0 (feature `cuda-13000`, which wins when
+//! both are on) and checked in, so building needs neither CUDA nor libclang.
+//! [`Driver`] opens `libcuda.so.1` with `libloading` and resolves every
+//! entry point:
 //!
-//! * through `cuGetProcAddress` at the pinned [`CUDA_VERSION`] (12090), so a
-//!   newer driver hands out the ABI these bindings were generated for;
-//! * through plain `dlsym` for versioned symbols (`cuMemAlloc_v2`,
-//!   `cuCtxCreate_v4`), which name one ABI already, and as a fallback where
-//!   `cuGetProcAddress` is absent or does not know a name.
+//! * plain names through `cuGetProcAddress`, each at the version of the ABI
+//!   its declaration has ([`DriverFns::proc_version`], from the pinned
+//!   `cudaTypedefs.h`, never above [`CUDA_VERSION`]): asking at
+//!   `CUDA_VERSION` itself could hand out a newer ABI than the declaration
+//!   (13.0's `cuCtxSynchronize`);
+//! * versioned names (`cuMemAlloc_v2`, `cuCtxCreate_v4`, `_ptds`) through
+//!   plain `dlsym`, as the name fixes the ABI, and `dlsym` as the fallback
+//!   where `cuGetProcAddress` is absent or does not know a name.
 //!
 //! ```no_run
-//! use cuda_driver_sys::{Driver, CUresult};
+//! use cuda_driver_sys::{CUresult, Driver, Resolution};
 //!
-//! let driver = Driver::load()?;
+//! // With the default `discover` feature, `Driver::load()` searches.
+//! // SAFETY: the file is the CUDA driver.
+//! let driver = unsafe { Driver::open("libcuda.so.1", Resolution::ProcAddress) }?;
 //! // SAFETY: cuInit takes no pointers.
 //! let status = unsafe { driver.cuInit(0) }?;
 //! assert_eq!(status, CUresult::CUDA_SUCCESS);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! On a machine without the driver, [`Driver::load`] returns
-//! [`LoadError::NotFound`] naming every place tried; nothing panics.
+//! On a machine without the driver, `Driver::load` returns
+//! `LoadError::NotFound` naming every place tried; nothing panics.
 
 use std::ffi::{CStr, c_char, c_void};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
-use cuda_dylib::{Library, LibrarySpec, SearchEnv};
-pub use cuda_dylib::{NotFound, Source, SymbolUnavailable};
+#[cfg(feature = "discover")]
+pub use cuda_dylib::{NotFound, Source};
+pub use libloading::Library;
 
+#[cfg(feature = "cuda-13000")]
 #[rustfmt::skip]
+#[path = "bindings/cuda_13000.rs"]
+mod bindings;
+#[cfg(not(feature = "cuda-13000"))]
+#[rustfmt::skip]
+#[path = "bindings/cuda_12090.rs"]
 mod bindings;
 pub use bindings::*;
+
+/// The library's name in errors.
+const DISPLAY_NAME: &str = "libcuda (the CUDA driver)";
+
+/// A symbol that the loaded library does not export.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("symbol `{symbol}` is not available in the loaded {library}")]
+pub struct SymbolUnavailable {
+    /// The library's display name.
+    pub library: &'static str,
+    /// The missing symbol.
+    pub symbol: &'static str,
+}
 
 /// Where and under which names the driver is searched for.
 ///
 /// The driver ships with the kernel module, not with the toolkit or the
 /// wheels, so only the override and the system loader apply; the toolkit's
 /// `stubs/libcuda.so` is never loaded because it fails every call.
-pub const SPEC: LibrarySpec = LibrarySpec {
-    display_name: "libcuda (the CUDA driver)",
+#[cfg(feature = "discover")]
+pub const SPEC: cuda_dylib::LibrarySpec = cuda_dylib::LibrarySpec {
+    display_name: DISPLAY_NAME,
     override_var: "CUDA_LINK_LIBCUDA_PATH",
     file_names: &["libcuda.so.1", "libcuda.so"],
     wheel_dirs: &[],
@@ -60,10 +87,20 @@ pub enum Resolution {
 
 /// Why the driver could not be loaded.
 #[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum LoadError {
     /// No driver library on this machine; lists every place tried.
+    #[cfg(feature = "discover")]
     #[error(transparent)]
     NotFound(#[from] NotFound),
+    /// The file given to [`Driver::open`] could not be opened.
+    #[error("cannot open {path}: {reason}")]
+    Open {
+        /// The file.
+        path: PathBuf,
+        /// The dynamic loader's message.
+        reason: String,
+    },
     /// The library opened but lacks `cuDriverGetVersion` or `cuInit`.
     #[error("{path} is not a usable CUDA driver: {missing}")]
     MissingSymbol {
@@ -81,7 +118,8 @@ pub enum LoadError {
 pub struct Driver {
     fns: DriverFns,
     path: PathBuf,
-    source: Source,
+    #[cfg(feature = "discover")]
+    source: Option<Source>,
     resolution: Resolution,
     _library: Library,
 }
@@ -90,7 +128,6 @@ impl std::fmt::Debug for Driver {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Driver")
             .field("path", &self.path)
-            .field("source", &self.source)
             .field("resolution", &self.resolution)
             .finish_non_exhaustive()
     }
@@ -112,6 +149,7 @@ type GetProcAddress = unsafe extern "C" fn(
     *mut CUdriverProcAddressQueryResult,
 ) -> CUresult;
 
+#[cfg(feature = "discover")]
 impl Driver {
     /// Searches for the driver and resolves every entry point.
     ///
@@ -120,16 +158,33 @@ impl Driver {
     /// environment names in `CUDA_LINK_LIBCUDA_PATH`, with the same trust as
     /// `LD_LIBRARY_PATH`.
     pub fn load() -> Result<Self, LoadError> {
+        let env = cuda_dylib::SearchEnv::from_process();
         // SAFETY: as above; the driver's initialisers have no preconditions.
-        let opened = unsafe { cuda_dylib::open(&SPEC, &SearchEnv::from_process()) }?;
-        Self::from_library(
-            opened.library,
-            opened.path,
-            opened.source,
-            Resolution::ProcAddress,
-        )
+        let opened = unsafe { cuda_dylib::open(&SPEC, &env) }?;
+        // SAFETY: found under the driver's names in the driver's places.
+        let mut driver =
+            unsafe { Self::from_library(opened.library, opened.path, Resolution::ProcAddress) }?;
+        driver.source = Some(opened.source);
+        Ok(driver)
     }
 
+    /// The process-wide instance, loaded on first use.
+    pub fn global() -> Result<&'static Self, LoadError> {
+        static GLOBAL: std::sync::OnceLock<Result<Driver, LoadError>> = std::sync::OnceLock::new();
+        GLOBAL
+            .get_or_init(Self::load)
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// Which search step found the library; `None` when it was opened by
+    /// path or handed in.
+    pub fn source(&self) -> Option<Source> {
+        self.source
+    }
+}
+
+impl Driver {
     /// Loads exactly this file with the chosen resolution.
     ///
     /// # Safety
@@ -138,36 +193,43 @@ impl Driver {
     /// fails the symbol check): loading runs its initialisers, and every
     /// later call trusts its exports to have the driver's signatures.
     pub unsafe fn open(path: impl AsRef<Path>, resolution: Resolution) -> Result<Self, LoadError> {
+        let path = path.as_ref();
         // SAFETY: the caller vouches for `path`.
-        let opened = unsafe { cuda_dylib::open_exact(&SPEC, path.as_ref()) }?;
-        Self::from_library(opened.library, opened.path, opened.source, resolution)
+        let library = unsafe { Library::new(path) }.map_err(|e| LoadError::Open {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })?;
+        // SAFETY: as above.
+        unsafe { Self::from_library(library, path.to_path_buf(), resolution) }
     }
 
-    /// The process-wide instance, loaded on first use.
-    pub fn global() -> Result<&'static Self, LoadError> {
-        static GLOBAL: OnceLock<Result<Driver, LoadError>> = OnceLock::new();
-        GLOBAL
-            .get_or_init(Self::load)
-            .as_ref()
-            .map_err(Clone::clone)
-    }
-
-    fn from_library(
+    /// Takes a library the caller opened, e.g. with its own search; `path`
+    /// is what [`path`](Self::path) reports.
+    ///
+    /// # Safety
+    /// As for [`open`](Self::open): `library` must be the CUDA driver, or
+    /// export none of its symbols.
+    pub unsafe fn from_library(
         library: Library,
         path: PathBuf,
-        source: Source,
         mut resolution: Resolution,
     ) -> Result<Self, LoadError> {
-        for symbol in [c"cuInit", c"cuDriverGetVersion"] {
-            if cuda_dylib::raw_symbol(&library, symbol).is_null() {
+        let symbol = |name: &CStr| -> *mut c_void {
+            // SAFETY: the address is taken as an untyped pointer; the table
+            // gives it the driver's type, which the caller vouched for.
+            unsafe { library.get::<*mut c_void>(name.to_bytes_with_nul()) }
+                .map_or(std::ptr::null_mut(), |s| *s)
+        };
+        for name in [c"cuInit", c"cuDriverGetVersion"] {
+            if symbol(name).is_null() {
                 let missing = SymbolUnavailable {
-                    library: SPEC.display_name,
-                    symbol: symbol.to_str().unwrap_or("?"),
+                    library: DISPLAY_NAME,
+                    symbol: name.to_str().unwrap_or("?"),
                 };
                 return Err(LoadError::MissingSymbol { path, missing });
             }
         }
-        let proc_address = cuda_dylib::raw_symbol(&library, c"cuGetProcAddress_v2");
+        let proc_address = symbol(c"cuGetProcAddress_v2");
         let proc_address: Option<GetProcAddress> = if resolution == Resolution::ProcAddress {
             // SAFETY: `cuGetProcAddress_v2` has this signature in every
             // driver that exports it (12.0+); null maps to None.
@@ -179,7 +241,12 @@ impl Driver {
             resolution = Resolution::DlsymOnly;
         }
         let resolve = |name: &CStr| -> *mut c_void {
-            if let Some(get) = proc_address.filter(|_| !is_versioned_symbol(name)) {
+            // A plain name is asked for at the version of its declared ABI,
+            // not at CUDA_VERSION: there the driver may hand out a newer ABI
+            // (13.0's `cuCtxSynchronize` takes a context at 13000, while the
+            // header's plain declaration takes none).
+            let version = DriverFns::proc_version(name).map(|v| v.min(CUDA_VERSION as i32));
+            if let (Some(get), Some(version)) = (proc_address, version) {
                 let mut pointer = std::ptr::null_mut();
                 let mut found = CUdriverProcAddressQueryResult::CU_GET_PROC_ADDRESS_SUCCESS;
                 // SAFETY: a NUL-terminated name and two valid out-pointers.
@@ -187,7 +254,7 @@ impl Driver {
                     get(
                         name.as_ptr(),
                         &mut pointer,
-                        CUDA_VERSION as i32,
+                        version,
                         CUdriverProcAddress_flags::CU_GET_PROC_ADDRESS_DEFAULT.0 as u64,
                         &mut found,
                     )
@@ -196,7 +263,7 @@ impl Driver {
                     return pointer;
                 }
             }
-            cuda_dylib::raw_symbol(&library, name)
+            symbol(name)
         };
         // SAFETY: every address comes from the driver for exactly that name,
         // at the ABI of the header the table was generated from; the table
@@ -205,7 +272,8 @@ impl Driver {
         Ok(Driver {
             fns,
             path,
-            source,
+            #[cfg(feature = "discover")]
+            source: None,
             resolution,
             _library: library,
         })
@@ -214,11 +282,6 @@ impl Driver {
     /// The file that was loaded (a bare name when the system loader chose).
     pub fn path(&self) -> &Path {
         &self.path
-    }
-
-    /// Which search step found the library.
-    pub fn source(&self) -> Source {
-        self.source
     }
 
     /// How the entry points were resolved.
@@ -285,9 +348,25 @@ mod tests {
     }
 
     #[test]
+    fn plain_names_resolve_at_their_declared_abi() {
+        assert_eq!(DriverFns::proc_version(c"cuInit"), Some(2000));
+        assert_eq!(DriverFns::proc_version(c"cuCtxSynchronize"), Some(2000));
+        assert_eq!(DriverFns::proc_version(c"cuLibraryLoadData"), Some(12000));
+        // Versioned names are not asked of cuGetProcAddress: dlsym.
+        assert_eq!(DriverFns::proc_version(c"cuCtxCreate_v4"), None);
+        assert_eq!(DriverFns::proc_version(c"cuMemAlloc_v2"), None);
+        #[cfg(not(feature = "cuda-13000"))]
+        assert_eq!(DriverFns::proc_version(c"cuMemAdvise"), Some(8000));
+        assert!(
+            DriverFns::PROC_VERSIONS.windows(2).all(|w| w[0].0 < w[1].0),
+            "sorted for binary search"
+        );
+    }
+
+    #[test]
     fn the_table_covers_the_whole_api() {
         assert!(
-            DriverFns::SYMBOLS.len() >= 450,
+            DriverFns::SYMBOLS.len() >= 440,
             "{}",
             DriverFns::SYMBOLS.len()
         );
@@ -299,6 +378,9 @@ mod tests {
         ] {
             assert!(DriverFns::SYMBOLS.contains(&name), "{name:?}");
         }
+        #[cfg(not(feature = "cuda-13000"))]
         assert_eq!(CUDA_VERSION, 12090);
+        #[cfg(feature = "cuda-13000")]
+        assert_eq!(CUDA_VERSION, 13000);
     }
 }

@@ -2,6 +2,7 @@
 
 use cuda_driver_sys::{Driver, LoadError, Resolution};
 
+#[cfg(feature = "discover")]
 #[test]
 fn loading_without_a_driver_is_a_typed_error() {
     if std::path::Path::new("/dev/nvidiactl").exists() {
@@ -36,6 +37,22 @@ fn a_library_without_driver_symbols_is_refused() {
     // SAFETY: libc is already loaded; opening it again runs nothing.
     match unsafe { Driver::open("libc.so.6", Resolution::DlsymOnly) } {
         Err(LoadError::MissingSymbol { missing, .. }) => assert_eq!(missing.symbol, "cuInit"),
+        other => panic!("expected MissingSymbol, got {other:?}"),
+    }
+}
+
+/// A vendor that opens the library itself hands it in; one without the
+/// driver's symbols is refused before anything is called.
+#[test]
+fn a_library_the_caller_opened_is_checked() {
+    // SAFETY: libc is already loaded; opening it again runs nothing.
+    let libc = unsafe { cuda_driver_sys::Library::new("libc.so.6") }.unwrap();
+    // SAFETY: libc exports no driver symbol, so nothing is called.
+    match unsafe { Driver::from_library(libc, "libc.so.6".into(), Resolution::ProcAddress) } {
+        Err(LoadError::MissingSymbol { missing, path }) => {
+            assert_eq!(missing.symbol, "cuInit");
+            assert_eq!(path, std::path::Path::new("libc.so.6"));
+        }
         other => panic!("expected MissingSymbol, got {other:?}"),
     }
 }

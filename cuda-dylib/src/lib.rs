@@ -3,7 +3,8 @@
 //! Both `nvjitlink-sys` and `cuda-driver-sys` load their library with
 //! [`libloading`] instead of linking it, so a program builds anywhere and
 //! reports a typed error where the library is missing. This crate holds the
-//! search they share.
+//! search they share, behind their default `discover` feature; a project
+//! that vendors a sys crate can leave it out.
 //!
 //! The search order, for a [`LibrarySpec`]:
 //!
@@ -298,16 +299,6 @@ fn format_attempts(attempts: &[Attempt]) -> String {
         .collect()
 }
 
-/// A symbol that the loaded library does not export.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("symbol `{symbol}` is not available in the loaded {library}")]
-pub struct SymbolUnavailable {
-    /// The library's display name.
-    pub library: &'static str,
-    /// The missing symbol.
-    pub symbol: &'static str,
-}
-
 /// Searches for `spec` and opens the first candidate that loads.
 ///
 /// # Safety
@@ -350,31 +341,6 @@ pub unsafe fn open(spec: &LibrarySpec, env: &SearchEnv) -> Result<Opened, NotFou
     })
 }
 
-/// Opens exactly `path` for `spec`, as an explicit choice: a failure is a
-/// [`NotFound`] whose one attempt names the path and the loader's reason.
-///
-/// # Safety
-/// As for [`open_file`]: `path` must be a library whose initialisers are
-/// sound to run.
-pub unsafe fn open_exact(spec: &LibrarySpec, path: &Path) -> Result<Opened, NotFound> {
-    // SAFETY: the caller vouches for `path`.
-    match unsafe { open_file(path.as_os_str()) } {
-        Ok(library) => Ok(Opened {
-            library,
-            path: path.to_path_buf(),
-            source: Source::Override,
-        }),
-        Err(err) => Err(NotFound {
-            library: spec.display_name,
-            attempts: vec![Attempt {
-                path: path.to_path_buf(),
-                source: Source::Override,
-                reason: err.to_string(),
-            }],
-        }),
-    }
-}
-
 /// Opens one file, or a bare name through the system loader.
 ///
 /// # Safety
@@ -385,19 +351,6 @@ pub unsafe fn open_exact(spec: &LibrarySpec, path: &Path) -> Result<Opened, NotF
 pub unsafe fn open_file(path: &OsStr) -> Result<Library, libloading::Error> {
     // SAFETY: the caller vouches for the file's initialisers.
     unsafe { Library::new(path) }
-}
-
-/// Resolves `symbol` to a raw address, or null when it is absent.
-pub fn raw_symbol(library: &Library, symbol: &std::ffi::CStr) -> *mut std::ffi::c_void {
-    // SAFETY: the address is returned as an untyped pointer; callers give it
-    // a type only through the generated function table, whose signatures come
-    // from the library's own header.
-    unsafe {
-        library
-            .get::<*mut std::ffi::c_void>(symbol.to_bytes_with_nul())
-            .map(|s| *s)
-            .unwrap_or(std::ptr::null_mut())
-    }
 }
 
 #[cfg(test)]

@@ -148,8 +148,10 @@ impl Context {
         let driver = driver()?;
         let device = device(driver, ordinal)?;
         let mut raw = std::ptr::null_mut();
-        // SAFETY: an out-pointer and a valid device.
-        let status = unsafe { driver.cuCtxCreate_v2(&mut raw, 0, device) }?;
+        // cuCtxCreate_v4 (12.5+) is the one signature both pinned headers
+        // declare; null parameters ask for a plain context.
+        // SAFETY: an out-pointer, null optional parameters and a valid device.
+        let status = unsafe { driver.cuCtxCreate_v4(&mut raw, std::ptr::null_mut(), 0, device) }?;
         check(driver, status, "cuCtxCreate", "")?;
         Ok(Self::wrap(raw, device, false))
     }

@@ -527,3 +527,66 @@ fn hostile_images_are_refused_before_the_driver() {
     let library = Library::from_file(&path).unwrap();
     assert_eq!(library.kernel("saxpy").unwrap().name(), "saxpy");
 }
+
+/// Every entry point has the ABI its declaration in the pinned header
+/// has: versioned names are the exported symbols of that name, and plain
+/// names, asked of `cuGetProcAddress` at their declared ABI's version, are
+/// the exported plain symbols (whose ABI NVIDIA never changes). The sample
+/// holds the functions whose signature 13.0 changed, and `cuCtxSynchronize`,
+/// which `cuGetProcAddress` at 13000 would hand out with a context argument.
+#[test]
+#[ignore = "needs a GPU"]
+fn entry_points_have_the_declared_abi() {
+    use cuda_driver_sys::{CUDA_VERSION, DriverFns};
+    let _context = gpu();
+    let driver = cuda_driver_sys::Driver::global().unwrap();
+    assert_eq!(
+        driver.resolution(),
+        cuda_driver_sys::Resolution::ProcAddress
+    );
+    macro_rules! entry {
+        ($field:ident) => {
+            (stringify!($field), driver.$field.map(|f| f as *const ()))
+        };
+    }
+    #[cfg(not(feature = "cuda-13000"))]
+    let sample = [
+        entry!(cuCtxCreate_v2),
+        entry!(cuMemAdvise),
+        entry!(cuMemPrefetchAsync),
+        entry!(cuStreamGetCaptureInfo_v2),
+        entry!(cuEventElapsedTime),
+        entry!(cuDeviceGetUuid),
+        entry!(cuGraphAddDependencies),
+        entry!(cuCtxSynchronize),
+    ];
+    #[cfg(feature = "cuda-13000")]
+    let sample = [
+        entry!(cuCtxCreate_v4),
+        entry!(cuMemAdvise_v2),
+        entry!(cuMemPrefetchAsync_v2),
+        entry!(cuStreamGetCaptureInfo_v3),
+        entry!(cuEventElapsedTime_v2),
+        entry!(cuDeviceGetUuid_v2),
+        entry!(cuGraphAddDependencies_v2),
+        entry!(cuCtxSynchronize),
+    ];
+    // SAFETY: the driver is loaded already; opening it again runs nothing.
+    let libcuda = unsafe { libloading::Library::new("libcuda.so.1") }.unwrap();
+    eprintln!("bindings of cuda.h {CUDA_VERSION}");
+    for (name, table) in sample {
+        let c_name = std::ffi::CString::new(name).unwrap();
+        // SAFETY: the address is only compared, never called.
+        let exported = unsafe { libcuda.get::<*const ()>(c_name.as_bytes_with_nul()) }
+            .map(|symbol| *symbol)
+            .ok();
+        eprintln!(
+            "{name}: proc version {:?}",
+            DriverFns::proc_version(&c_name)
+        );
+        assert_eq!(
+            table, exported,
+            "{name}: not the exported symbol of that name"
+        );
+    }
+}

@@ -9,7 +9,9 @@
 //! ```no_run
 //! use nvjitlink_sys::NvJitLink;
 //!
-//! let lib = NvJitLink::load()?;
+//! // With the default `discover` feature, `NvJitLink::load()` searches.
+//! // SAFETY: the file is NVIDIA's nvJitLink.
+//! let lib = unsafe { NvJitLink::open("libnvJitLink.so.13") }?;
 //! println!("{} from {}", lib.version_string(), lib.path().display());
 //! let mut handle = std::ptr::null_mut();
 //! let mut options = [c"-arch=sm_90".as_ptr()];
@@ -26,23 +28,43 @@
 //! (`__nvJitLinkCreate_13_5`) would pin a minor release.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
 
-use cuda_dylib::{Library, LibrarySpec, SearchEnv};
-pub use cuda_dylib::{NotFound, Source, SymbolUnavailable};
+#[cfg(feature = "discover")]
+pub use cuda_dylib::{NotFound, SearchEnv, Source};
+pub use libloading::Library;
 
 #[rustfmt::skip]
 mod bindings;
 pub use bindings::*;
 
+/// The library's name in errors.
+const DISPLAY_NAME: &str = "nvJitLink";
+
 /// Where and under which names nvJitLink is searched for.
-pub const SPEC: LibrarySpec = LibrarySpec {
-    display_name: "nvJitLink",
+#[cfg(feature = "discover")]
+pub const SPEC: cuda_dylib::LibrarySpec = cuda_dylib::LibrarySpec {
+    display_name: DISPLAY_NAME,
     override_var: "CUDA_LINK_NVJITLINK_PATH",
     file_names: &["libnvJitLink.so.13", "libnvJitLink.so.12"],
     wheel_dirs: &["nvidia/cu13/lib", "nvidia/nvjitlink/lib"],
-    toolkit_dirs: &["lib64", "lib", "targets/x86_64-linux/lib"],
+    toolkit_dirs: &[
+        "lib64",
+        "lib",
+        "targets/x86_64-linux/lib",
+        "targets/sbsa-linux/lib",
+        "targets/aarch64-linux/lib",
+    ],
 };
+
+/// A symbol that the loaded library does not export.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("symbol `{symbol}` is not available in the loaded {library}")]
+pub struct SymbolUnavailable {
+    /// The library's display name.
+    pub library: &'static str,
+    /// The missing symbol.
+    pub symbol: &'static str,
+}
 
 /// The majors whose ABI matches these bindings.
 pub const SUPPORTED_MAJORS: std::ops::RangeInclusive<u32> = 12..=13;
@@ -64,10 +86,20 @@ const CORE_SYMBOLS: &[&std::ffi::CStr] = &[
 
 /// Why nvJitLink could not be loaded.
 #[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
 pub enum LoadError {
     /// No candidate could be opened; lists every place tried.
+    #[cfg(feature = "discover")]
     #[error(transparent)]
     NotFound(#[from] NotFound),
+    /// The file given to [`NvJitLink::open`] could not be opened.
+    #[error("cannot open {path}: {reason}")]
+    Open {
+        /// The file.
+        path: PathBuf,
+        /// The dynamic loader's message.
+        reason: String,
+    },
     /// The library opened but lacks an entry point every version has.
     #[error("{path} is not a usable nvJitLink: {missing}")]
     MissingSymbol {
@@ -104,7 +136,8 @@ pub enum LoadError {
 pub struct NvJitLink {
     fns: NvJitLinkFns,
     path: PathBuf,
-    source: Source,
+    #[cfg(feature = "discover")]
+    source: Option<Source>,
     version: (u32, u32),
     _library: Library,
 }
@@ -113,7 +146,6 @@ impl std::fmt::Debug for NvJitLink {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("NvJitLink")
             .field("path", &self.path)
-            .field("source", &self.source)
             .field("version", &self.version)
             .finish_non_exhaustive()
     }
@@ -126,6 +158,7 @@ impl std::ops::Deref for NvJitLink {
     }
 }
 
+#[cfg(feature = "discover")]
 impl NvJitLink {
     /// Searches the documented places and loads the first nvJitLink found.
     ///
@@ -146,9 +179,27 @@ impl NvJitLink {
     pub unsafe fn load_with(env: &SearchEnv) -> Result<Self, LoadError> {
         // SAFETY: the caller vouches for `env`.
         let opened = unsafe { cuda_dylib::open(&SPEC, env) }?;
-        Self::from_library(opened.library, opened.path, opened.source)
+        // SAFETY: found under nvJitLink's names in nvJitLink's places.
+        let mut lib = unsafe { Self::from_library(opened.library, opened.path) }?;
+        lib.source = Some(opened.source);
+        Ok(lib)
     }
 
+    /// The process-wide instance, loaded on first use and shared.
+    pub fn global() -> Result<std::sync::Arc<Self>, LoadError> {
+        use std::sync::{Arc, OnceLock};
+        static GLOBAL: OnceLock<Result<Arc<NvJitLink>, LoadError>> = OnceLock::new();
+        GLOBAL.get_or_init(|| Self::load().map(Arc::new)).clone()
+    }
+
+    /// Which search step found the library; `None` when it was opened by
+    /// path or handed in.
+    pub fn source(&self) -> Option<Source> {
+        self.source
+    }
+}
+
+impl NvJitLink {
     /// Loads exactly this file.
     ///
     /// # Safety
@@ -157,29 +208,38 @@ impl NvJitLink {
     /// then fails the symbol check): loading runs its initialisers, and every
     /// later call trusts its exports to have nvJitLink's signatures.
     pub unsafe fn open(path: impl AsRef<Path>) -> Result<Self, LoadError> {
+        let path = path.as_ref();
         // SAFETY: the caller vouches for `path`.
-        let opened = unsafe { cuda_dylib::open_exact(&SPEC, path.as_ref()) }?;
-        Self::from_library(opened.library, opened.path, opened.source)
+        let library = unsafe { Library::new(path) }.map_err(|e| LoadError::Open {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })?;
+        // SAFETY: as above.
+        unsafe { Self::from_library(library, path.to_path_buf()) }
     }
 
-    /// The process-wide instance, loaded on first use and shared.
-    pub fn global() -> Result<Arc<Self>, LoadError> {
-        static GLOBAL: OnceLock<Result<Arc<NvJitLink>, LoadError>> = OnceLock::new();
-        GLOBAL.get_or_init(|| Self::load().map(Arc::new)).clone()
-    }
-
-    fn from_library(library: Library, path: PathBuf, source: Source) -> Result<Self, LoadError> {
-        // SAFETY: each name is resolved in nvJitLink itself, whose header the
-        // table's signatures were generated from; the table is stored next
-        // to `library`, which keeps the addresses valid.
-        let fns = unsafe { NvJitLinkFns::load(|name| cuda_dylib::raw_symbol(&library, name)) };
-        if let Some(symbol) = CORE_SYMBOLS
-            .iter()
-            .find(|name| cuda_dylib::raw_symbol(&library, name).is_null())
-        {
+    /// Takes a library the caller opened, e.g. with its own search; `path`
+    /// is what [`path`](Self::path) reports. It must still pass the same
+    /// symbol and version checks as [`open`](Self::open).
+    ///
+    /// # Safety
+    /// As for [`open`](Self::open): `library` must be nvJitLink, or export
+    /// none of its symbols.
+    pub unsafe fn from_library(library: Library, path: PathBuf) -> Result<Self, LoadError> {
+        let symbol = |name: &std::ffi::CStr| -> *mut std::ffi::c_void {
+            // SAFETY: the address is taken as an untyped pointer; the table
+            // gives it nvJitLink's type, which the caller vouched for.
+            unsafe { library.get::<*mut std::ffi::c_void>(name.to_bytes_with_nul()) }
+                .map_or(std::ptr::null_mut(), |s| *s)
+        };
+        // SAFETY: each name is resolved in nvJitLink itself (the caller's
+        // promise), whose header the table's signatures were generated from;
+        // the table is stored next to `library`, which keeps them valid.
+        let fns = unsafe { NvJitLinkFns::load(symbol) };
+        if let Some(name) = CORE_SYMBOLS.iter().find(|name| symbol(name).is_null()) {
             let missing = SymbolUnavailable {
-                library: SPEC.display_name,
-                symbol: symbol.to_str().unwrap_or("?"),
+                library: DISPLAY_NAME,
+                symbol: name.to_str().unwrap_or("?"),
             };
             return Err(LoadError::MissingSymbol { path, missing });
         }
@@ -197,7 +257,8 @@ impl NvJitLink {
         Ok(NvJitLink {
             fns,
             path,
-            source,
+            #[cfg(feature = "discover")]
+            source: None,
             version: (major, minor),
             _library: library,
         })
@@ -216,11 +277,6 @@ impl NvJitLink {
     /// The file that was loaded (a bare name when the system loader chose).
     pub fn path(&self) -> &Path {
         &self.path
-    }
-
-    /// Which search step found the library.
-    pub fn source(&self) -> Source {
-        self.source
     }
 }
 

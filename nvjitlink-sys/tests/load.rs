@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use nvjitlink_sys::{LoadError, NvJitLink, Source, nvJitLinkResult};
+use nvjitlink_sys::{LoadError, NvJitLink, nvJitLinkResult};
 
 /// The provisioned library of one major, or `None` (a skip) outside
 /// `cargo xtask test`, which sets `CUDA_LINK_REQUIRE_REDIST` to turn the
@@ -29,7 +29,12 @@ fn check_major(major: u32) {
     let lib = unsafe { NvJitLink::open(&path) }.unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(lib.version().0, major, "{lib:?}");
     assert_eq!(lib.path(), path);
-    assert_eq!(lib.source(), Source::Override);
+    #[cfg(feature = "discover")]
+    assert_eq!(
+        lib.source(),
+        None,
+        "opened by path, not found by the search"
+    );
 
     let mut handle = std::ptr::null_mut();
     let mut options = [c"-arch=sm_90".as_ptr()];
@@ -69,19 +74,20 @@ fn linked_ltoir_is_a_typed_error_on_12() {
     assert!(lib.nvJitLinkGetLinkedLTOIRSize.is_some());
 }
 
+#[cfg(feature = "discover")]
 #[test]
 fn search_finds_a_wheel_layout_in_site_packages() {
     let Some(path) = provisioned(13) else { return };
     // The wheel folder is .../nvjitlink13/nvidia/cu13/lib/libnvJitLink.so.13:
     // its site-packages root is four levels up.
     let site = path.ancestors().nth(4).unwrap().to_path_buf();
-    let env = cuda_dylib::SearchEnv {
+    let env = nvjitlink_sys::SearchEnv {
         site_packages: vec![site],
         ..Default::default()
     };
     // SAFETY: the site-packages folder holds only the pinned wheel.
     let lib = unsafe { NvJitLink::load_with(&env) }.unwrap();
-    assert_eq!(lib.source(), Source::PythonWheel);
+    assert_eq!(lib.source(), Some(nvjitlink_sys::Source::PythonWheel));
     assert_eq!(lib.path(), path);
     assert_eq!(lib.version().0, 13);
 }
@@ -93,12 +99,35 @@ fn a_file_that_is_no_library_gives_a_typed_error() {
     std::fs::write(&fake, b"definitely not ELF").unwrap();
     // SAFETY: a text file, which the loader refuses to open.
     match unsafe { NvJitLink::open(&fake) } {
-        Err(LoadError::NotFound(err)) => {
+        Err(err @ LoadError::Open { .. }) => {
             assert!(
                 err.to_string().contains(&fake.display().to_string()),
                 "{err}"
             )
         }
-        other => panic!("expected NotFound, got {other:?}"),
+        other => panic!("expected Open, got {other:?}"),
+    }
+}
+
+/// A vendor that opens the library itself hands it in.
+#[test]
+fn a_library_the_caller_opened_is_accepted() {
+    let Some(path) = provisioned(13) else { return };
+    // SAFETY: the pinned nvJitLink wheel that `cargo xtask test` installed.
+    let library = unsafe { nvjitlink_sys::Library::new(&path) }.unwrap();
+    // SAFETY: as above.
+    let lib = unsafe { NvJitLink::from_library(library, path.clone()) }.unwrap();
+    assert_eq!(lib.version().0, 13);
+    assert_eq!(lib.path(), path);
+
+    // libc exports none of nvJitLink's symbols.
+    // SAFETY: libc is already loaded; opening it again runs nothing.
+    let libc = unsafe { nvjitlink_sys::Library::new("libc.so.6") }.unwrap();
+    // SAFETY: libc exports no nvJitLink symbol, so nothing is called.
+    match unsafe { NvJitLink::from_library(libc, "libc.so.6".into()) } {
+        Err(LoadError::MissingSymbol { missing, .. }) => {
+            assert_eq!(missing.symbol, "nvJitLinkVersion")
+        }
+        other => panic!("expected MissingSymbol, got {other:?}"),
     }
 }

@@ -25,6 +25,9 @@ struct Binding {
     table: &'static str,
     library: &'static str,
     doc: &'static str,
+    /// `cudaTypedefs.h`, whose `PFN_name_vN` typedefs give the version at
+    /// which `cuGetProcAddress` hands out each plain name's declared ABI.
+    typedefs: Option<PathBuf>,
 }
 
 fn bindings(workspace: &Path) -> Result<Vec<Binding>> {
@@ -40,9 +43,20 @@ fn bindings(workspace: &Path) -> Result<Vec<Binding>> {
             redist::nvjitlink_include(workspace).join("nvJitLink.h")
         }
     };
-    // cuda.h is pinned to 12.x: the wheel, not CUDA_HOME, which may be 13.
-    redist::ensure(workspace, &["runtime12"])?;
-    let cuda_header = redist::cuda_include(workspace).join("cuda.h");
+    // Each cuda.h comes from its pinned wheel, never from CUDA_HOME.
+    redist::ensure(workspace, &["runtime12", "runtime13"])?;
+    let driver = |header: PathBuf, file: &str, doc: &'static str| Binding {
+        typedefs: Some(header.with_file_name("cudaTypedefs.h")),
+        header,
+        output: workspace.join("cuda-driver-sys/src/bindings").join(file),
+        clang_args: &[],
+        functions: "cu[A-Z].*",
+        types: "(CU|cu)[A-Za-z0-9_]*",
+        vars: "(CU|CUDA)_[A-Z0-9_]*|CUDA_VERSION",
+        table: "DriverFns",
+        library: "libcuda",
+        doc,
+    };
     Ok(vec![
         Binding {
             header: nvjitlink_header,
@@ -54,22 +68,22 @@ fn bindings(workspace: &Path) -> Result<Vec<Binding>> {
             table: "NvJitLinkFns",
             library: "nvJitLink",
             doc: "Every entry point of `nvJitLink.h` (13.x), resolved at run time.",
+            typedefs: None,
         },
-        Binding {
-            header: cuda_header,
-            output: workspace.join("cuda-driver-sys/src/bindings.rs"),
-            clang_args: &[],
-            functions: "cu[A-Z].*",
-            types: "(CU|cu)[A-Za-z0-9_]*",
-            vars: "(CU|CUDA)_[A-Z0-9_]*|CUDA_VERSION",
-            table: "DriverFns",
-            library: "libcuda",
-            doc: "Every entry point of the pinned `cuda.h` (12.x), resolved at run time.",
-        },
+        driver(
+            redist::cuda12_include(workspace).join("cuda.h"),
+            "cuda_12090.rs",
+            "Every entry point of the pinned `cuda.h` 12.9, resolved at run time.",
+        ),
+        driver(
+            redist::cuda13_include(workspace).join("cuda.h"),
+            "cuda_13000.rs",
+            "Every entry point of the pinned `cuda.h` 13.0, resolved at run time.",
+        ),
     ])
 }
 
-/// Regenerates both files, or with `check` compares them with what is checked in.
+/// Regenerates every file, or with `check` compares them with what is checked in.
 pub fn run(workspace: &Path, check: bool) -> Result<()> {
     let mut stale = Vec::new();
     for binding in bindings(workspace)? {
@@ -131,7 +145,11 @@ fn generate(binding: &Binding) -> Result<String> {
     functions.sort_by_key(|sig| sig.ident.to_string());
     functions.dedup_by_key(|sig| sig.ident.to_string());
 
-    let table = function_table(binding, &functions);
+    let proc_versions = match &binding.typedefs {
+        Some(path) => Some(proc_versions(&std::fs::read_to_string(path)?, &functions)),
+        None => None,
+    };
+    let table = function_table(binding, &functions, proc_versions);
     let header_name = binding
         .header
         .file_name()
@@ -146,7 +164,46 @@ fn generate(binding: &Binding) -> Result<String> {
     ))
 }
 
-fn function_table(binding: &Binding, functions: &[syn::Signature]) -> TokenStream {
+/// For each plain (unversioned) function name, the oldest `N` of its
+/// `PFN_name_vN` typedefs: the version whose ABI the plain exported symbol,
+/// and so the header's plain declaration, has. NVIDIA gives a changed ABI
+/// a new name (`_v2`) rather than change a plain one.
+fn proc_versions(typedefs: &str, functions: &[syn::Signature]) -> Vec<(String, u32)> {
+    let mut oldest = std::collections::BTreeMap::<&str, u32>::new();
+    for chunk in typedefs.split("*PFN_").skip(1) {
+        let end = chunk
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(chunk.len());
+        let Some((name, version)) = chunk[..end].rsplit_once("_v") else {
+            continue;
+        };
+        if let Ok(version) = version.parse::<u32>() {
+            let entry = oldest.entry(name).or_insert(version);
+            *entry = (*entry).min(version);
+        }
+    }
+    functions
+        .iter()
+        .map(|sig| sig.ident.to_string())
+        .filter(|name| !is_versioned(name))
+        .filter_map(|name| oldest.get(name.as_str()).map(|&v| (name, v)))
+        .collect()
+}
+
+/// `cuX_v2`, `cuX_ptds`: names that fix their ABI themselves.
+fn is_versioned(name: &str) -> bool {
+    name.ends_with("_ptds")
+        || name.ends_with("_ptsz")
+        || name.rsplit_once("_v").is_some_and(|(_, digits)| {
+            !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+        })
+}
+
+fn function_table(
+    binding: &Binding,
+    functions: &[syn::Signature],
+    proc_versions: Option<Vec<(String, u32)>>,
+) -> TokenStream {
     let table = Ident::new(binding.table, Span::call_site());
     let library = binding.library;
     let doc = binding.doc;
@@ -204,6 +261,31 @@ fn function_table(binding: &Binding, functions: &[syn::Signature]) -> TokenStrea
         names.push(c_name);
     }
     let idents: Vec<&Ident> = functions.iter().map(|s| &s.ident).collect();
+    let proc_version_items = proc_versions.map(|versions| {
+        let count = versions.len();
+        let entries = versions.iter().map(|(name, version)| {
+            let c_name = syn::LitCStr::new(
+                &std::ffi::CString::new(name.as_str()).expect("C identifiers have no NUL"),
+                Span::call_site(),
+            );
+            let version = *version as i32;
+            quote! { (#c_name, #version) }
+        });
+        quote! {
+            /// Plain names and the version at which `cuGetProcAddress`
+            /// returns the ABI their declaration has (from `cudaTypedefs.h`),
+            /// sorted by name.
+            pub const PROC_VERSIONS: [(&'static core::ffi::CStr, i32); #count] = [#(#entries),*];
+
+            /// The `cuGetProcAddress` version of a plain name's declared ABI.
+            pub fn proc_version(name: &core::ffi::CStr) -> Option<i32> {
+                Self::PROC_VERSIONS
+                    .binary_search_by(|(entry, _)| (*entry).cmp(name))
+                    .ok()
+                    .map(|at| Self::PROC_VERSIONS[at].1)
+            }
+        }
+    });
     quote! {
         #(#pfn_types)*
 
@@ -232,6 +314,8 @@ fn function_table(binding: &Binding, functions: &[syn::Signature]) -> TokenStrea
             pub unsafe fn load(mut resolve: impl FnMut(&core::ffi::CStr) -> *mut core::ffi::c_void) -> Self {
                 Self { #(#loads)* }
             }
+
+            #proc_version_items
 
             #(#methods)*
         }

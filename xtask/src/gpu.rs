@@ -24,11 +24,13 @@ export CUDA_LINK_CUDADEVRT=${CUDA_LINK_CUDADEVRT:-$CUDA/lib64/libcudadevrt.a}
 "#;
 
 /// Runs the bundled GPU tests, the ignored ones included, once per module
-/// loading mode.
+/// loading mode, built against the cuda.h 12.9 and 13.0 declarations.
 const RUN_SH: &str = r#"status=0
-for mode in EAGER LAZY; do
-    echo "== CUDA_MODULE_LOADING=$mode"
-    CUDA_MODULE_LOADING=$mode ./gpu-tests --include-ignored --test-threads=1 --show-output "$@" || status=1
+for tests in gpu-tests gpu-tests-cuda-13000; do
+    for mode in EAGER LAZY; do
+        echo "== $tests, CUDA_MODULE_LOADING=$mode"
+        CUDA_MODULE_LOADING=$mode ./$tests --include-ignored --test-threads=1 --show-output "$@" || status=1
+    done
 done
 exit $status
 "#;
@@ -149,6 +151,21 @@ pub fn test_gpu(workspace: &Path, args: &[String]) -> Result<()> {
         &["test", "-p", "cuda-module", "--test", "gpu", "--no-run"],
         "gpu",
     )?;
+    // The same tests against the driver declarations of cuda.h 13.0.
+    let executable_13000 = build_executable(
+        workspace,
+        &[
+            "test",
+            "-p",
+            "cuda-module",
+            "--features",
+            "cuda-13000",
+            "--test",
+            "gpu",
+            "--no-run",
+        ],
+        "gpu",
+    )?;
     let fuzzer = build_executable(
         workspace,
         &[
@@ -164,6 +181,7 @@ pub fn test_gpu(workspace: &Path, args: &[String]) -> Result<()> {
     let bundle = workspace.join("target/gpu-bundle");
     std::fs::create_dir_all(&bundle)?;
     std::fs::copy(&executable, bundle.join("gpu-tests"))?;
+    std::fs::copy(&executable_13000, bundle.join("gpu-tests-cuda-13000"))?;
     std::fs::copy(&fuzzer, bundle.join("gpu-fuzz"))?;
     write_script(&bundle.join("fuzz.sh"), FUZZ_SH)?;
     let script = bundle.join("run.sh");

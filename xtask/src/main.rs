@@ -9,12 +9,14 @@
 //! cargo xtask bench               CPU link benches, wrapper vs raw nvJitLink
 //! cargo xtask bench-gpu [--run]   GPU load/lookup benches against cuda.core
 //! cargo xtask sanitize            the CPU tests under AddressSanitizer
+//! cargo xtask vendor-test         each sys crate copied out and tested alone
 //! ```
 
 mod bench;
 mod bindgen;
 mod gpu;
 mod redist;
+mod vendor;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -43,9 +45,14 @@ fn try_main() -> Result<()> {
         "bench" => bench::bench(&workspace, rest),
         "bench-gpu" => gpu::bench_gpu(&workspace, rest),
         "sanitize" => sanitize(&workspace),
-        _ => {
+        "vendor-test" => vendor::vendor_test(&workspace),
+        "help" | "--help" | "-h" => {
             eprintln!("{}", include_str!("usage.txt"));
             Ok(())
+        }
+        unknown => {
+            eprintln!("{}", include_str!("usage.txt"));
+            Err(format!("unknown command `{unknown}`").into())
         }
     }
 }

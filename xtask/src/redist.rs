@@ -43,6 +43,11 @@ pub const WHEELS: &[Wheel] = &[
         marker: "nvidia/cuda_runtime/lib/libcudadevrt.a",
     },
     Wheel {
+        dir: "runtime13",
+        requirement: "nvidia-cuda-runtime==13.0.96",
+        marker: "nvidia/cu13/include/cuda.h",
+    },
+    Wheel {
         dir: "nvfatbin12",
         requirement: "nvidia-nvfatbin-cu12==12.9.82",
         marker: "nvidia/nvfatbin/lib/libnvfatbin.so.12",
@@ -149,7 +154,12 @@ pub fn nvjitlink_include(workspace: &Path) -> PathBuf {
     root(workspace).join("nvjitlink13/nvidia/cu13/include")
 }
 
-/// The folder holding `cuda.h` 12.x.
-pub fn cuda_include(workspace: &Path) -> PathBuf {
+/// The folder holding `cuda.h` 12.9.
+pub fn cuda12_include(workspace: &Path) -> PathBuf {
     root(workspace).join("runtime12/nvidia/cuda_runtime/include")
+}
+
+/// The folder holding `cuda.h` 13.0.
+pub fn cuda13_include(workspace: &Path) -> PathBuf {
+    root(workspace).join("runtime13/nvidia/cu13/include")
 }

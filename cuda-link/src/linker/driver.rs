@@ -232,7 +232,7 @@ pub(super) fn link(
             info_log,
         }
     };
-    let unavailable = |e: cuda_driver_sys::SymbolUnavailable| LinkError::SymbolUnavailable(e);
+    let unavailable = LinkError::from;
 
     let mut raw: CUlinkState = std::ptr::null_mut();
     // SAFETY: matching key and value arrays that outlive the state (the log

@@ -35,8 +35,13 @@ pub enum LinkError {
         driver: String,
     },
     /// A symbol the operation needs is absent from the loaded library.
-    #[error(transparent)]
-    SymbolUnavailable(#[from] nvjitlink_sys::SymbolUnavailable),
+    #[error("symbol `{symbol}` is not available in the loaded {library}")]
+    SymbolUnavailable {
+        /// The library's display name.
+        library: &'static str,
+        /// The missing symbol.
+        symbol: &'static str,
+    },
     /// An option the backend cannot honour.
     #[error("option `{option}` is not supported by the {backend} backend")]
     UnsupportedOption {
@@ -122,6 +127,24 @@ pub enum LinkError {
         /// The JIT info log.
         info_log: String,
     },
+}
+
+impl From<nvjitlink_sys::SymbolUnavailable> for LinkError {
+    fn from(e: nvjitlink_sys::SymbolUnavailable) -> Self {
+        LinkError::SymbolUnavailable {
+            library: e.library,
+            symbol: e.symbol,
+        }
+    }
+}
+
+impl From<cuda_driver_sys::SymbolUnavailable> for LinkError {
+    fn from(e: cuda_driver_sys::SymbolUnavailable) -> Self {
+        LinkError::SymbolUnavailable {
+            library: e.library,
+            symbol: e.symbol,
+        }
+    }
 }
 
 fn log_suffix(label: &str, log: &str) -> String {

@@ -3,7 +3,7 @@
 #![allow(unpredictable_function_pointer_comparisons)]
 #![allow(missing_docs, clippy::all, clippy::undocumented_unsafe_blocks)]
 
-pub const CUDA_VERSION: u32 = 12090;
+pub const CUDA_VERSION: u32 = 13000;
 pub const CU_IPC_HANDLE_SIZE: u32 = 64;
 pub const CU_COMPUTE_ACCELERATED_TARGET_BASE: u32 = 65536;
 pub const CU_COMPUTE_FAMILY_TARGET_BASE: u32 = 131072;
@@ -1500,8 +1500,20 @@ impl CUdevice_attribute_enum {
     pub const CU_DEVICE_ATTRIBUTE_HOST_NUMA_MULTINODE_IPC_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
         143,
     );
-    pub const CU_DEVICE_ATTRIBUTE_MAX: CUdevice_attribute_enum = CUdevice_attribute_enum(
+    pub const CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
         144,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        145,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        146,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        147,
+    );
+    pub const CU_DEVICE_ATTRIBUTE_MAX: CUdevice_attribute_enum = CUdevice_attribute_enum(
+        148,
     );
 }
 #[repr(transparent)]
@@ -1841,7 +1853,8 @@ impl CUjit_option_enum {
     pub const CU_JIT_OVERRIDE_DIRECTIVE_VALUES: CUjit_option_enum = CUjit_option_enum(
         33,
     );
-    pub const CU_JIT_NUM_OPTIONS: CUjit_option_enum = CUjit_option_enum(34);
+    pub const CU_JIT_SPLIT_COMPILE: CUjit_option_enum = CUjit_option_enum(34);
+    pub const CU_JIT_NUM_OPTIONS: CUjit_option_enum = CUjit_option_enum(35);
 }
 #[repr(transparent)]
 #[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
@@ -1867,18 +1880,18 @@ impl CUjit_target_enum {
     pub const CU_TARGET_COMPUTE_89: CUjit_target_enum = CUjit_target_enum(89);
     pub const CU_TARGET_COMPUTE_90: CUjit_target_enum = CUjit_target_enum(90);
     pub const CU_TARGET_COMPUTE_100: CUjit_target_enum = CUjit_target_enum(100);
-    pub const CU_TARGET_COMPUTE_101: CUjit_target_enum = CUjit_target_enum(101);
+    pub const CU_TARGET_COMPUTE_110: CUjit_target_enum = CUjit_target_enum(110);
     pub const CU_TARGET_COMPUTE_103: CUjit_target_enum = CUjit_target_enum(103);
     pub const CU_TARGET_COMPUTE_120: CUjit_target_enum = CUjit_target_enum(120);
     pub const CU_TARGET_COMPUTE_121: CUjit_target_enum = CUjit_target_enum(121);
     pub const CU_TARGET_COMPUTE_90A: CUjit_target_enum = CUjit_target_enum(65626);
     pub const CU_TARGET_COMPUTE_100A: CUjit_target_enum = CUjit_target_enum(65636);
-    pub const CU_TARGET_COMPUTE_101A: CUjit_target_enum = CUjit_target_enum(65637);
+    pub const CU_TARGET_COMPUTE_110A: CUjit_target_enum = CUjit_target_enum(65646);
     pub const CU_TARGET_COMPUTE_103A: CUjit_target_enum = CUjit_target_enum(65639);
     pub const CU_TARGET_COMPUTE_120A: CUjit_target_enum = CUjit_target_enum(65656);
     pub const CU_TARGET_COMPUTE_121A: CUjit_target_enum = CUjit_target_enum(65657);
     pub const CU_TARGET_COMPUTE_100F: CUjit_target_enum = CUjit_target_enum(131172);
-    pub const CU_TARGET_COMPUTE_101F: CUjit_target_enum = CUjit_target_enum(131173);
+    pub const CU_TARGET_COMPUTE_110F: CUjit_target_enum = CUjit_target_enum(131182);
     pub const CU_TARGET_COMPUTE_103F: CUjit_target_enum = CUjit_target_enum(131175);
     pub const CU_TARGET_COMPUTE_120F: CUjit_target_enum = CUjit_target_enum(131192);
     pub const CU_TARGET_COMPUTE_121F: CUjit_target_enum = CUjit_target_enum(131193);
@@ -2744,6 +2757,9 @@ impl CUlaunchAttributeID_enum {
     pub const CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(
         14,
     );
+    pub const CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(
+        16,
+    );
 }
 #[repr(transparent)]
 #[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
@@ -2767,6 +2783,7 @@ pub union CUlaunchAttributeValue_union {
     pub preferredClusterDim: CUlaunchAttributeValue_union__bindgen_ty_4,
     pub deviceUpdatableKernelNode: CUlaunchAttributeValue_union__bindgen_ty_5,
     pub sharedMemCarveout: ::core::ffi::c_uint,
+    pub nvlinkUtilCentricScheduling: ::core::ffi::c_uint,
 }
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone, Hash, PartialEq, Eq)]
@@ -2982,6 +2999,10 @@ const _: () = {
     [
         "Offset of field: CUlaunchAttributeValue_union::sharedMemCarveout",
     ][::core::mem::offset_of!(CUlaunchAttributeValue_union, sharedMemCarveout) - 0usize];
+    [
+        "Offset of field: CUlaunchAttributeValue_union::nvlinkUtilCentricScheduling",
+    ][::core::mem::offset_of!(CUlaunchAttributeValue_union, nvlinkUtilCentricScheduling)
+        - 0usize];
 };
 impl Default for CUlaunchAttributeValue_union {
     fn default() -> Self {
@@ -3388,6 +3409,7 @@ impl cudaError_enum {
     pub const CUDA_ERROR_PROFILER_ALREADY_STARTED: cudaError_enum = cudaError_enum(7);
     pub const CUDA_ERROR_PROFILER_ALREADY_STOPPED: cudaError_enum = cudaError_enum(8);
     pub const CUDA_ERROR_STUB_LIBRARY: cudaError_enum = cudaError_enum(34);
+    pub const CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER: cudaError_enum = cudaError_enum(36);
     pub const CUDA_ERROR_DEVICE_UNAVAILABLE: cudaError_enum = cudaError_enum(46);
     pub const CUDA_ERROR_NO_DEVICE: cudaError_enum = cudaError_enum(100);
     pub const CUDA_ERROR_INVALID_DEVICE: cudaError_enum = cudaError_enum(101);
@@ -3523,11 +3545,87 @@ impl CUdevice_P2PAttribute_enum {
     pub const CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED: CUdevice_P2PAttribute_enum = CUdevice_P2PAttribute_enum(
         4,
     );
+    pub const CU_DEVICE_P2P_ATTRIBUTE_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED: CUdevice_P2PAttribute_enum = CUdevice_P2PAttribute_enum(
+        5,
+    );
 }
 #[repr(transparent)]
 #[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUdevice_P2PAttribute_enum(pub ::core::ffi::c_uint);
 pub use self::CUdevice_P2PAttribute_enum as CUdevice_P2PAttribute;
+impl CUatomicOperation_enum {
+    pub const CU_ATOMIC_OPERATION_INTEGER_ADD: CUatomicOperation_enum = CUatomicOperation_enum(
+        0,
+    );
+    pub const CU_ATOMIC_OPERATION_INTEGER_MIN: CUatomicOperation_enum = CUatomicOperation_enum(
+        1,
+    );
+    pub const CU_ATOMIC_OPERATION_INTEGER_MAX: CUatomicOperation_enum = CUatomicOperation_enum(
+        2,
+    );
+    pub const CU_ATOMIC_OPERATION_INTEGER_INCREMENT: CUatomicOperation_enum = CUatomicOperation_enum(
+        3,
+    );
+    pub const CU_ATOMIC_OPERATION_INTEGER_DECREMENT: CUatomicOperation_enum = CUatomicOperation_enum(
+        4,
+    );
+    pub const CU_ATOMIC_OPERATION_AND: CUatomicOperation_enum = CUatomicOperation_enum(
+        5,
+    );
+    pub const CU_ATOMIC_OPERATION_OR: CUatomicOperation_enum = CUatomicOperation_enum(6);
+    pub const CU_ATOMIC_OPERATION_XOR: CUatomicOperation_enum = CUatomicOperation_enum(
+        7,
+    );
+    pub const CU_ATOMIC_OPERATION_EXCHANGE: CUatomicOperation_enum = CUatomicOperation_enum(
+        8,
+    );
+    pub const CU_ATOMIC_OPERATION_CAS: CUatomicOperation_enum = CUatomicOperation_enum(
+        9,
+    );
+    pub const CU_ATOMIC_OPERATION_FLOAT_ADD: CUatomicOperation_enum = CUatomicOperation_enum(
+        10,
+    );
+    pub const CU_ATOMIC_OPERATION_FLOAT_MIN: CUatomicOperation_enum = CUatomicOperation_enum(
+        11,
+    );
+    pub const CU_ATOMIC_OPERATION_FLOAT_MAX: CUatomicOperation_enum = CUatomicOperation_enum(
+        12,
+    );
+    pub const CU_ATOMIC_OPERATION_MAX: CUatomicOperation_enum = CUatomicOperation_enum(
+        13,
+    );
+}
+#[repr(transparent)]
+#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+pub struct CUatomicOperation_enum(pub ::core::ffi::c_uint);
+pub use self::CUatomicOperation_enum as CUatomicOperation;
+impl CUatomicOperationCapability_enum {
+    pub const CU_ATOMIC_CAPABILITY_SIGNED: CUatomicOperationCapability_enum = CUatomicOperationCapability_enum(
+        1,
+    );
+    pub const CU_ATOMIC_CAPABILITY_UNSIGNED: CUatomicOperationCapability_enum = CUatomicOperationCapability_enum(
+        2,
+    );
+    pub const CU_ATOMIC_CAPABILITY_REDUCTION: CUatomicOperationCapability_enum = CUatomicOperationCapability_enum(
+        4,
+    );
+    pub const CU_ATOMIC_CAPABILITY_SCALAR_32: CUatomicOperationCapability_enum = CUatomicOperationCapability_enum(
+        8,
+    );
+    pub const CU_ATOMIC_CAPABILITY_SCALAR_64: CUatomicOperationCapability_enum = CUatomicOperationCapability_enum(
+        16,
+    );
+    pub const CU_ATOMIC_CAPABILITY_SCALAR_128: CUatomicOperationCapability_enum = CUatomicOperationCapability_enum(
+        32,
+    );
+    pub const CU_ATOMIC_CAPABILITY_VECTOR_32x4: CUatomicOperationCapability_enum = CUatomicOperationCapability_enum(
+        64,
+    );
+}
+#[repr(transparent)]
+#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
+pub struct CUatomicOperationCapability_enum(pub ::core::ffi::c_uint);
+pub use self::CUatomicOperationCapability_enum as CUatomicOperationCapability;
 pub type CUstreamCallback = ::core::option::Option<
     unsafe extern "C" fn(
         hStream: CUstream,
@@ -4584,7 +4682,7 @@ impl Default for CUDA_RESOURCE_VIEW_DESC_st {
 pub type CUDA_RESOURCE_VIEW_DESC_v1 = CUDA_RESOURCE_VIEW_DESC_st;
 pub type CUDA_RESOURCE_VIEW_DESC = CUDA_RESOURCE_VIEW_DESC_v1;
 #[repr(C)]
-#[repr(align(64))]
+#[repr(align(128))]
 #[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUtensorMap_st {
     pub opaque: [cuuint64_t; 16usize],
@@ -4592,7 +4690,9 @@ pub struct CUtensorMap_st {
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     ["Size of CUtensorMap_st"][::core::mem::size_of::<CUtensorMap_st>() - 128usize];
-    ["Alignment of CUtensorMap_st"][::core::mem::align_of::<CUtensorMap_st>() - 64usize];
+    [
+        "Alignment of CUtensorMap_st",
+    ][::core::mem::align_of::<CUtensorMap_st>() - 128usize];
     [
         "Offset of field: CUtensorMap_st::opaque",
     ][::core::mem::offset_of!(CUtensorMap_st, opaque) - 0usize];
@@ -4872,6 +4972,9 @@ impl CUexternalMemoryHandleType_enum {
     );
     pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF: CUexternalMemoryHandleType_enum = CUexternalMemoryHandleType_enum(
         8,
+    );
+    pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_DMABUF_FD: CUexternalMemoryHandleType_enum = CUexternalMemoryHandleType_enum(
+        9,
     );
 }
 #[repr(transparent)]
@@ -5773,6 +5876,9 @@ impl CUmemLocationType_enum {
     pub const CU_MEM_LOCATION_TYPE_INVALID: CUmemLocationType_enum = CUmemLocationType_enum(
         0,
     );
+    pub const CU_MEM_LOCATION_TYPE_NONE: CUmemLocationType_enum = CUmemLocationType_enum(
+        0,
+    );
     pub const CU_MEM_LOCATION_TYPE_DEVICE: CUmemLocationType_enum = CUmemLocationType_enum(
         1,
     );
@@ -5799,6 +5905,9 @@ impl CUmemAllocationType_enum {
     );
     pub const CU_MEM_ALLOCATION_TYPE_PINNED: CUmemAllocationType_enum = CUmemAllocationType_enum(
         1,
+    );
+    pub const CU_MEM_ALLOCATION_TYPE_MANAGED: CUmemAllocationType_enum = CUmemAllocationType_enum(
+        2,
     );
     pub const CU_MEM_ALLOCATION_TYPE_MAX: CUmemAllocationType_enum = CUmemAllocationType_enum(
         2147483647,
@@ -7338,8 +7447,33 @@ const _: () = {
 pub type CUcheckpointCheckpointArgs = CUcheckpointCheckpointArgs_st;
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone, Hash, PartialEq, Eq)]
+pub struct CUcheckpointGpuPair_st {
+    pub oldUuid: CUuuid,
+    pub newUuid: CUuuid,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    [
+        "Size of CUcheckpointGpuPair_st",
+    ][::core::mem::size_of::<CUcheckpointGpuPair_st>() - 32usize];
+    [
+        "Alignment of CUcheckpointGpuPair_st",
+    ][::core::mem::align_of::<CUcheckpointGpuPair_st>() - 1usize];
+    [
+        "Offset of field: CUcheckpointGpuPair_st::oldUuid",
+    ][::core::mem::offset_of!(CUcheckpointGpuPair_st, oldUuid) - 0usize];
+    [
+        "Offset of field: CUcheckpointGpuPair_st::newUuid",
+    ][::core::mem::offset_of!(CUcheckpointGpuPair_st, newUuid) - 16usize];
+};
+pub type CUcheckpointGpuPair = CUcheckpointGpuPair_st;
+#[repr(C)]
+#[derive(Debug, Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUcheckpointRestoreArgs_st {
-    pub reserved: [cuuint64_t; 8usize],
+    pub gpuPairs: *mut CUcheckpointGpuPair,
+    pub gpuPairsCount: ::core::ffi::c_uint,
+    pub reserved: [::core::ffi::c_char; 44usize],
+    pub reserved1: cuuint64_t,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
@@ -7350,9 +7484,27 @@ const _: () = {
         "Alignment of CUcheckpointRestoreArgs_st",
     ][::core::mem::align_of::<CUcheckpointRestoreArgs_st>() - 8usize];
     [
+        "Offset of field: CUcheckpointRestoreArgs_st::gpuPairs",
+    ][::core::mem::offset_of!(CUcheckpointRestoreArgs_st, gpuPairs) - 0usize];
+    [
+        "Offset of field: CUcheckpointRestoreArgs_st::gpuPairsCount",
+    ][::core::mem::offset_of!(CUcheckpointRestoreArgs_st, gpuPairsCount) - 8usize];
+    [
         "Offset of field: CUcheckpointRestoreArgs_st::reserved",
-    ][::core::mem::offset_of!(CUcheckpointRestoreArgs_st, reserved) - 0usize];
+    ][::core::mem::offset_of!(CUcheckpointRestoreArgs_st, reserved) - 12usize];
+    [
+        "Offset of field: CUcheckpointRestoreArgs_st::reserved1",
+    ][::core::mem::offset_of!(CUcheckpointRestoreArgs_st, reserved1) - 56usize];
 };
+impl Default for CUcheckpointRestoreArgs_st {
+    fn default() -> Self {
+        let mut s = ::core::mem::MaybeUninit::<Self>::uninit();
+        unsafe {
+            ::core::ptr::write_bytes(s.as_mut_ptr(), 0, 1);
+            s.assume_init()
+        }
+    }
+}
 pub type CUcheckpointRestoreArgs = CUcheckpointRestoreArgs_st;
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone, Hash, PartialEq, Eq)]
@@ -7557,18 +7709,26 @@ pub struct CUdevResourceType(pub ::core::ffi::c_uint);
 #[derive(Debug, Default, Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUdevSmResource_st {
     pub smCount: ::core::ffi::c_uint,
+    pub minSmPartitionSize: ::core::ffi::c_uint,
+    pub smCoscheduledAlignment: ::core::ffi::c_uint,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
         "Size of CUdevSmResource_st",
-    ][::core::mem::size_of::<CUdevSmResource_st>() - 4usize];
+    ][::core::mem::size_of::<CUdevSmResource_st>() - 12usize];
     [
         "Alignment of CUdevSmResource_st",
     ][::core::mem::align_of::<CUdevSmResource_st>() - 4usize];
     [
         "Offset of field: CUdevSmResource_st::smCount",
     ][::core::mem::offset_of!(CUdevSmResource_st, smCount) - 0usize];
+    [
+        "Offset of field: CUdevSmResource_st::minSmPartitionSize",
+    ][::core::mem::offset_of!(CUdevSmResource_st, minSmPartitionSize) - 4usize];
+    [
+        "Offset of field: CUdevSmResource_st::smCoscheduledAlignment",
+    ][::core::mem::offset_of!(CUdevSmResource_st, smCoscheduledAlignment) - 8usize];
 };
 pub type CUdevSmResource = CUdevSmResource_st;
 #[repr(C)]
@@ -7734,18 +7894,6 @@ pub type PFN_cuCtxAttach = unsafe extern "C" fn(
     pctx: *mut CUcontext,
     flags: ::core::ffi::c_uint,
 ) -> CUresult;
-pub type PFN_cuCtxCreate_v2 = unsafe extern "C" fn(
-    pctx: *mut CUcontext,
-    flags: ::core::ffi::c_uint,
-    dev: CUdevice,
-) -> CUresult;
-pub type PFN_cuCtxCreate_v3 = unsafe extern "C" fn(
-    pctx: *mut CUcontext,
-    paramsArray: *mut CUexecAffinityParam,
-    numParams: ::core::ffi::c_int,
-    flags: ::core::ffi::c_uint,
-    dev: CUdevice,
-) -> CUresult;
 pub type PFN_cuCtxCreate_v4 = unsafe extern "C" fn(
     pctx: *mut CUcontext,
     ctxCreateParams: *mut CUctxCreateParams,
@@ -7779,6 +7927,10 @@ pub type PFN_cuCtxGetDevResource = unsafe extern "C" fn(
     type_: CUdevResourceType,
 ) -> CUresult;
 pub type PFN_cuCtxGetDevice = unsafe extern "C" fn(device: *mut CUdevice) -> CUresult;
+pub type PFN_cuCtxGetDevice_v2 = unsafe extern "C" fn(
+    device: *mut CUdevice,
+    ctx: CUcontext,
+) -> CUresult;
 pub type PFN_cuCtxGetExecAffinity = unsafe extern "C" fn(
     pExecAffinity: *mut CUexecAffinityParam,
     type_: CUexecAffinityType,
@@ -7823,6 +7975,7 @@ pub type PFN_cuCtxSetSharedMemConfig = unsafe extern "C" fn(
     config: CUsharedconfig,
 ) -> CUresult;
 pub type PFN_cuCtxSynchronize = unsafe extern "C" fn() -> CUresult;
+pub type PFN_cuCtxSynchronize_v2 = unsafe extern "C" fn(ctx: CUcontext) -> CUresult;
 pub type PFN_cuCtxWaitEvent = unsafe extern "C" fn(
     hCtx: CUcontext,
     hEvent: CUevent,
@@ -7891,6 +8044,12 @@ pub type PFN_cuDeviceGetGraphMemAttribute = unsafe extern "C" fn(
     attr: CUgraphMem_attribute,
     value: *mut ::core::ffi::c_void,
 ) -> CUresult;
+pub type PFN_cuDeviceGetHostAtomicCapabilities = unsafe extern "C" fn(
+    capabilities: *mut ::core::ffi::c_uint,
+    operations: *const CUatomicOperation,
+    count: ::core::ffi::c_uint,
+    dev: CUdevice,
+) -> CUresult;
 pub type PFN_cuDeviceGetLuid = unsafe extern "C" fn(
     luid: *mut ::core::ffi::c_char,
     deviceNodeMask: *mut ::core::ffi::c_uint,
@@ -7909,6 +8068,13 @@ pub type PFN_cuDeviceGetNvSciSyncAttributes = unsafe extern "C" fn(
     nvSciSyncAttrList: *mut ::core::ffi::c_void,
     dev: CUdevice,
     flags: ::core::ffi::c_int,
+) -> CUresult;
+pub type PFN_cuDeviceGetP2PAtomicCapabilities = unsafe extern "C" fn(
+    capabilities: *mut ::core::ffi::c_uint,
+    operations: *const CUatomicOperation,
+    count: ::core::ffi::c_uint,
+    srcDevice: CUdevice,
+    dstDevice: CUdevice,
 ) -> CUresult;
 pub type PFN_cuDeviceGetP2PAttribute = unsafe extern "C" fn(
     value: *mut ::core::ffi::c_int,
@@ -7929,10 +8095,6 @@ pub type PFN_cuDeviceGetTexture1DLinearMaxWidth = unsafe extern "C" fn(
     maxWidthInElements: *mut usize,
     format: CUarray_format,
     numChannels: ::core::ffi::c_uint,
-    dev: CUdevice,
-) -> CUresult;
-pub type PFN_cuDeviceGetUuid = unsafe extern "C" fn(
-    uuid: *mut CUuuid,
     dev: CUdevice,
 ) -> CUresult;
 pub type PFN_cuDeviceGetUuid_v2 = unsafe extern "C" fn(
@@ -7990,11 +8152,6 @@ pub type PFN_cuEventCreate = unsafe extern "C" fn(
     Flags: ::core::ffi::c_uint,
 ) -> CUresult;
 pub type PFN_cuEventDestroy_v2 = unsafe extern "C" fn(hEvent: CUevent) -> CUresult;
-pub type PFN_cuEventElapsedTime = unsafe extern "C" fn(
-    pMilliseconds: *mut f32,
-    hStart: CUevent,
-    hEnd: CUevent,
-) -> CUresult;
 pub type PFN_cuEventElapsedTime_v2 = unsafe extern "C" fn(
     pMilliseconds: *mut f32,
     hStart: CUevent,
@@ -8105,12 +8262,6 @@ pub type PFN_cuGraphAddChildGraphNode = unsafe extern "C" fn(
     numDependencies: usize,
     childGraph: CUgraph,
 ) -> CUresult;
-pub type PFN_cuGraphAddDependencies = unsafe extern "C" fn(
-    hGraph: CUgraph,
-    from: *const CUgraphNode,
-    to: *const CUgraphNode,
-    numDependencies: usize,
-) -> CUresult;
 pub type PFN_cuGraphAddDependencies_v2 = unsafe extern "C" fn(
     hGraph: CUgraph,
     from: *const CUgraphNode,
@@ -8195,13 +8346,6 @@ pub type PFN_cuGraphAddMemsetNode = unsafe extern "C" fn(
     numDependencies: usize,
     memsetParams: *const CUDA_MEMSET_NODE_PARAMS,
     ctx: CUcontext,
-) -> CUresult;
-pub type PFN_cuGraphAddNode = unsafe extern "C" fn(
-    phGraphNode: *mut CUgraphNode,
-    hGraph: CUgraph,
-    dependencies: *const CUgraphNode,
-    numDependencies: usize,
-    nodeParams: *mut CUgraphNodeParams,
 ) -> CUresult;
 pub type PFN_cuGraphAddNode_v2 = unsafe extern "C" fn(
     phGraphNode: *mut CUgraphNode,
@@ -8346,12 +8490,6 @@ pub type PFN_cuGraphExternalSemaphoresWaitNodeSetParams = unsafe extern "C" fn(
     hNode: CUgraphNode,
     nodeParams: *const CUDA_EXT_SEM_WAIT_NODE_PARAMS,
 ) -> CUresult;
-pub type PFN_cuGraphGetEdges = unsafe extern "C" fn(
-    hGraph: CUgraph,
-    from: *mut CUgraphNode,
-    to: *mut CUgraphNode,
-    numEdges: *mut usize,
-) -> CUresult;
 pub type PFN_cuGraphGetEdges_v2 = unsafe extern "C" fn(
     hGraph: CUgraph,
     from: *mut CUgraphNode,
@@ -8442,21 +8580,11 @@ pub type PFN_cuGraphNodeFindInClone = unsafe extern "C" fn(
     hOriginalNode: CUgraphNode,
     hClonedGraph: CUgraph,
 ) -> CUresult;
-pub type PFN_cuGraphNodeGetDependencies = unsafe extern "C" fn(
-    hNode: CUgraphNode,
-    dependencies: *mut CUgraphNode,
-    numDependencies: *mut usize,
-) -> CUresult;
 pub type PFN_cuGraphNodeGetDependencies_v2 = unsafe extern "C" fn(
     hNode: CUgraphNode,
     dependencies: *mut CUgraphNode,
     edgeData: *mut CUgraphEdgeData,
     numDependencies: *mut usize,
-) -> CUresult;
-pub type PFN_cuGraphNodeGetDependentNodes = unsafe extern "C" fn(
-    hNode: CUgraphNode,
-    dependentNodes: *mut CUgraphNode,
-    numDependentNodes: *mut usize,
 ) -> CUresult;
 pub type PFN_cuGraphNodeGetDependentNodes_v2 = unsafe extern "C" fn(
     hNode: CUgraphNode,
@@ -8486,12 +8614,6 @@ pub type PFN_cuGraphReleaseUserObject = unsafe extern "C" fn(
     graph: CUgraph,
     object: CUuserObject,
     count: ::core::ffi::c_uint,
-) -> CUresult;
-pub type PFN_cuGraphRemoveDependencies = unsafe extern "C" fn(
-    hGraph: CUgraph,
-    from: *const CUgraphNode,
-    to: *const CUgraphNode,
-    numDependencies: usize,
 ) -> CUresult;
 pub type PFN_cuGraphRemoveDependencies_v2 = unsafe extern "C" fn(
     hGraph: CUgraph,
@@ -8553,6 +8675,10 @@ pub type PFN_cuGreenCtxGetDevResource = unsafe extern "C" fn(
     hCtx: CUgreenCtx,
     resource: *mut CUdevResource,
     type_: CUdevResourceType,
+) -> CUresult;
+pub type PFN_cuGreenCtxGetId = unsafe extern "C" fn(
+    greenCtx: CUgreenCtx,
+    greenCtxId: *mut ::core::ffi::c_ulonglong,
 ) -> CUresult;
 pub type PFN_cuGreenCtxRecordEvent = unsafe extern "C" fn(
     hCtx: CUgreenCtx,
@@ -8803,12 +8929,6 @@ pub type PFN_cuMemAddressReserve = unsafe extern "C" fn(
     addr: CUdeviceptr,
     flags: ::core::ffi::c_ulonglong,
 ) -> CUresult;
-pub type PFN_cuMemAdvise = unsafe extern "C" fn(
-    devPtr: CUdeviceptr,
-    count: usize,
-    advice: CUmem_advise,
-    device: CUdevice,
-) -> CUresult;
 pub type PFN_cuMemAdvise_v2 = unsafe extern "C" fn(
     devPtr: CUdeviceptr,
     count: usize,
@@ -8859,6 +8979,23 @@ pub type PFN_cuMemCreate = unsafe extern "C" fn(
     prop: *const CUmemAllocationProp,
     flags: ::core::ffi::c_ulonglong,
 ) -> CUresult;
+pub type PFN_cuMemDiscardAndPrefetchBatchAsync = unsafe extern "C" fn(
+    dptrs: *mut CUdeviceptr,
+    sizes: *mut usize,
+    count: usize,
+    prefetchLocs: *mut CUmemLocation,
+    prefetchLocIdxs: *mut usize,
+    numPrefetchLocs: usize,
+    flags: ::core::ffi::c_ulonglong,
+    hStream: CUstream,
+) -> CUresult;
+pub type PFN_cuMemDiscardBatchAsync = unsafe extern "C" fn(
+    dptrs: *mut CUdeviceptr,
+    sizes: *mut usize,
+    count: usize,
+    flags: ::core::ffi::c_ulonglong,
+    hStream: CUstream,
+) -> CUresult;
 pub type PFN_cuMemExportToShareableHandle = unsafe extern "C" fn(
     shareableHandle: *mut ::core::ffi::c_void,
     handle: CUmemGenericAllocationHandle,
@@ -8892,6 +9029,11 @@ pub type PFN_cuMemGetAllocationPropertiesFromHandle = unsafe extern "C" fn(
     prop: *mut CUmemAllocationProp,
     handle: CUmemGenericAllocationHandle,
 ) -> CUresult;
+pub type PFN_cuMemGetDefaultMemPool = unsafe extern "C" fn(
+    pool_out: *mut CUmemoryPool,
+    location: *mut CUmemLocation,
+    type_: CUmemAllocationType,
+) -> CUresult;
 pub type PFN_cuMemGetHandleForAddressRange = unsafe extern "C" fn(
     handle: *mut ::core::ffi::c_void,
     dptr: CUdeviceptr,
@@ -8902,6 +9044,11 @@ pub type PFN_cuMemGetHandleForAddressRange = unsafe extern "C" fn(
 pub type PFN_cuMemGetInfo_v2 = unsafe extern "C" fn(
     free: *mut usize,
     total: *mut usize,
+) -> CUresult;
+pub type PFN_cuMemGetMemPool = unsafe extern "C" fn(
+    pool: *mut CUmemoryPool,
+    location: *mut CUmemLocation,
+    type_: CUmemAllocationType,
 ) -> CUresult;
 pub type PFN_cuMemHostAlloc = unsafe extern "C" fn(
     pp: *mut *mut ::core::ffi::c_void,
@@ -8992,17 +9139,21 @@ pub type PFN_cuMemPoolTrimTo = unsafe extern "C" fn(
     pool: CUmemoryPool,
     minBytesToKeep: usize,
 ) -> CUresult;
-pub type PFN_cuMemPrefetchAsync = unsafe extern "C" fn(
-    devPtr: CUdeviceptr,
-    count: usize,
-    dstDevice: CUdevice,
-    hStream: CUstream,
-) -> CUresult;
 pub type PFN_cuMemPrefetchAsync_v2 = unsafe extern "C" fn(
     devPtr: CUdeviceptr,
     count: usize,
     location: CUmemLocation,
     flags: ::core::ffi::c_uint,
+    hStream: CUstream,
+) -> CUresult;
+pub type PFN_cuMemPrefetchBatchAsync = unsafe extern "C" fn(
+    dptrs: *mut CUdeviceptr,
+    sizes: *mut usize,
+    count: usize,
+    prefetchLocs: *mut CUmemLocation,
+    prefetchLocIdxs: *mut usize,
+    numPrefetchLocs: usize,
+    flags: ::core::ffi::c_ulonglong,
     hStream: CUstream,
 ) -> CUresult;
 pub type PFN_cuMemRangeGetAttribute = unsafe extern "C" fn(
@@ -9033,6 +9184,11 @@ pub type PFN_cuMemSetAccess = unsafe extern "C" fn(
     desc: *const CUmemAccessDesc,
     count: usize,
 ) -> CUresult;
+pub type PFN_cuMemSetMemPool = unsafe extern "C" fn(
+    location: *mut CUmemLocation,
+    type_: CUmemAllocationType,
+    pool: CUmemoryPool,
+) -> CUresult;
 pub type PFN_cuMemUnmap = unsafe extern "C" fn(
     ptr: CUdeviceptr,
     size: usize,
@@ -9056,10 +9212,9 @@ pub type PFN_cuMemcpy3DAsync_v2 = unsafe extern "C" fn(
     pCopy: *const CUDA_MEMCPY3D,
     hStream: CUstream,
 ) -> CUresult;
-pub type PFN_cuMemcpy3DBatchAsync = unsafe extern "C" fn(
+pub type PFN_cuMemcpy3DBatchAsync_v2 = unsafe extern "C" fn(
     numOps: usize,
     opList: *mut CUDA_MEMCPY3D_BATCH_OP,
-    failIdx: *mut usize,
     flags: ::core::ffi::c_ulonglong,
     hStream: CUstream,
 ) -> CUresult;
@@ -9105,7 +9260,7 @@ pub type PFN_cuMemcpyAtoH_v2 = unsafe extern "C" fn(
     srcOffset: usize,
     ByteCount: usize,
 ) -> CUresult;
-pub type PFN_cuMemcpyBatchAsync = unsafe extern "C" fn(
+pub type PFN_cuMemcpyBatchAsync_v2 = unsafe extern "C" fn(
     dsts: *mut CUdeviceptr,
     srcs: *mut CUdeviceptr,
     sizes: *mut usize,
@@ -9113,7 +9268,6 @@ pub type PFN_cuMemcpyBatchAsync = unsafe extern "C" fn(
     attrs: *mut CUmemcpyAttributes,
     attrsIdxs: *mut usize,
     numAttrs: usize,
-    failIdx: *mut usize,
     hStream: CUstream,
 ) -> CUresult;
 pub type PFN_cuMemcpyDtoA_v2 = unsafe extern "C" fn(
@@ -9516,14 +9670,6 @@ pub type PFN_cuStreamGetAttribute = unsafe extern "C" fn(
     attr: CUstreamAttrID,
     value_out: *mut CUstreamAttrValue,
 ) -> CUresult;
-pub type PFN_cuStreamGetCaptureInfo_v2 = unsafe extern "C" fn(
-    hStream: CUstream,
-    captureStatus_out: *mut CUstreamCaptureStatus,
-    id_out: *mut cuuint64_t,
-    graph_out: *mut CUgraph,
-    dependencies_out: *mut *const CUgraphNode,
-    numDependencies_out: *mut usize,
-) -> CUresult;
 pub type PFN_cuStreamGetCaptureInfo_v3 = unsafe extern "C" fn(
     hStream: CUstream,
     captureStatus_out: *mut CUstreamCaptureStatus,
@@ -9573,12 +9719,6 @@ pub type PFN_cuStreamSetAttribute = unsafe extern "C" fn(
     value: *const CUstreamAttrValue,
 ) -> CUresult;
 pub type PFN_cuStreamSynchronize = unsafe extern "C" fn(hStream: CUstream) -> CUresult;
-pub type PFN_cuStreamUpdateCaptureDependencies = unsafe extern "C" fn(
-    hStream: CUstream,
-    dependencies: *mut CUgraphNode,
-    numDependencies: usize,
-    flags: ::core::ffi::c_uint,
-) -> CUresult;
 pub type PFN_cuStreamUpdateCaptureDependencies_v2 = unsafe extern "C" fn(
     hStream: CUstream,
     dependencies: *mut CUgraphNode,
@@ -9847,7 +9987,7 @@ pub type PFN_cuWaitExternalSemaphoresAsync = unsafe extern "C" fn(
     numExtSems: ::core::ffi::c_uint,
     stream: CUstream,
 ) -> CUresult;
-///Every entry point of the pinned `cuda.h` (12.x), resolved at run time.
+///Every entry point of the pinned `cuda.h` 13.0, resolved at run time.
 ///
 /// Each field is `None` where the library does not export the symbol.
 /// The addresses are valid only while the library they came from
@@ -9875,8 +10015,6 @@ pub struct DriverFns {
     pub cuCoredumpSetAttribute: Option<PFN_cuCoredumpSetAttribute>,
     pub cuCoredumpSetAttributeGlobal: Option<PFN_cuCoredumpSetAttributeGlobal>,
     pub cuCtxAttach: Option<PFN_cuCtxAttach>,
-    pub cuCtxCreate_v2: Option<PFN_cuCtxCreate_v2>,
-    pub cuCtxCreate_v3: Option<PFN_cuCtxCreate_v3>,
     pub cuCtxCreate_v4: Option<PFN_cuCtxCreate_v4>,
     pub cuCtxDestroy_v2: Option<PFN_cuCtxDestroy_v2>,
     pub cuCtxDetach: Option<PFN_cuCtxDetach>,
@@ -9888,6 +10026,7 @@ pub struct DriverFns {
     pub cuCtxGetCurrent: Option<PFN_cuCtxGetCurrent>,
     pub cuCtxGetDevResource: Option<PFN_cuCtxGetDevResource>,
     pub cuCtxGetDevice: Option<PFN_cuCtxGetDevice>,
+    pub cuCtxGetDevice_v2: Option<PFN_cuCtxGetDevice_v2>,
     pub cuCtxGetExecAffinity: Option<PFN_cuCtxGetExecAffinity>,
     pub cuCtxGetFlags: Option<PFN_cuCtxGetFlags>,
     pub cuCtxGetId: Option<PFN_cuCtxGetId>,
@@ -9904,6 +10043,7 @@ pub struct DriverFns {
     pub cuCtxSetLimit: Option<PFN_cuCtxSetLimit>,
     pub cuCtxSetSharedMemConfig: Option<PFN_cuCtxSetSharedMemConfig>,
     pub cuCtxSynchronize: Option<PFN_cuCtxSynchronize>,
+    pub cuCtxSynchronize_v2: Option<PFN_cuCtxSynchronize_v2>,
     pub cuCtxWaitEvent: Option<PFN_cuCtxWaitEvent>,
     pub cuDestroyExternalMemory: Option<PFN_cuDestroyExternalMemory>,
     pub cuDestroyExternalSemaphore: Option<PFN_cuDestroyExternalSemaphore>,
@@ -9919,17 +10059,18 @@ pub struct DriverFns {
     pub cuDeviceGetDevResource: Option<PFN_cuDeviceGetDevResource>,
     pub cuDeviceGetExecAffinitySupport: Option<PFN_cuDeviceGetExecAffinitySupport>,
     pub cuDeviceGetGraphMemAttribute: Option<PFN_cuDeviceGetGraphMemAttribute>,
+    pub cuDeviceGetHostAtomicCapabilities: Option<PFN_cuDeviceGetHostAtomicCapabilities>,
     pub cuDeviceGetLuid: Option<PFN_cuDeviceGetLuid>,
     pub cuDeviceGetMemPool: Option<PFN_cuDeviceGetMemPool>,
     pub cuDeviceGetName: Option<PFN_cuDeviceGetName>,
     pub cuDeviceGetNvSciSyncAttributes: Option<PFN_cuDeviceGetNvSciSyncAttributes>,
+    pub cuDeviceGetP2PAtomicCapabilities: Option<PFN_cuDeviceGetP2PAtomicCapabilities>,
     pub cuDeviceGetP2PAttribute: Option<PFN_cuDeviceGetP2PAttribute>,
     pub cuDeviceGetPCIBusId: Option<PFN_cuDeviceGetPCIBusId>,
     pub cuDeviceGetProperties: Option<PFN_cuDeviceGetProperties>,
     pub cuDeviceGetTexture1DLinearMaxWidth: Option<
         PFN_cuDeviceGetTexture1DLinearMaxWidth,
     >,
-    pub cuDeviceGetUuid: Option<PFN_cuDeviceGetUuid>,
     pub cuDeviceGetUuid_v2: Option<PFN_cuDeviceGetUuid_v2>,
     pub cuDeviceGraphMemTrim: Option<PFN_cuDeviceGraphMemTrim>,
     pub cuDevicePrimaryCtxGetState: Option<PFN_cuDevicePrimaryCtxGetState>,
@@ -9947,7 +10088,6 @@ pub struct DriverFns {
     pub cuDriverGetVersion: Option<PFN_cuDriverGetVersion>,
     pub cuEventCreate: Option<PFN_cuEventCreate>,
     pub cuEventDestroy_v2: Option<PFN_cuEventDestroy_v2>,
-    pub cuEventElapsedTime: Option<PFN_cuEventElapsedTime>,
     pub cuEventElapsedTime_v2: Option<PFN_cuEventElapsedTime_v2>,
     pub cuEventQuery: Option<PFN_cuEventQuery>,
     pub cuEventRecord: Option<PFN_cuEventRecord>,
@@ -9975,7 +10115,6 @@ pub struct DriverFns {
     pub cuGetProcAddress_v2: Option<PFN_cuGetProcAddress_v2>,
     pub cuGraphAddBatchMemOpNode: Option<PFN_cuGraphAddBatchMemOpNode>,
     pub cuGraphAddChildGraphNode: Option<PFN_cuGraphAddChildGraphNode>,
-    pub cuGraphAddDependencies: Option<PFN_cuGraphAddDependencies>,
     pub cuGraphAddDependencies_v2: Option<PFN_cuGraphAddDependencies_v2>,
     pub cuGraphAddEmptyNode: Option<PFN_cuGraphAddEmptyNode>,
     pub cuGraphAddEventRecordNode: Option<PFN_cuGraphAddEventRecordNode>,
@@ -9992,7 +10131,6 @@ pub struct DriverFns {
     pub cuGraphAddMemFreeNode: Option<PFN_cuGraphAddMemFreeNode>,
     pub cuGraphAddMemcpyNode: Option<PFN_cuGraphAddMemcpyNode>,
     pub cuGraphAddMemsetNode: Option<PFN_cuGraphAddMemsetNode>,
-    pub cuGraphAddNode: Option<PFN_cuGraphAddNode>,
     pub cuGraphAddNode_v2: Option<PFN_cuGraphAddNode_v2>,
     pub cuGraphBatchMemOpNodeGetParams: Option<PFN_cuGraphBatchMemOpNodeGetParams>,
     pub cuGraphBatchMemOpNodeSetParams: Option<PFN_cuGraphBatchMemOpNodeSetParams>,
@@ -10043,7 +10181,6 @@ pub struct DriverFns {
     pub cuGraphExternalSemaphoresWaitNodeSetParams: Option<
         PFN_cuGraphExternalSemaphoresWaitNodeSetParams,
     >,
-    pub cuGraphGetEdges: Option<PFN_cuGraphGetEdges>,
     pub cuGraphGetEdges_v2: Option<PFN_cuGraphGetEdges_v2>,
     pub cuGraphGetNodes: Option<PFN_cuGraphGetNodes>,
     pub cuGraphGetRootNodes: Option<PFN_cuGraphGetRootNodes>,
@@ -10064,16 +10201,13 @@ pub struct DriverFns {
     pub cuGraphMemsetNodeGetParams: Option<PFN_cuGraphMemsetNodeGetParams>,
     pub cuGraphMemsetNodeSetParams: Option<PFN_cuGraphMemsetNodeSetParams>,
     pub cuGraphNodeFindInClone: Option<PFN_cuGraphNodeFindInClone>,
-    pub cuGraphNodeGetDependencies: Option<PFN_cuGraphNodeGetDependencies>,
     pub cuGraphNodeGetDependencies_v2: Option<PFN_cuGraphNodeGetDependencies_v2>,
-    pub cuGraphNodeGetDependentNodes: Option<PFN_cuGraphNodeGetDependentNodes>,
     pub cuGraphNodeGetDependentNodes_v2: Option<PFN_cuGraphNodeGetDependentNodes_v2>,
     pub cuGraphNodeGetEnabled: Option<PFN_cuGraphNodeGetEnabled>,
     pub cuGraphNodeGetType: Option<PFN_cuGraphNodeGetType>,
     pub cuGraphNodeSetEnabled: Option<PFN_cuGraphNodeSetEnabled>,
     pub cuGraphNodeSetParams: Option<PFN_cuGraphNodeSetParams>,
     pub cuGraphReleaseUserObject: Option<PFN_cuGraphReleaseUserObject>,
-    pub cuGraphRemoveDependencies: Option<PFN_cuGraphRemoveDependencies>,
     pub cuGraphRemoveDependencies_v2: Option<PFN_cuGraphRemoveDependencies_v2>,
     pub cuGraphRetainUserObject: Option<PFN_cuGraphRetainUserObject>,
     pub cuGraphUpload: Option<PFN_cuGraphUpload>,
@@ -10093,6 +10227,7 @@ pub struct DriverFns {
     pub cuGreenCtxCreate: Option<PFN_cuGreenCtxCreate>,
     pub cuGreenCtxDestroy: Option<PFN_cuGreenCtxDestroy>,
     pub cuGreenCtxGetDevResource: Option<PFN_cuGreenCtxGetDevResource>,
+    pub cuGreenCtxGetId: Option<PFN_cuGreenCtxGetId>,
     pub cuGreenCtxRecordEvent: Option<PFN_cuGreenCtxRecordEvent>,
     pub cuGreenCtxStreamCreate: Option<PFN_cuGreenCtxStreamCreate>,
     pub cuGreenCtxWaitEvent: Option<PFN_cuGreenCtxWaitEvent>,
@@ -10143,7 +10278,6 @@ pub struct DriverFns {
     pub cuLogsUnregisterCallback: Option<PFN_cuLogsUnregisterCallback>,
     pub cuMemAddressFree: Option<PFN_cuMemAddressFree>,
     pub cuMemAddressReserve: Option<PFN_cuMemAddressReserve>,
-    pub cuMemAdvise: Option<PFN_cuMemAdvise>,
     pub cuMemAdvise_v2: Option<PFN_cuMemAdvise_v2>,
     pub cuMemAllocAsync: Option<PFN_cuMemAllocAsync>,
     pub cuMemAllocFromPoolAsync: Option<PFN_cuMemAllocFromPoolAsync>,
@@ -10153,6 +10287,8 @@ pub struct DriverFns {
     pub cuMemAlloc_v2: Option<PFN_cuMemAlloc_v2>,
     pub cuMemBatchDecompressAsync: Option<PFN_cuMemBatchDecompressAsync>,
     pub cuMemCreate: Option<PFN_cuMemCreate>,
+    pub cuMemDiscardAndPrefetchBatchAsync: Option<PFN_cuMemDiscardAndPrefetchBatchAsync>,
+    pub cuMemDiscardBatchAsync: Option<PFN_cuMemDiscardBatchAsync>,
     pub cuMemExportToShareableHandle: Option<PFN_cuMemExportToShareableHandle>,
     pub cuMemFreeAsync: Option<PFN_cuMemFreeAsync>,
     pub cuMemFreeHost: Option<PFN_cuMemFreeHost>,
@@ -10163,8 +10299,10 @@ pub struct DriverFns {
     pub cuMemGetAllocationPropertiesFromHandle: Option<
         PFN_cuMemGetAllocationPropertiesFromHandle,
     >,
+    pub cuMemGetDefaultMemPool: Option<PFN_cuMemGetDefaultMemPool>,
     pub cuMemGetHandleForAddressRange: Option<PFN_cuMemGetHandleForAddressRange>,
     pub cuMemGetInfo_v2: Option<PFN_cuMemGetInfo_v2>,
+    pub cuMemGetMemPool: Option<PFN_cuMemGetMemPool>,
     pub cuMemHostAlloc: Option<PFN_cuMemHostAlloc>,
     pub cuMemHostGetDevicePointer_v2: Option<PFN_cuMemHostGetDevicePointer_v2>,
     pub cuMemHostGetFlags: Option<PFN_cuMemHostGetFlags>,
@@ -10186,20 +10324,21 @@ pub struct DriverFns {
     pub cuMemPoolSetAccess: Option<PFN_cuMemPoolSetAccess>,
     pub cuMemPoolSetAttribute: Option<PFN_cuMemPoolSetAttribute>,
     pub cuMemPoolTrimTo: Option<PFN_cuMemPoolTrimTo>,
-    pub cuMemPrefetchAsync: Option<PFN_cuMemPrefetchAsync>,
     pub cuMemPrefetchAsync_v2: Option<PFN_cuMemPrefetchAsync_v2>,
+    pub cuMemPrefetchBatchAsync: Option<PFN_cuMemPrefetchBatchAsync>,
     pub cuMemRangeGetAttribute: Option<PFN_cuMemRangeGetAttribute>,
     pub cuMemRangeGetAttributes: Option<PFN_cuMemRangeGetAttributes>,
     pub cuMemRelease: Option<PFN_cuMemRelease>,
     pub cuMemRetainAllocationHandle: Option<PFN_cuMemRetainAllocationHandle>,
     pub cuMemSetAccess: Option<PFN_cuMemSetAccess>,
+    pub cuMemSetMemPool: Option<PFN_cuMemSetMemPool>,
     pub cuMemUnmap: Option<PFN_cuMemUnmap>,
     pub cuMemcpy: Option<PFN_cuMemcpy>,
     pub cuMemcpy2DAsync_v2: Option<PFN_cuMemcpy2DAsync_v2>,
     pub cuMemcpy2DUnaligned_v2: Option<PFN_cuMemcpy2DUnaligned_v2>,
     pub cuMemcpy2D_v2: Option<PFN_cuMemcpy2D_v2>,
     pub cuMemcpy3DAsync_v2: Option<PFN_cuMemcpy3DAsync_v2>,
-    pub cuMemcpy3DBatchAsync: Option<PFN_cuMemcpy3DBatchAsync>,
+    pub cuMemcpy3DBatchAsync_v2: Option<PFN_cuMemcpy3DBatchAsync_v2>,
     pub cuMemcpy3DPeer: Option<PFN_cuMemcpy3DPeer>,
     pub cuMemcpy3DPeerAsync: Option<PFN_cuMemcpy3DPeerAsync>,
     pub cuMemcpy3D_v2: Option<PFN_cuMemcpy3D_v2>,
@@ -10208,7 +10347,7 @@ pub struct DriverFns {
     pub cuMemcpyAtoD_v2: Option<PFN_cuMemcpyAtoD_v2>,
     pub cuMemcpyAtoHAsync_v2: Option<PFN_cuMemcpyAtoHAsync_v2>,
     pub cuMemcpyAtoH_v2: Option<PFN_cuMemcpyAtoH_v2>,
-    pub cuMemcpyBatchAsync: Option<PFN_cuMemcpyBatchAsync>,
+    pub cuMemcpyBatchAsync_v2: Option<PFN_cuMemcpyBatchAsync_v2>,
     pub cuMemcpyDtoA_v2: Option<PFN_cuMemcpyDtoA_v2>,
     pub cuMemcpyDtoDAsync_v2: Option<PFN_cuMemcpyDtoDAsync_v2>,
     pub cuMemcpyDtoD_v2: Option<PFN_cuMemcpyDtoD_v2>,
@@ -10296,7 +10435,6 @@ pub struct DriverFns {
     pub cuStreamDestroy_v2: Option<PFN_cuStreamDestroy_v2>,
     pub cuStreamEndCapture: Option<PFN_cuStreamEndCapture>,
     pub cuStreamGetAttribute: Option<PFN_cuStreamGetAttribute>,
-    pub cuStreamGetCaptureInfo_v2: Option<PFN_cuStreamGetCaptureInfo_v2>,
     pub cuStreamGetCaptureInfo_v3: Option<PFN_cuStreamGetCaptureInfo_v3>,
     pub cuStreamGetCtx: Option<PFN_cuStreamGetCtx>,
     pub cuStreamGetCtx_v2: Option<PFN_cuStreamGetCtx_v2>,
@@ -10309,7 +10447,6 @@ pub struct DriverFns {
     pub cuStreamQuery: Option<PFN_cuStreamQuery>,
     pub cuStreamSetAttribute: Option<PFN_cuStreamSetAttribute>,
     pub cuStreamSynchronize: Option<PFN_cuStreamSynchronize>,
-    pub cuStreamUpdateCaptureDependencies: Option<PFN_cuStreamUpdateCaptureDependencies>,
     pub cuStreamUpdateCaptureDependencies_v2: Option<
         PFN_cuStreamUpdateCaptureDependencies_v2,
     >,
@@ -10367,7 +10504,7 @@ pub struct DriverFns {
 }
 impl DriverFns {
     /// Every symbol name of the table, in field order.
-    pub const SYMBOLS: [&'static core::ffi::CStr; 452usize] = [
+    pub const SYMBOLS: [&'static core::ffi::CStr; 449usize] = [
         c"cuArray3DCreate_v2",
         c"cuArray3DGetDescriptor_v2",
         c"cuArrayCreate_v2",
@@ -10387,8 +10524,6 @@ impl DriverFns {
         c"cuCoredumpSetAttribute",
         c"cuCoredumpSetAttributeGlobal",
         c"cuCtxAttach",
-        c"cuCtxCreate_v2",
-        c"cuCtxCreate_v3",
         c"cuCtxCreate_v4",
         c"cuCtxDestroy_v2",
         c"cuCtxDetach",
@@ -10400,6 +10535,7 @@ impl DriverFns {
         c"cuCtxGetCurrent",
         c"cuCtxGetDevResource",
         c"cuCtxGetDevice",
+        c"cuCtxGetDevice_v2",
         c"cuCtxGetExecAffinity",
         c"cuCtxGetFlags",
         c"cuCtxGetId",
@@ -10416,6 +10552,7 @@ impl DriverFns {
         c"cuCtxSetLimit",
         c"cuCtxSetSharedMemConfig",
         c"cuCtxSynchronize",
+        c"cuCtxSynchronize_v2",
         c"cuCtxWaitEvent",
         c"cuDestroyExternalMemory",
         c"cuDestroyExternalSemaphore",
@@ -10431,15 +10568,16 @@ impl DriverFns {
         c"cuDeviceGetDevResource",
         c"cuDeviceGetExecAffinitySupport",
         c"cuDeviceGetGraphMemAttribute",
+        c"cuDeviceGetHostAtomicCapabilities",
         c"cuDeviceGetLuid",
         c"cuDeviceGetMemPool",
         c"cuDeviceGetName",
         c"cuDeviceGetNvSciSyncAttributes",
+        c"cuDeviceGetP2PAtomicCapabilities",
         c"cuDeviceGetP2PAttribute",
         c"cuDeviceGetPCIBusId",
         c"cuDeviceGetProperties",
         c"cuDeviceGetTexture1DLinearMaxWidth",
-        c"cuDeviceGetUuid",
         c"cuDeviceGetUuid_v2",
         c"cuDeviceGraphMemTrim",
         c"cuDevicePrimaryCtxGetState",
@@ -10455,7 +10593,6 @@ impl DriverFns {
         c"cuDriverGetVersion",
         c"cuEventCreate",
         c"cuEventDestroy_v2",
-        c"cuEventElapsedTime",
         c"cuEventElapsedTime_v2",
         c"cuEventQuery",
         c"cuEventRecord",
@@ -10481,7 +10618,6 @@ impl DriverFns {
         c"cuGetProcAddress_v2",
         c"cuGraphAddBatchMemOpNode",
         c"cuGraphAddChildGraphNode",
-        c"cuGraphAddDependencies",
         c"cuGraphAddDependencies_v2",
         c"cuGraphAddEmptyNode",
         c"cuGraphAddEventRecordNode",
@@ -10494,7 +10630,6 @@ impl DriverFns {
         c"cuGraphAddMemFreeNode",
         c"cuGraphAddMemcpyNode",
         c"cuGraphAddMemsetNode",
-        c"cuGraphAddNode",
         c"cuGraphAddNode_v2",
         c"cuGraphBatchMemOpNodeGetParams",
         c"cuGraphBatchMemOpNodeSetParams",
@@ -10527,7 +10662,6 @@ impl DriverFns {
         c"cuGraphExternalSemaphoresSignalNodeSetParams",
         c"cuGraphExternalSemaphoresWaitNodeGetParams",
         c"cuGraphExternalSemaphoresWaitNodeSetParams",
-        c"cuGraphGetEdges",
         c"cuGraphGetEdges_v2",
         c"cuGraphGetNodes",
         c"cuGraphGetRootNodes",
@@ -10548,16 +10682,13 @@ impl DriverFns {
         c"cuGraphMemsetNodeGetParams",
         c"cuGraphMemsetNodeSetParams",
         c"cuGraphNodeFindInClone",
-        c"cuGraphNodeGetDependencies",
         c"cuGraphNodeGetDependencies_v2",
-        c"cuGraphNodeGetDependentNodes",
         c"cuGraphNodeGetDependentNodes_v2",
         c"cuGraphNodeGetEnabled",
         c"cuGraphNodeGetType",
         c"cuGraphNodeSetEnabled",
         c"cuGraphNodeSetParams",
         c"cuGraphReleaseUserObject",
-        c"cuGraphRemoveDependencies",
         c"cuGraphRemoveDependencies_v2",
         c"cuGraphRetainUserObject",
         c"cuGraphUpload",
@@ -10571,6 +10702,7 @@ impl DriverFns {
         c"cuGreenCtxCreate",
         c"cuGreenCtxDestroy",
         c"cuGreenCtxGetDevResource",
+        c"cuGreenCtxGetId",
         c"cuGreenCtxRecordEvent",
         c"cuGreenCtxStreamCreate",
         c"cuGreenCtxWaitEvent",
@@ -10619,7 +10751,6 @@ impl DriverFns {
         c"cuLogsUnregisterCallback",
         c"cuMemAddressFree",
         c"cuMemAddressReserve",
-        c"cuMemAdvise",
         c"cuMemAdvise_v2",
         c"cuMemAllocAsync",
         c"cuMemAllocFromPoolAsync",
@@ -10629,6 +10760,8 @@ impl DriverFns {
         c"cuMemAlloc_v2",
         c"cuMemBatchDecompressAsync",
         c"cuMemCreate",
+        c"cuMemDiscardAndPrefetchBatchAsync",
+        c"cuMemDiscardBatchAsync",
         c"cuMemExportToShareableHandle",
         c"cuMemFreeAsync",
         c"cuMemFreeHost",
@@ -10637,8 +10770,10 @@ impl DriverFns {
         c"cuMemGetAddressRange_v2",
         c"cuMemGetAllocationGranularity",
         c"cuMemGetAllocationPropertiesFromHandle",
+        c"cuMemGetDefaultMemPool",
         c"cuMemGetHandleForAddressRange",
         c"cuMemGetInfo_v2",
+        c"cuMemGetMemPool",
         c"cuMemHostAlloc",
         c"cuMemHostGetDevicePointer_v2",
         c"cuMemHostGetFlags",
@@ -10658,20 +10793,21 @@ impl DriverFns {
         c"cuMemPoolSetAccess",
         c"cuMemPoolSetAttribute",
         c"cuMemPoolTrimTo",
-        c"cuMemPrefetchAsync",
         c"cuMemPrefetchAsync_v2",
+        c"cuMemPrefetchBatchAsync",
         c"cuMemRangeGetAttribute",
         c"cuMemRangeGetAttributes",
         c"cuMemRelease",
         c"cuMemRetainAllocationHandle",
         c"cuMemSetAccess",
+        c"cuMemSetMemPool",
         c"cuMemUnmap",
         c"cuMemcpy",
         c"cuMemcpy2DAsync_v2",
         c"cuMemcpy2DUnaligned_v2",
         c"cuMemcpy2D_v2",
         c"cuMemcpy3DAsync_v2",
-        c"cuMemcpy3DBatchAsync",
+        c"cuMemcpy3DBatchAsync_v2",
         c"cuMemcpy3DPeer",
         c"cuMemcpy3DPeerAsync",
         c"cuMemcpy3D_v2",
@@ -10680,7 +10816,7 @@ impl DriverFns {
         c"cuMemcpyAtoD_v2",
         c"cuMemcpyAtoHAsync_v2",
         c"cuMemcpyAtoH_v2",
-        c"cuMemcpyBatchAsync",
+        c"cuMemcpyBatchAsync_v2",
         c"cuMemcpyDtoA_v2",
         c"cuMemcpyDtoDAsync_v2",
         c"cuMemcpyDtoD_v2",
@@ -10754,7 +10890,6 @@ impl DriverFns {
         c"cuStreamDestroy_v2",
         c"cuStreamEndCapture",
         c"cuStreamGetAttribute",
-        c"cuStreamGetCaptureInfo_v2",
         c"cuStreamGetCaptureInfo_v3",
         c"cuStreamGetCtx",
         c"cuStreamGetCtx_v2",
@@ -10767,7 +10902,6 @@ impl DriverFns {
         c"cuStreamQuery",
         c"cuStreamSetAttribute",
         c"cuStreamSynchronize",
-        c"cuStreamUpdateCaptureDependencies",
         c"cuStreamUpdateCaptureDependencies_v2",
         c"cuStreamWaitEvent",
         c"cuStreamWaitValue32_v2",
@@ -10947,18 +11081,6 @@ impl DriverFns {
                     Option<PFN_cuCtxAttach>,
                 >(resolve(c"cuCtxAttach"))
             },
-            cuCtxCreate_v2: unsafe {
-                core::mem::transmute::<
-                    *mut core::ffi::c_void,
-                    Option<PFN_cuCtxCreate_v2>,
-                >(resolve(c"cuCtxCreate_v2"))
-            },
-            cuCtxCreate_v3: unsafe {
-                core::mem::transmute::<
-                    *mut core::ffi::c_void,
-                    Option<PFN_cuCtxCreate_v3>,
-                >(resolve(c"cuCtxCreate_v3"))
-            },
             cuCtxCreate_v4: unsafe {
                 core::mem::transmute::<
                     *mut core::ffi::c_void,
@@ -11024,6 +11146,12 @@ impl DriverFns {
                     *mut core::ffi::c_void,
                     Option<PFN_cuCtxGetDevice>,
                 >(resolve(c"cuCtxGetDevice"))
+            },
+            cuCtxGetDevice_v2: unsafe {
+                core::mem::transmute::<
+                    *mut core::ffi::c_void,
+                    Option<PFN_cuCtxGetDevice_v2>,
+                >(resolve(c"cuCtxGetDevice_v2"))
             },
             cuCtxGetExecAffinity: unsafe {
                 core::mem::transmute::<
@@ -11121,6 +11249,12 @@ impl DriverFns {
                     Option<PFN_cuCtxSynchronize>,
                 >(resolve(c"cuCtxSynchronize"))
             },
+            cuCtxSynchronize_v2: unsafe {
+                core::mem::transmute::<
+                    *mut core::ffi::c_void,
+                    Option<PFN_cuCtxSynchronize_v2>,
+                >(resolve(c"cuCtxSynchronize_v2"))
+            },
             cuCtxWaitEvent: unsafe {
                 core::mem::transmute::<
                     *mut core::ffi::c_void,
@@ -11211,6 +11345,12 @@ impl DriverFns {
                     Option<PFN_cuDeviceGetGraphMemAttribute>,
                 >(resolve(c"cuDeviceGetGraphMemAttribute"))
             },
+            cuDeviceGetHostAtomicCapabilities: unsafe {
+                core::mem::transmute::<
+                    *mut core::ffi::c_void,
+                    Option<PFN_cuDeviceGetHostAtomicCapabilities>,
+                >(resolve(c"cuDeviceGetHostAtomicCapabilities"))
+            },
             cuDeviceGetLuid: unsafe {
                 core::mem::transmute::<
                     *mut core::ffi::c_void,
@@ -11235,6 +11375,12 @@ impl DriverFns {
                     Option<PFN_cuDeviceGetNvSciSyncAttributes>,
                 >(resolve(c"cuDeviceGetNvSciSyncAttributes"))
             },
+            cuDeviceGetP2PAtomicCapabilities: unsafe {
+                core::mem::transmute::<
+                    *mut core::ffi::c_void,
+                    Option<PFN_cuDeviceGetP2PAtomicCapabilities>,
+                >(resolve(c"cuDeviceGetP2PAtomicCapabilities"))
+            },
             cuDeviceGetP2PAttribute: unsafe {
                 core::mem::transmute::<
                     *mut core::ffi::c_void,
@@ -11258,12 +11404,6 @@ impl DriverFns {
                     *mut core::ffi::c_void,
                     Option<PFN_cuDeviceGetTexture1DLinearMaxWidth>,
                 >(resolve(c"cuDeviceGetTexture1DLinearMaxWidth"))
-            },
-            cuDeviceGetUuid: unsafe {
-                core::mem::transmute::<
-                    *mut core::ffi::c_void,
-                    Option<PFN_cuDeviceGetUuid>,
-                >(resolve(c"cuDeviceGetUuid"))
             },
             cuDeviceGetUuid_v2: unsafe {
                 core::mem::transmute::<
@@ -11354,12 +11494,6 @@ impl DriverFns {
                     *mut core::ffi::c_void,
                     Option<PFN_cuEventDestroy_v2>,
                 >(resolve(c"cuEventDestroy_v2"))
-            },
-            cuEventElapsedTime: unsafe {
-                core::mem::transmute::<
-                    *mut core::ffi::c_void,
-                    Option<PFN_cuEventElapsedTime>,
-                >(resolve(c"cuEventElapsedTime"))
             },
             cuEventElapsedTime_v2: unsafe {
                 core::mem::transmute::<
@@ -11511,12 +11645,6 @@ impl DriverFns {
                     Option<PFN_cuGraphAddChildGraphNode>,
                 >(resolve(c"cuGraphAddChildGraphNode"))
             },
-            cuGraphAddDependencies: unsafe {
-                core::mem::transmute::<
-                    *mut core::ffi::c_void,
-                    Option<PFN_cuGraphAddDependencies>,
-                >(resolve(c"cuGraphAddDependencies"))
-            },
             cuGraphAddDependencies_v2: unsafe {
                 core::mem::transmute::<
                     *mut core::ffi::c_void,
@@ -11588,12 +11716,6 @@ impl DriverFns {
                     *mut core::ffi::c_void,
                     Option<PFN_cuGraphAddMemsetNode>,
                 >(resolve(c"cuGraphAddMemsetNode"))
-            },
-            cuGraphAddNode: unsafe {
-                core::mem::transmute::<
-                    *mut core::ffi::c_void,
-                    Option<PFN_cuGraphAddNode>,
-                >(resolve(c"cuGraphAddNode"))
             },
             cuGraphAddNode_v2: unsafe {
                 core::mem::transmute::<
@@ -11787,12 +11909,6 @@ impl DriverFns {
                     Option<PFN_cuGraphExternalSemaphoresWaitNodeSetParams>,
                 >(resolve(c"cuGraphExternalSemaphoresWaitNodeSetParams"))
             },
-            cuGraphGetEdges: unsafe {
-                core::mem::transmute::<
-                    *mut core::ffi::c_void,
-                    Option<PFN_cuGraphGetEdges>,
-                >(resolve(c"cuGraphGetEdges"))
-            },
             cuGraphGetEdges_v2: unsafe {
                 core::mem::transmute::<
                     *mut core::ffi::c_void,
@@ -11913,23 +12029,11 @@ impl DriverFns {
                     Option<PFN_cuGraphNodeFindInClone>,
                 >(resolve(c"cuGraphNodeFindInClone"))
             },
-            cuGraphNodeGetDependencies: unsafe {
-                core::mem::transmute::<
-                    *mut core::ffi::c_void,
-                    Option<PFN_cuGraphNodeGetDependencies>,
-                >(resolve(c"cuGraphNodeGetDependencies"))
-            },
             cuGraphNodeGetDependencies_v2: unsafe {
                 core::mem::transmute::<
                     *mut core::ffi::c_void,
                     Option<PFN_cuGraphNodeGetDependencies_v2>,
                 >(resolve(c"cuGraphNodeGetDependencies_v2"))
-            },
-            cuGraphNodeGetDependentNodes: unsafe {
-                core::mem::transmute::<
-                    *mut core::ffi::c_void,
-                    Option<PFN_cuGraphNodeGetDependentNodes>,
-                >(resolve(c"cuGraphNodeGetDependentNodes"))
             },
             cuGraphNodeGetDependentNodes_v2: unsafe {
                 core::mem::transmute::<
@@ -11966,12 +12070,6 @@ impl DriverFns {
                     *mut core::ffi::c_void,
                     Option<PFN_cuGraphReleaseUserObject>,
                 >(resolve(c"cuGraphReleaseUserObject"))
-            },
-            cuGraphRemoveDependencies: unsafe {
-                core::mem::transmute::<
-                    *mut core::ffi::c_void,
-                    Option<PFN_cuGraphRemoveDependencies>,
-                >(resolve(c"cuGraphRemoveDependencies"))
             },
             cuGraphRemoveDependencies_v2: unsafe {
                 core::mem::transmute::<
@@ -12050,6 +12148,12 @@ impl DriverFns {
                     *mut core::ffi::c_void,
                     Option<PFN_cuGreenCtxGetDevResource>,
                 >(resolve(c"cuGreenCtxGetDevResource"))
+            },
+            cuGreenCtxGetId: unsafe {
+                core::mem::transmute::<
+                    *mut core::ffi::c_void,
+                    Option<PFN_cuGreenCtxGetId>,
+                >(resolve(c"cuGreenCtxGetId"))
             },
             cuGreenCtxRecordEvent: unsafe {
                 core::mem::transmute::<
@@ -12339,12 +12443,6 @@ impl DriverFns {
                     Option<PFN_cuMemAddressReserve>,
                 >(resolve(c"cuMemAddressReserve"))
             },
-            cuMemAdvise: unsafe {
-                core::mem::transmute::<
-                    *mut core::ffi::c_void,
-                    Option<PFN_cuMemAdvise>,
-                >(resolve(c"cuMemAdvise"))
-            },
             cuMemAdvise_v2: unsafe {
                 core::mem::transmute::<
                     *mut core::ffi::c_void,
@@ -12399,6 +12497,18 @@ impl DriverFns {
                     Option<PFN_cuMemCreate>,
                 >(resolve(c"cuMemCreate"))
             },
+            cuMemDiscardAndPrefetchBatchAsync: unsafe {
+                core::mem::transmute::<
+                    *mut core::ffi::c_void,
+                    Option<PFN_cuMemDiscardAndPrefetchBatchAsync>,
+                >(resolve(c"cuMemDiscardAndPrefetchBatchAsync"))
+            },
+            cuMemDiscardBatchAsync: unsafe {
+                core::mem::transmute::<
+                    *mut core::ffi::c_void,
+                    Option<PFN_cuMemDiscardBatchAsync>,
+                >(resolve(c"cuMemDiscardBatchAsync"))
+            },
             cuMemExportToShareableHandle: unsafe {
                 core::mem::transmute::<
                     *mut core::ffi::c_void,
@@ -12447,6 +12557,12 @@ impl DriverFns {
                     Option<PFN_cuMemGetAllocationPropertiesFromHandle>,
                 >(resolve(c"cuMemGetAllocationPropertiesFromHandle"))
             },
+            cuMemGetDefaultMemPool: unsafe {
+                core::mem::transmute::<
+                    *mut core::ffi::c_void,
+                    Option<PFN_cuMemGetDefaultMemPool>,
+                >(resolve(c"cuMemGetDefaultMemPool"))
+            },
             cuMemGetHandleForAddressRange: unsafe {
                 core::mem::transmute::<
                     *mut core::ffi::c_void,
@@ -12458,6 +12574,12 @@ impl DriverFns {
                     *mut core::ffi::c_void,
                     Option<PFN_cuMemGetInfo_v2>,
                 >(resolve(c"cuMemGetInfo_v2"))
+            },
+            cuMemGetMemPool: unsafe {
+                core::mem::transmute::<
+                    *mut core::ffi::c_void,
+                    Option<PFN_cuMemGetMemPool>,
+                >(resolve(c"cuMemGetMemPool"))
             },
             cuMemHostAlloc: unsafe {
                 core::mem::transmute::<
@@ -12573,17 +12695,17 @@ impl DriverFns {
                     Option<PFN_cuMemPoolTrimTo>,
                 >(resolve(c"cuMemPoolTrimTo"))
             },
-            cuMemPrefetchAsync: unsafe {
-                core::mem::transmute::<
-                    *mut core::ffi::c_void,
-                    Option<PFN_cuMemPrefetchAsync>,
-                >(resolve(c"cuMemPrefetchAsync"))
-            },
             cuMemPrefetchAsync_v2: unsafe {
                 core::mem::transmute::<
                     *mut core::ffi::c_void,
                     Option<PFN_cuMemPrefetchAsync_v2>,
                 >(resolve(c"cuMemPrefetchAsync_v2"))
+            },
+            cuMemPrefetchBatchAsync: unsafe {
+                core::mem::transmute::<
+                    *mut core::ffi::c_void,
+                    Option<PFN_cuMemPrefetchBatchAsync>,
+                >(resolve(c"cuMemPrefetchBatchAsync"))
             },
             cuMemRangeGetAttribute: unsafe {
                 core::mem::transmute::<
@@ -12614,6 +12736,12 @@ impl DriverFns {
                     *mut core::ffi::c_void,
                     Option<PFN_cuMemSetAccess>,
                 >(resolve(c"cuMemSetAccess"))
+            },
+            cuMemSetMemPool: unsafe {
+                core::mem::transmute::<
+                    *mut core::ffi::c_void,
+                    Option<PFN_cuMemSetMemPool>,
+                >(resolve(c"cuMemSetMemPool"))
             },
             cuMemUnmap: unsafe {
                 core::mem::transmute::<
@@ -12651,11 +12779,11 @@ impl DriverFns {
                     Option<PFN_cuMemcpy3DAsync_v2>,
                 >(resolve(c"cuMemcpy3DAsync_v2"))
             },
-            cuMemcpy3DBatchAsync: unsafe {
+            cuMemcpy3DBatchAsync_v2: unsafe {
                 core::mem::transmute::<
                     *mut core::ffi::c_void,
-                    Option<PFN_cuMemcpy3DBatchAsync>,
-                >(resolve(c"cuMemcpy3DBatchAsync"))
+                    Option<PFN_cuMemcpy3DBatchAsync_v2>,
+                >(resolve(c"cuMemcpy3DBatchAsync_v2"))
             },
             cuMemcpy3DPeer: unsafe {
                 core::mem::transmute::<
@@ -12705,11 +12833,11 @@ impl DriverFns {
                     Option<PFN_cuMemcpyAtoH_v2>,
                 >(resolve(c"cuMemcpyAtoH_v2"))
             },
-            cuMemcpyBatchAsync: unsafe {
+            cuMemcpyBatchAsync_v2: unsafe {
                 core::mem::transmute::<
                     *mut core::ffi::c_void,
-                    Option<PFN_cuMemcpyBatchAsync>,
-                >(resolve(c"cuMemcpyBatchAsync"))
+                    Option<PFN_cuMemcpyBatchAsync_v2>,
+                >(resolve(c"cuMemcpyBatchAsync_v2"))
             },
             cuMemcpyDtoA_v2: unsafe {
                 core::mem::transmute::<
@@ -13149,12 +13277,6 @@ impl DriverFns {
                     Option<PFN_cuStreamGetAttribute>,
                 >(resolve(c"cuStreamGetAttribute"))
             },
-            cuStreamGetCaptureInfo_v2: unsafe {
-                core::mem::transmute::<
-                    *mut core::ffi::c_void,
-                    Option<PFN_cuStreamGetCaptureInfo_v2>,
-                >(resolve(c"cuStreamGetCaptureInfo_v2"))
-            },
             cuStreamGetCaptureInfo_v3: unsafe {
                 core::mem::transmute::<
                     *mut core::ffi::c_void,
@@ -13226,12 +13348,6 @@ impl DriverFns {
                     *mut core::ffi::c_void,
                     Option<PFN_cuStreamSynchronize>,
                 >(resolve(c"cuStreamSynchronize"))
-            },
-            cuStreamUpdateCaptureDependencies: unsafe {
-                core::mem::transmute::<
-                    *mut core::ffi::c_void,
-                    Option<PFN_cuStreamUpdateCaptureDependencies>,
-                >(resolve(c"cuStreamUpdateCaptureDependencies"))
             },
             cuStreamUpdateCaptureDependencies_v2: unsafe {
                 core::mem::transmute::<
@@ -13546,6 +13662,382 @@ impl DriverFns {
                 >(resolve(c"cuWaitExternalSemaphoresAsync"))
             },
         }
+    }
+    /// Plain names and the version at which `cuGetProcAddress`
+    /// returns the ABI their declaration has (from `cudaTypedefs.h`),
+    /// sorted by name.
+    pub const PROC_VERSIONS: [(&'static core::ffi::CStr, i32); 364usize] = [
+        (c"cuArrayDestroy", 2000i32),
+        (c"cuArrayGetMemoryRequirements", 11060i32),
+        (c"cuArrayGetPlane", 11020i32),
+        (c"cuArrayGetSparseProperties", 11010i32),
+        (c"cuCheckpointProcessCheckpoint", 12080i32),
+        (c"cuCheckpointProcessGetRestoreThreadId", 12080i32),
+        (c"cuCheckpointProcessGetState", 12080i32),
+        (c"cuCheckpointProcessLock", 12080i32),
+        (c"cuCheckpointProcessRestore", 12080i32),
+        (c"cuCheckpointProcessUnlock", 12080i32),
+        (c"cuCoredumpGetAttribute", 12010i32),
+        (c"cuCoredumpGetAttributeGlobal", 12010i32),
+        (c"cuCoredumpSetAttribute", 12010i32),
+        (c"cuCoredumpSetAttributeGlobal", 12010i32),
+        (c"cuCtxAttach", 2000i32),
+        (c"cuCtxDetach", 2000i32),
+        (c"cuCtxDisablePeerAccess", 4000i32),
+        (c"cuCtxEnablePeerAccess", 4000i32),
+        (c"cuCtxFromGreenCtx", 12040i32),
+        (c"cuCtxGetApiVersion", 3020i32),
+        (c"cuCtxGetCacheConfig", 3020i32),
+        (c"cuCtxGetCurrent", 4000i32),
+        (c"cuCtxGetDevResource", 12040i32),
+        (c"cuCtxGetDevice", 2000i32),
+        (c"cuCtxGetExecAffinity", 11040i32),
+        (c"cuCtxGetFlags", 7000i32),
+        (c"cuCtxGetId", 12000i32),
+        (c"cuCtxGetLimit", 3010i32),
+        (c"cuCtxGetSharedMemConfig", 4020i32),
+        (c"cuCtxGetStreamPriorityRange", 5050i32),
+        (c"cuCtxRecordEvent", 12050i32),
+        (c"cuCtxResetPersistingL2Cache", 11000i32),
+        (c"cuCtxSetCacheConfig", 3020i32),
+        (c"cuCtxSetCurrent", 4000i32),
+        (c"cuCtxSetFlags", 12010i32),
+        (c"cuCtxSetLimit", 3010i32),
+        (c"cuCtxSetSharedMemConfig", 4020i32),
+        (c"cuCtxSynchronize", 2000i32),
+        (c"cuCtxWaitEvent", 12050i32),
+        (c"cuDestroyExternalMemory", 10000i32),
+        (c"cuDestroyExternalSemaphore", 10000i32),
+        (c"cuDevResourceGenerateDesc", 12040i32),
+        (c"cuDevSmResourceSplitByCount", 12040i32),
+        (c"cuDeviceCanAccessPeer", 4000i32),
+        (c"cuDeviceComputeCapability", 2000i32),
+        (c"cuDeviceGet", 2000i32),
+        (c"cuDeviceGetAttribute", 2000i32),
+        (c"cuDeviceGetByPCIBusId", 4010i32),
+        (c"cuDeviceGetCount", 2000i32),
+        (c"cuDeviceGetDefaultMemPool", 11020i32),
+        (c"cuDeviceGetDevResource", 12040i32),
+        (c"cuDeviceGetExecAffinitySupport", 11040i32),
+        (c"cuDeviceGetGraphMemAttribute", 11040i32),
+        (c"cuDeviceGetHostAtomicCapabilities", 13000i32),
+        (c"cuDeviceGetLuid", 10000i32),
+        (c"cuDeviceGetMemPool", 11020i32),
+        (c"cuDeviceGetName", 2000i32),
+        (c"cuDeviceGetNvSciSyncAttributes", 10020i32),
+        (c"cuDeviceGetP2PAtomicCapabilities", 13000i32),
+        (c"cuDeviceGetP2PAttribute", 8000i32),
+        (c"cuDeviceGetPCIBusId", 4010i32),
+        (c"cuDeviceGetProperties", 2000i32),
+        (c"cuDeviceGetTexture1DLinearMaxWidth", 11010i32),
+        (c"cuDeviceGraphMemTrim", 11040i32),
+        (c"cuDevicePrimaryCtxGetState", 7000i32),
+        (c"cuDevicePrimaryCtxRetain", 7000i32),
+        (c"cuDeviceRegisterAsyncNotification", 12040i32),
+        (c"cuDeviceSetGraphMemAttribute", 11040i32),
+        (c"cuDeviceSetMemPool", 11020i32),
+        (c"cuDeviceUnregisterAsyncNotification", 12040i32),
+        (c"cuDriverGetVersion", 2020i32),
+        (c"cuEventCreate", 2000i32),
+        (c"cuEventQuery", 2000i32),
+        (c"cuEventRecord", 2000i32),
+        (c"cuEventRecordWithFlags", 11010i32),
+        (c"cuEventSynchronize", 2000i32),
+        (c"cuExternalMemoryGetMappedBuffer", 10000i32),
+        (c"cuExternalMemoryGetMappedMipmappedArray", 10000i32),
+        (c"cuFlushGPUDirectRDMAWrites", 11030i32),
+        (c"cuFuncGetAttribute", 2020i32),
+        (c"cuFuncGetModule", 11000i32),
+        (c"cuFuncGetName", 12030i32),
+        (c"cuFuncGetParamInfo", 12040i32),
+        (c"cuFuncIsLoaded", 12040i32),
+        (c"cuFuncLoad", 12040i32),
+        (c"cuFuncSetAttribute", 9000i32),
+        (c"cuFuncSetBlockShape", 2000i32),
+        (c"cuFuncSetCacheConfig", 3000i32),
+        (c"cuFuncSetSharedMemConfig", 4020i32),
+        (c"cuFuncSetSharedSize", 2000i32),
+        (c"cuGetErrorName", 6000i32),
+        (c"cuGetErrorString", 6000i32),
+        (c"cuGetExportTable", 3000i32),
+        (c"cuGraphAddBatchMemOpNode", 11070i32),
+        (c"cuGraphAddChildGraphNode", 10000i32),
+        (c"cuGraphAddEmptyNode", 10000i32),
+        (c"cuGraphAddEventRecordNode", 11010i32),
+        (c"cuGraphAddEventWaitNode", 11010i32),
+        (c"cuGraphAddExternalSemaphoresSignalNode", 11020i32),
+        (c"cuGraphAddExternalSemaphoresWaitNode", 11020i32),
+        (c"cuGraphAddHostNode", 10000i32),
+        (c"cuGraphAddMemAllocNode", 11040i32),
+        (c"cuGraphAddMemFreeNode", 11040i32),
+        (c"cuGraphAddMemcpyNode", 10000i32),
+        (c"cuGraphAddMemsetNode", 10000i32),
+        (c"cuGraphBatchMemOpNodeGetParams", 11070i32),
+        (c"cuGraphBatchMemOpNodeSetParams", 11070i32),
+        (c"cuGraphChildGraphNodeGetGraph", 10000i32),
+        (c"cuGraphClone", 10000i32),
+        (c"cuGraphConditionalHandleCreate", 12030i32),
+        (c"cuGraphCreate", 10000i32),
+        (c"cuGraphDebugDotPrint", 11030i32),
+        (c"cuGraphDestroy", 10000i32),
+        (c"cuGraphDestroyNode", 10000i32),
+        (c"cuGraphEventRecordNodeGetEvent", 11010i32),
+        (c"cuGraphEventRecordNodeSetEvent", 11010i32),
+        (c"cuGraphEventWaitNodeGetEvent", 11010i32),
+        (c"cuGraphEventWaitNodeSetEvent", 11010i32),
+        (c"cuGraphExecBatchMemOpNodeSetParams", 11070i32),
+        (c"cuGraphExecChildGraphNodeSetParams", 11010i32),
+        (c"cuGraphExecDestroy", 10000i32),
+        (c"cuGraphExecEventRecordNodeSetEvent", 11010i32),
+        (c"cuGraphExecEventWaitNodeSetEvent", 11010i32),
+        (c"cuGraphExecExternalSemaphoresSignalNodeSetParams", 11020i32),
+        (c"cuGraphExecExternalSemaphoresWaitNodeSetParams", 11020i32),
+        (c"cuGraphExecGetFlags", 12000i32),
+        (c"cuGraphExecHostNodeSetParams", 10020i32),
+        (c"cuGraphExecMemcpyNodeSetParams", 10020i32),
+        (c"cuGraphExecMemsetNodeSetParams", 10020i32),
+        (c"cuGraphExecNodeSetParams", 12020i32),
+        (c"cuGraphExternalSemaphoresSignalNodeGetParams", 11020i32),
+        (c"cuGraphExternalSemaphoresSignalNodeSetParams", 11020i32),
+        (c"cuGraphExternalSemaphoresWaitNodeGetParams", 11020i32),
+        (c"cuGraphExternalSemaphoresWaitNodeSetParams", 11020i32),
+        (c"cuGraphGetNodes", 10000i32),
+        (c"cuGraphGetRootNodes", 10000i32),
+        (c"cuGraphHostNodeGetParams", 10000i32),
+        (c"cuGraphHostNodeSetParams", 10000i32),
+        (c"cuGraphInstantiateWithFlags", 11040i32),
+        (c"cuGraphInstantiateWithParams", 12000i32),
+        (c"cuGraphKernelNodeCopyAttributes", 11000i32),
+        (c"cuGraphKernelNodeGetAttribute", 11000i32),
+        (c"cuGraphKernelNodeSetAttribute", 11000i32),
+        (c"cuGraphLaunch", 10000i32),
+        (c"cuGraphMemAllocNodeGetParams", 11040i32),
+        (c"cuGraphMemFreeNodeGetParams", 11040i32),
+        (c"cuGraphMemcpyNodeGetParams", 10000i32),
+        (c"cuGraphMemcpyNodeSetParams", 10000i32),
+        (c"cuGraphMemsetNodeGetParams", 10000i32),
+        (c"cuGraphMemsetNodeSetParams", 10000i32),
+        (c"cuGraphNodeFindInClone", 10000i32),
+        (c"cuGraphNodeGetEnabled", 11060i32),
+        (c"cuGraphNodeGetType", 10000i32),
+        (c"cuGraphNodeSetEnabled", 11060i32),
+        (c"cuGraphNodeSetParams", 12020i32),
+        (c"cuGraphReleaseUserObject", 11030i32),
+        (c"cuGraphRetainUserObject", 11030i32),
+        (c"cuGraphUpload", 11010i32),
+        (c"cuGraphicsMapResources", 3000i32),
+        (c"cuGraphicsResourceGetMappedMipmappedArray", 5000i32),
+        (c"cuGraphicsSubResourceGetMappedArray", 3000i32),
+        (c"cuGraphicsUnmapResources", 3000i32),
+        (c"cuGraphicsUnregisterResource", 3000i32),
+        (c"cuGreenCtxCreate", 12040i32),
+        (c"cuGreenCtxDestroy", 12040i32),
+        (c"cuGreenCtxGetDevResource", 12040i32),
+        (c"cuGreenCtxGetId", 12090i32),
+        (c"cuGreenCtxRecordEvent", 12040i32),
+        (c"cuGreenCtxStreamCreate", 12050i32),
+        (c"cuGreenCtxWaitEvent", 12040i32),
+        (c"cuImportExternalMemory", 10000i32),
+        (c"cuImportExternalSemaphore", 10000i32),
+        (c"cuInit", 2000i32),
+        (c"cuIpcCloseMemHandle", 4010i32),
+        (c"cuIpcGetEventHandle", 4010i32),
+        (c"cuIpcGetMemHandle", 4010i32),
+        (c"cuIpcOpenEventHandle", 4010i32),
+        (c"cuKernelGetAttribute", 12000i32),
+        (c"cuKernelGetFunction", 12000i32),
+        (c"cuKernelGetLibrary", 12050i32),
+        (c"cuKernelGetName", 12030i32),
+        (c"cuKernelGetParamInfo", 12040i32),
+        (c"cuKernelSetAttribute", 12000i32),
+        (c"cuKernelSetCacheConfig", 12000i32),
+        (c"cuLaunch", 2000i32),
+        (c"cuLaunchCooperativeKernel", 9000i32),
+        (c"cuLaunchCooperativeKernelMultiDevice", 9000i32),
+        (c"cuLaunchGrid", 2000i32),
+        (c"cuLaunchGridAsync", 2000i32),
+        (c"cuLaunchHostFunc", 10000i32),
+        (c"cuLaunchKernel", 4000i32),
+        (c"cuLaunchKernelEx", 11060i32),
+        (c"cuLibraryEnumerateKernels", 12040i32),
+        (c"cuLibraryGetGlobal", 12000i32),
+        (c"cuLibraryGetKernel", 12000i32),
+        (c"cuLibraryGetKernelCount", 12040i32),
+        (c"cuLibraryGetManaged", 12000i32),
+        (c"cuLibraryGetModule", 12000i32),
+        (c"cuLibraryGetUnifiedFunction", 12000i32),
+        (c"cuLibraryLoadData", 12000i32),
+        (c"cuLibraryLoadFromFile", 12000i32),
+        (c"cuLibraryUnload", 12000i32),
+        (c"cuLinkComplete", 5050i32),
+        (c"cuLinkDestroy", 5050i32),
+        (c"cuLogsCurrent", 12090i32),
+        (c"cuLogsDumpToFile", 12090i32),
+        (c"cuLogsDumpToMemory", 12090i32),
+        (c"cuLogsRegisterCallback", 12090i32),
+        (c"cuLogsUnregisterCallback", 12090i32),
+        (c"cuMemAddressFree", 10020i32),
+        (c"cuMemAddressReserve", 10020i32),
+        (c"cuMemAllocAsync", 11020i32),
+        (c"cuMemAllocFromPoolAsync", 11020i32),
+        (c"cuMemAllocManaged", 6000i32),
+        (c"cuMemBatchDecompressAsync", 12060i32),
+        (c"cuMemCreate", 10020i32),
+        (c"cuMemDiscardAndPrefetchBatchAsync", 13000i32),
+        (c"cuMemDiscardBatchAsync", 13000i32),
+        (c"cuMemExportToShareableHandle", 10020i32),
+        (c"cuMemFreeAsync", 11020i32),
+        (c"cuMemFreeHost", 2000i32),
+        (c"cuMemGetAccess", 10020i32),
+        (c"cuMemGetAllocationGranularity", 10020i32),
+        (c"cuMemGetAllocationPropertiesFromHandle", 10020i32),
+        (c"cuMemGetDefaultMemPool", 13000i32),
+        (c"cuMemGetHandleForAddressRange", 11070i32),
+        (c"cuMemGetMemPool", 13000i32),
+        (c"cuMemHostAlloc", 2020i32),
+        (c"cuMemHostGetFlags", 2030i32),
+        (c"cuMemHostUnregister", 4000i32),
+        (c"cuMemImportFromShareableHandle", 10020i32),
+        (c"cuMemMap", 10020i32),
+        (c"cuMemMapArrayAsync", 11010i32),
+        (c"cuMemPoolCreate", 11020i32),
+        (c"cuMemPoolDestroy", 11020i32),
+        (c"cuMemPoolExportPointer", 11020i32),
+        (c"cuMemPoolExportToShareableHandle", 11020i32),
+        (c"cuMemPoolGetAccess", 11020i32),
+        (c"cuMemPoolGetAttribute", 11020i32),
+        (c"cuMemPoolImportFromShareableHandle", 11020i32),
+        (c"cuMemPoolImportPointer", 11020i32),
+        (c"cuMemPoolSetAccess", 11020i32),
+        (c"cuMemPoolSetAttribute", 11020i32),
+        (c"cuMemPoolTrimTo", 11020i32),
+        (c"cuMemPrefetchBatchAsync", 13000i32),
+        (c"cuMemRangeGetAttribute", 8000i32),
+        (c"cuMemRangeGetAttributes", 8000i32),
+        (c"cuMemRelease", 10020i32),
+        (c"cuMemRetainAllocationHandle", 11000i32),
+        (c"cuMemSetAccess", 10020i32),
+        (c"cuMemSetMemPool", 13000i32),
+        (c"cuMemUnmap", 10020i32),
+        (c"cuMemcpy", 4000i32),
+        (c"cuMemcpy3DPeer", 4000i32),
+        (c"cuMemcpy3DPeerAsync", 4000i32),
+        (c"cuMemcpyAsync", 4000i32),
+        (c"cuMemcpyPeer", 4000i32),
+        (c"cuMemcpyPeerAsync", 4000i32),
+        (c"cuMemsetD16Async", 3020i32),
+        (c"cuMemsetD2D16Async", 3020i32),
+        (c"cuMemsetD2D32Async", 3020i32),
+        (c"cuMemsetD2D8Async", 3020i32),
+        (c"cuMemsetD32Async", 3020i32),
+        (c"cuMemsetD8Async", 3020i32),
+        (c"cuMipmappedArrayCreate", 5000i32),
+        (c"cuMipmappedArrayDestroy", 5000i32),
+        (c"cuMipmappedArrayGetLevel", 5000i32),
+        (c"cuMipmappedArrayGetMemoryRequirements", 11060i32),
+        (c"cuMipmappedArrayGetSparseProperties", 11010i32),
+        (c"cuModuleEnumerateFunctions", 12040i32),
+        (c"cuModuleGetFunction", 2000i32),
+        (c"cuModuleGetFunctionCount", 12040i32),
+        (c"cuModuleGetLoadingMode", 11070i32),
+        (c"cuModuleGetSurfRef", 3000i32),
+        (c"cuModuleGetTexRef", 2000i32),
+        (c"cuModuleLoad", 2000i32),
+        (c"cuModuleLoadData", 2000i32),
+        (c"cuModuleLoadDataEx", 2010i32),
+        (c"cuModuleLoadFatBinary", 2000i32),
+        (c"cuModuleUnload", 2000i32),
+        (c"cuMulticastAddDevice", 12010i32),
+        (c"cuMulticastBindAddr", 12010i32),
+        (c"cuMulticastBindMem", 12010i32),
+        (c"cuMulticastCreate", 12010i32),
+        (c"cuMulticastGetGranularity", 12010i32),
+        (c"cuMulticastUnbind", 12010i32),
+        (c"cuOccupancyAvailableDynamicSMemPerBlock", 10020i32),
+        (c"cuOccupancyMaxActiveBlocksPerMultiprocessor", 6050i32),
+        (c"cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", 7000i32),
+        (c"cuOccupancyMaxActiveClusters", 11070i32),
+        (c"cuOccupancyMaxPotentialBlockSize", 6050i32),
+        (c"cuOccupancyMaxPotentialBlockSizeWithFlags", 7000i32),
+        (c"cuOccupancyMaxPotentialClusterSize", 11070i32),
+        (c"cuParamSetSize", 2000i32),
+        (c"cuParamSetTexRef", 2000i32),
+        (c"cuParamSetf", 2000i32),
+        (c"cuParamSeti", 2000i32),
+        (c"cuParamSetv", 2000i32),
+        (c"cuPointerGetAttribute", 4000i32),
+        (c"cuPointerGetAttributes", 7000i32),
+        (c"cuPointerSetAttribute", 6000i32),
+        (c"cuSignalExternalSemaphoresAsync", 10000i32),
+        (c"cuStreamAddCallback", 5000i32),
+        (c"cuStreamAttachMemAsync", 6000i32),
+        (c"cuStreamBeginCaptureToGraph", 12030i32),
+        (c"cuStreamCopyAttributes", 11000i32),
+        (c"cuStreamCreate", 2000i32),
+        (c"cuStreamCreateWithPriority", 5050i32),
+        (c"cuStreamEndCapture", 10000i32),
+        (c"cuStreamGetAttribute", 11000i32),
+        (c"cuStreamGetCtx", 9020i32),
+        (c"cuStreamGetDevice", 12080i32),
+        (c"cuStreamGetFlags", 5050i32),
+        (c"cuStreamGetGreenCtx", 12040i32),
+        (c"cuStreamGetId", 12000i32),
+        (c"cuStreamGetPriority", 5050i32),
+        (c"cuStreamIsCapturing", 10000i32),
+        (c"cuStreamQuery", 2000i32),
+        (c"cuStreamSetAttribute", 11000i32),
+        (c"cuStreamSynchronize", 2000i32),
+        (c"cuStreamWaitEvent", 3020i32),
+        (c"cuSurfObjectCreate", 5000i32),
+        (c"cuSurfObjectDestroy", 5000i32),
+        (c"cuSurfObjectGetResourceDesc", 5000i32),
+        (c"cuSurfRefGetArray", 3000i32),
+        (c"cuSurfRefSetArray", 3000i32),
+        (c"cuTensorMapEncodeIm2col", 12000i32),
+        (c"cuTensorMapEncodeIm2colWide", 12080i32),
+        (c"cuTensorMapEncodeTiled", 12000i32),
+        (c"cuTensorMapReplaceAddress", 12000i32),
+        (c"cuTexObjectCreate", 5000i32),
+        (c"cuTexObjectDestroy", 5000i32),
+        (c"cuTexObjectGetResourceDesc", 5000i32),
+        (c"cuTexObjectGetResourceViewDesc", 5000i32),
+        (c"cuTexObjectGetTextureDesc", 5000i32),
+        (c"cuTexRefCreate", 2000i32),
+        (c"cuTexRefDestroy", 2000i32),
+        (c"cuTexRefGetAddressMode", 2000i32),
+        (c"cuTexRefGetArray", 2000i32),
+        (c"cuTexRefGetBorderColor", 8000i32),
+        (c"cuTexRefGetFilterMode", 2000i32),
+        (c"cuTexRefGetFlags", 2000i32),
+        (c"cuTexRefGetFormat", 2000i32),
+        (c"cuTexRefGetMaxAnisotropy", 5000i32),
+        (c"cuTexRefGetMipmapFilterMode", 5000i32),
+        (c"cuTexRefGetMipmapLevelBias", 5000i32),
+        (c"cuTexRefGetMipmapLevelClamp", 5000i32),
+        (c"cuTexRefGetMipmappedArray", 5000i32),
+        (c"cuTexRefSetAddressMode", 2000i32),
+        (c"cuTexRefSetArray", 2000i32),
+        (c"cuTexRefSetBorderColor", 8000i32),
+        (c"cuTexRefSetFilterMode", 2000i32),
+        (c"cuTexRefSetFlags", 2000i32),
+        (c"cuTexRefSetFormat", 2000i32),
+        (c"cuTexRefSetMaxAnisotropy", 5000i32),
+        (c"cuTexRefSetMipmapFilterMode", 5000i32),
+        (c"cuTexRefSetMipmapLevelBias", 5000i32),
+        (c"cuTexRefSetMipmapLevelClamp", 5000i32),
+        (c"cuTexRefSetMipmappedArray", 5000i32),
+        (c"cuThreadExchangeStreamCaptureMode", 10010i32),
+        (c"cuUserObjectCreate", 11030i32),
+        (c"cuUserObjectRelease", 11030i32),
+        (c"cuUserObjectRetain", 11030i32),
+        (c"cuWaitExternalSemaphoresAsync", 10000i32),
+    ];
+    /// The `cuGetProcAddress` version of a plain name's declared ABI.
+    pub fn proc_version(name: &core::ffi::CStr) -> Option<i32> {
+        Self::PROC_VERSIONS
+            .binary_search_by(|(entry, _)| (*entry).cmp(name))
+            .ok()
+            .map(|at| Self::PROC_VERSIONS[at].1)
     }
     ///Calls `cuArray3DCreate_v2`; `Err` when the loaded libcuda lacks it.
     ///
@@ -13932,50 +14424,6 @@ impl DriverFns {
             }
         }
     }
-    ///Calls `cuCtxCreate_v2`; `Err` when the loaded libcuda lacks it.
-    ///
-    /// # Safety
-    /// The C function's own contract applies to every argument.
-    #[inline]
-    pub unsafe fn cuCtxCreate_v2(
-        &self,
-        pctx: *mut CUcontext,
-        flags: ::core::ffi::c_uint,
-        dev: CUdevice,
-    ) -> Result<CUresult, crate::SymbolUnavailable> {
-        match self.cuCtxCreate_v2 {
-            Some(__pfn) => Ok(unsafe { __pfn(pctx, flags, dev) }),
-            None => {
-                Err(crate::SymbolUnavailable {
-                    library: "libcuda",
-                    symbol: "cuCtxCreate_v2",
-                })
-            }
-        }
-    }
-    ///Calls `cuCtxCreate_v3`; `Err` when the loaded libcuda lacks it.
-    ///
-    /// # Safety
-    /// The C function's own contract applies to every argument.
-    #[inline]
-    pub unsafe fn cuCtxCreate_v3(
-        &self,
-        pctx: *mut CUcontext,
-        paramsArray: *mut CUexecAffinityParam,
-        numParams: ::core::ffi::c_int,
-        flags: ::core::ffi::c_uint,
-        dev: CUdevice,
-    ) -> Result<CUresult, crate::SymbolUnavailable> {
-        match self.cuCtxCreate_v3 {
-            Some(__pfn) => Ok(unsafe { __pfn(pctx, paramsArray, numParams, flags, dev) }),
-            None => {
-                Err(crate::SymbolUnavailable {
-                    library: "libcuda",
-                    symbol: "cuCtxCreate_v3",
-                })
-            }
-        }
-    }
     ///Calls `cuCtxCreate_v4`; `Err` when the loaded libcuda lacks it.
     ///
     /// # Safety
@@ -14189,6 +14637,26 @@ impl DriverFns {
                 Err(crate::SymbolUnavailable {
                     library: "libcuda",
                     symbol: "cuCtxGetDevice",
+                })
+            }
+        }
+    }
+    ///Calls `cuCtxGetDevice_v2`; `Err` when the loaded libcuda lacks it.
+    ///
+    /// # Safety
+    /// The C function's own contract applies to every argument.
+    #[inline]
+    pub unsafe fn cuCtxGetDevice_v2(
+        &self,
+        device: *mut CUdevice,
+        ctx: CUcontext,
+    ) -> Result<CUresult, crate::SymbolUnavailable> {
+        match self.cuCtxGetDevice_v2 {
+            Some(__pfn) => Ok(unsafe { __pfn(device, ctx) }),
+            None => {
+                Err(crate::SymbolUnavailable {
+                    library: "libcuda",
+                    symbol: "cuCtxGetDevice_v2",
                 })
             }
         }
@@ -14495,6 +14963,25 @@ impl DriverFns {
                 Err(crate::SymbolUnavailable {
                     library: "libcuda",
                     symbol: "cuCtxSynchronize",
+                })
+            }
+        }
+    }
+    ///Calls `cuCtxSynchronize_v2`; `Err` when the loaded libcuda lacks it.
+    ///
+    /// # Safety
+    /// The C function's own contract applies to every argument.
+    #[inline]
+    pub unsafe fn cuCtxSynchronize_v2(
+        &self,
+        ctx: CUcontext,
+    ) -> Result<CUresult, crate::SymbolUnavailable> {
+        match self.cuCtxSynchronize_v2 {
+            Some(__pfn) => Ok(unsafe { __pfn(ctx) }),
+            None => {
+                Err(crate::SymbolUnavailable {
+                    library: "libcuda",
+                    symbol: "cuCtxSynchronize_v2",
                 })
             }
         }
@@ -14811,6 +15298,28 @@ impl DriverFns {
             }
         }
     }
+    ///Calls `cuDeviceGetHostAtomicCapabilities`; `Err` when the loaded libcuda lacks it.
+    ///
+    /// # Safety
+    /// The C function's own contract applies to every argument.
+    #[inline]
+    pub unsafe fn cuDeviceGetHostAtomicCapabilities(
+        &self,
+        capabilities: *mut ::core::ffi::c_uint,
+        operations: *const CUatomicOperation,
+        count: ::core::ffi::c_uint,
+        dev: CUdevice,
+    ) -> Result<CUresult, crate::SymbolUnavailable> {
+        match self.cuDeviceGetHostAtomicCapabilities {
+            Some(__pfn) => Ok(unsafe { __pfn(capabilities, operations, count, dev) }),
+            None => {
+                Err(crate::SymbolUnavailable {
+                    library: "libcuda",
+                    symbol: "cuDeviceGetHostAtomicCapabilities",
+                })
+            }
+        }
+    }
     ///Calls `cuDeviceGetLuid`; `Err` when the loaded libcuda lacks it.
     ///
     /// # Safety
@@ -14890,6 +15399,33 @@ impl DriverFns {
                 Err(crate::SymbolUnavailable {
                     library: "libcuda",
                     symbol: "cuDeviceGetNvSciSyncAttributes",
+                })
+            }
+        }
+    }
+    ///Calls `cuDeviceGetP2PAtomicCapabilities`; `Err` when the loaded libcuda lacks it.
+    ///
+    /// # Safety
+    /// The C function's own contract applies to every argument.
+    #[inline]
+    pub unsafe fn cuDeviceGetP2PAtomicCapabilities(
+        &self,
+        capabilities: *mut ::core::ffi::c_uint,
+        operations: *const CUatomicOperation,
+        count: ::core::ffi::c_uint,
+        srcDevice: CUdevice,
+        dstDevice: CUdevice,
+    ) -> Result<CUresult, crate::SymbolUnavailable> {
+        match self.cuDeviceGetP2PAtomicCapabilities {
+            Some(__pfn) => {
+                Ok(unsafe {
+                    __pfn(capabilities, operations, count, srcDevice, dstDevice)
+                })
+            }
+            None => {
+                Err(crate::SymbolUnavailable {
+                    library: "libcuda",
+                    symbol: "cuDeviceGetP2PAtomicCapabilities",
                 })
             }
         }
@@ -14977,26 +15513,6 @@ impl DriverFns {
                 Err(crate::SymbolUnavailable {
                     library: "libcuda",
                     symbol: "cuDeviceGetTexture1DLinearMaxWidth",
-                })
-            }
-        }
-    }
-    ///Calls `cuDeviceGetUuid`; `Err` when the loaded libcuda lacks it.
-    ///
-    /// # Safety
-    /// The C function's own contract applies to every argument.
-    #[inline]
-    pub unsafe fn cuDeviceGetUuid(
-        &self,
-        uuid: *mut CUuuid,
-        dev: CUdevice,
-    ) -> Result<CUresult, crate::SymbolUnavailable> {
-        match self.cuDeviceGetUuid {
-            Some(__pfn) => Ok(unsafe { __pfn(uuid, dev) }),
-            None => {
-                Err(crate::SymbolUnavailable {
-                    library: "libcuda",
-                    symbol: "cuDeviceGetUuid",
                 })
             }
         }
@@ -15296,27 +15812,6 @@ impl DriverFns {
                 Err(crate::SymbolUnavailable {
                     library: "libcuda",
                     symbol: "cuEventDestroy_v2",
-                })
-            }
-        }
-    }
-    ///Calls `cuEventElapsedTime`; `Err` when the loaded libcuda lacks it.
-    ///
-    /// # Safety
-    /// The C function's own contract applies to every argument.
-    #[inline]
-    pub unsafe fn cuEventElapsedTime(
-        &self,
-        pMilliseconds: *mut f32,
-        hStart: CUevent,
-        hEnd: CUevent,
-    ) -> Result<CUresult, crate::SymbolUnavailable> {
-        match self.cuEventElapsedTime {
-            Some(__pfn) => Ok(unsafe { __pfn(pMilliseconds, hStart, hEnd) }),
-            None => {
-                Err(crate::SymbolUnavailable {
-                    library: "libcuda",
-                    symbol: "cuEventElapsedTime",
                 })
             }
         }
@@ -15847,28 +16342,6 @@ impl DriverFns {
             }
         }
     }
-    ///Calls `cuGraphAddDependencies`; `Err` when the loaded libcuda lacks it.
-    ///
-    /// # Safety
-    /// The C function's own contract applies to every argument.
-    #[inline]
-    pub unsafe fn cuGraphAddDependencies(
-        &self,
-        hGraph: CUgraph,
-        from: *const CUgraphNode,
-        to: *const CUgraphNode,
-        numDependencies: usize,
-    ) -> Result<CUresult, crate::SymbolUnavailable> {
-        match self.cuGraphAddDependencies {
-            Some(__pfn) => Ok(unsafe { __pfn(hGraph, from, to, numDependencies) }),
-            None => {
-                Err(crate::SymbolUnavailable {
-                    library: "libcuda",
-                    symbol: "cuGraphAddDependencies",
-                })
-            }
-        }
-    }
     ///Calls `cuGraphAddDependencies_v2`; `Err` when the loaded libcuda lacks it.
     ///
     /// # Safety
@@ -16200,33 +16673,6 @@ impl DriverFns {
                 Err(crate::SymbolUnavailable {
                     library: "libcuda",
                     symbol: "cuGraphAddMemsetNode",
-                })
-            }
-        }
-    }
-    ///Calls `cuGraphAddNode`; `Err` when the loaded libcuda lacks it.
-    ///
-    /// # Safety
-    /// The C function's own contract applies to every argument.
-    #[inline]
-    pub unsafe fn cuGraphAddNode(
-        &self,
-        phGraphNode: *mut CUgraphNode,
-        hGraph: CUgraph,
-        dependencies: *const CUgraphNode,
-        numDependencies: usize,
-        nodeParams: *mut CUgraphNodeParams,
-    ) -> Result<CUresult, crate::SymbolUnavailable> {
-        match self.cuGraphAddNode {
-            Some(__pfn) => {
-                Ok(unsafe {
-                    __pfn(phGraphNode, hGraph, dependencies, numDependencies, nodeParams)
-                })
-            }
-            None => {
-                Err(crate::SymbolUnavailable {
-                    library: "libcuda",
-                    symbol: "cuGraphAddNode",
                 })
             }
         }
@@ -16903,28 +17349,6 @@ impl DriverFns {
             }
         }
     }
-    ///Calls `cuGraphGetEdges`; `Err` when the loaded libcuda lacks it.
-    ///
-    /// # Safety
-    /// The C function's own contract applies to every argument.
-    #[inline]
-    pub unsafe fn cuGraphGetEdges(
-        &self,
-        hGraph: CUgraph,
-        from: *mut CUgraphNode,
-        to: *mut CUgraphNode,
-        numEdges: *mut usize,
-    ) -> Result<CUresult, crate::SymbolUnavailable> {
-        match self.cuGraphGetEdges {
-            Some(__pfn) => Ok(unsafe { __pfn(hGraph, from, to, numEdges) }),
-            None => {
-                Err(crate::SymbolUnavailable {
-                    library: "libcuda",
-                    symbol: "cuGraphGetEdges",
-                })
-            }
-        }
-    }
     ///Calls `cuGraphGetEdges_v2`; `Err` when the loaded libcuda lacks it.
     ///
     /// # Safety
@@ -17335,27 +17759,6 @@ impl DriverFns {
             }
         }
     }
-    ///Calls `cuGraphNodeGetDependencies`; `Err` when the loaded libcuda lacks it.
-    ///
-    /// # Safety
-    /// The C function's own contract applies to every argument.
-    #[inline]
-    pub unsafe fn cuGraphNodeGetDependencies(
-        &self,
-        hNode: CUgraphNode,
-        dependencies: *mut CUgraphNode,
-        numDependencies: *mut usize,
-    ) -> Result<CUresult, crate::SymbolUnavailable> {
-        match self.cuGraphNodeGetDependencies {
-            Some(__pfn) => Ok(unsafe { __pfn(hNode, dependencies, numDependencies) }),
-            None => {
-                Err(crate::SymbolUnavailable {
-                    library: "libcuda",
-                    symbol: "cuGraphNodeGetDependencies",
-                })
-            }
-        }
-    }
     ///Calls `cuGraphNodeGetDependencies_v2`; `Err` when the loaded libcuda lacks it.
     ///
     /// # Safety
@@ -17376,27 +17779,6 @@ impl DriverFns {
                 Err(crate::SymbolUnavailable {
                     library: "libcuda",
                     symbol: "cuGraphNodeGetDependencies_v2",
-                })
-            }
-        }
-    }
-    ///Calls `cuGraphNodeGetDependentNodes`; `Err` when the loaded libcuda lacks it.
-    ///
-    /// # Safety
-    /// The C function's own contract applies to every argument.
-    #[inline]
-    pub unsafe fn cuGraphNodeGetDependentNodes(
-        &self,
-        hNode: CUgraphNode,
-        dependentNodes: *mut CUgraphNode,
-        numDependentNodes: *mut usize,
-    ) -> Result<CUresult, crate::SymbolUnavailable> {
-        match self.cuGraphNodeGetDependentNodes {
-            Some(__pfn) => Ok(unsafe { __pfn(hNode, dependentNodes, numDependentNodes) }),
-            None => {
-                Err(crate::SymbolUnavailable {
-                    library: "libcuda",
-                    symbol: "cuGraphNodeGetDependentNodes",
                 })
             }
         }
@@ -17524,28 +17906,6 @@ impl DriverFns {
                 Err(crate::SymbolUnavailable {
                     library: "libcuda",
                     symbol: "cuGraphReleaseUserObject",
-                })
-            }
-        }
-    }
-    ///Calls `cuGraphRemoveDependencies`; `Err` when the loaded libcuda lacks it.
-    ///
-    /// # Safety
-    /// The C function's own contract applies to every argument.
-    #[inline]
-    pub unsafe fn cuGraphRemoveDependencies(
-        &self,
-        hGraph: CUgraph,
-        from: *const CUgraphNode,
-        to: *const CUgraphNode,
-        numDependencies: usize,
-    ) -> Result<CUresult, crate::SymbolUnavailable> {
-        match self.cuGraphRemoveDependencies {
-            Some(__pfn) => Ok(unsafe { __pfn(hGraph, from, to, numDependencies) }),
-            None => {
-                Err(crate::SymbolUnavailable {
-                    library: "libcuda",
-                    symbol: "cuGraphRemoveDependencies",
                 })
             }
         }
@@ -17819,6 +18179,26 @@ impl DriverFns {
                 Err(crate::SymbolUnavailable {
                     library: "libcuda",
                     symbol: "cuGreenCtxGetDevResource",
+                })
+            }
+        }
+    }
+    ///Calls `cuGreenCtxGetId`; `Err` when the loaded libcuda lacks it.
+    ///
+    /// # Safety
+    /// The C function's own contract applies to every argument.
+    #[inline]
+    pub unsafe fn cuGreenCtxGetId(
+        &self,
+        greenCtx: CUgreenCtx,
+        greenCtxId: *mut ::core::ffi::c_ulonglong,
+    ) -> Result<CUresult, crate::SymbolUnavailable> {
+        match self.cuGreenCtxGetId {
+            Some(__pfn) => Ok(unsafe { __pfn(greenCtx, greenCtxId) }),
+            None => {
+                Err(crate::SymbolUnavailable {
+                    library: "libcuda",
+                    symbol: "cuGreenCtxGetId",
                 })
             }
         }
@@ -18928,28 +19308,6 @@ impl DriverFns {
             }
         }
     }
-    ///Calls `cuMemAdvise`; `Err` when the loaded libcuda lacks it.
-    ///
-    /// # Safety
-    /// The C function's own contract applies to every argument.
-    #[inline]
-    pub unsafe fn cuMemAdvise(
-        &self,
-        devPtr: CUdeviceptr,
-        count: usize,
-        advice: CUmem_advise,
-        device: CUdevice,
-    ) -> Result<CUresult, crate::SymbolUnavailable> {
-        match self.cuMemAdvise {
-            Some(__pfn) => Ok(unsafe { __pfn(devPtr, count, advice, device) }),
-            None => {
-                Err(crate::SymbolUnavailable {
-                    library: "libcuda",
-                    symbol: "cuMemAdvise",
-                })
-            }
-        }
-    }
     ///Calls `cuMemAdvise_v2`; `Err` when the loaded libcuda lacks it.
     ///
     /// # Safety
@@ -19150,6 +19508,68 @@ impl DriverFns {
             }
         }
     }
+    ///Calls `cuMemDiscardAndPrefetchBatchAsync`; `Err` when the loaded libcuda lacks it.
+    ///
+    /// # Safety
+    /// The C function's own contract applies to every argument.
+    #[inline]
+    pub unsafe fn cuMemDiscardAndPrefetchBatchAsync(
+        &self,
+        dptrs: *mut CUdeviceptr,
+        sizes: *mut usize,
+        count: usize,
+        prefetchLocs: *mut CUmemLocation,
+        prefetchLocIdxs: *mut usize,
+        numPrefetchLocs: usize,
+        flags: ::core::ffi::c_ulonglong,
+        hStream: CUstream,
+    ) -> Result<CUresult, crate::SymbolUnavailable> {
+        match self.cuMemDiscardAndPrefetchBatchAsync {
+            Some(__pfn) => {
+                Ok(unsafe {
+                    __pfn(
+                        dptrs,
+                        sizes,
+                        count,
+                        prefetchLocs,
+                        prefetchLocIdxs,
+                        numPrefetchLocs,
+                        flags,
+                        hStream,
+                    )
+                })
+            }
+            None => {
+                Err(crate::SymbolUnavailable {
+                    library: "libcuda",
+                    symbol: "cuMemDiscardAndPrefetchBatchAsync",
+                })
+            }
+        }
+    }
+    ///Calls `cuMemDiscardBatchAsync`; `Err` when the loaded libcuda lacks it.
+    ///
+    /// # Safety
+    /// The C function's own contract applies to every argument.
+    #[inline]
+    pub unsafe fn cuMemDiscardBatchAsync(
+        &self,
+        dptrs: *mut CUdeviceptr,
+        sizes: *mut usize,
+        count: usize,
+        flags: ::core::ffi::c_ulonglong,
+        hStream: CUstream,
+    ) -> Result<CUresult, crate::SymbolUnavailable> {
+        match self.cuMemDiscardBatchAsync {
+            Some(__pfn) => Ok(unsafe { __pfn(dptrs, sizes, count, flags, hStream) }),
+            None => {
+                Err(crate::SymbolUnavailable {
+                    library: "libcuda",
+                    symbol: "cuMemDiscardBatchAsync",
+                })
+            }
+        }
+    }
     ///Calls `cuMemExportToShareableHandle`; `Err` when the loaded libcuda lacks it.
     ///
     /// # Safety
@@ -19315,6 +19735,27 @@ impl DriverFns {
             }
         }
     }
+    ///Calls `cuMemGetDefaultMemPool`; `Err` when the loaded libcuda lacks it.
+    ///
+    /// # Safety
+    /// The C function's own contract applies to every argument.
+    #[inline]
+    pub unsafe fn cuMemGetDefaultMemPool(
+        &self,
+        pool_out: *mut CUmemoryPool,
+        location: *mut CUmemLocation,
+        type_: CUmemAllocationType,
+    ) -> Result<CUresult, crate::SymbolUnavailable> {
+        match self.cuMemGetDefaultMemPool {
+            Some(__pfn) => Ok(unsafe { __pfn(pool_out, location, type_) }),
+            None => {
+                Err(crate::SymbolUnavailable {
+                    library: "libcuda",
+                    symbol: "cuMemGetDefaultMemPool",
+                })
+            }
+        }
+    }
     ///Calls `cuMemGetHandleForAddressRange`; `Err` when the loaded libcuda lacks it.
     ///
     /// # Safety
@@ -19354,6 +19795,27 @@ impl DriverFns {
                 Err(crate::SymbolUnavailable {
                     library: "libcuda",
                     symbol: "cuMemGetInfo_v2",
+                })
+            }
+        }
+    }
+    ///Calls `cuMemGetMemPool`; `Err` when the loaded libcuda lacks it.
+    ///
+    /// # Safety
+    /// The C function's own contract applies to every argument.
+    #[inline]
+    pub unsafe fn cuMemGetMemPool(
+        &self,
+        pool: *mut CUmemoryPool,
+        location: *mut CUmemLocation,
+        type_: CUmemAllocationType,
+    ) -> Result<CUresult, crate::SymbolUnavailable> {
+        match self.cuMemGetMemPool {
+            Some(__pfn) => Ok(unsafe { __pfn(pool, location, type_) }),
+            None => {
+                Err(crate::SymbolUnavailable {
+                    library: "libcuda",
+                    symbol: "cuMemGetMemPool",
                 })
             }
         }
@@ -19753,28 +20215,6 @@ impl DriverFns {
             }
         }
     }
-    ///Calls `cuMemPrefetchAsync`; `Err` when the loaded libcuda lacks it.
-    ///
-    /// # Safety
-    /// The C function's own contract applies to every argument.
-    #[inline]
-    pub unsafe fn cuMemPrefetchAsync(
-        &self,
-        devPtr: CUdeviceptr,
-        count: usize,
-        dstDevice: CUdevice,
-        hStream: CUstream,
-    ) -> Result<CUresult, crate::SymbolUnavailable> {
-        match self.cuMemPrefetchAsync {
-            Some(__pfn) => Ok(unsafe { __pfn(devPtr, count, dstDevice, hStream) }),
-            None => {
-                Err(crate::SymbolUnavailable {
-                    library: "libcuda",
-                    symbol: "cuMemPrefetchAsync",
-                })
-            }
-        }
-    }
     ///Calls `cuMemPrefetchAsync_v2`; `Err` when the loaded libcuda lacks it.
     ///
     /// # Safety
@@ -19794,6 +20234,45 @@ impl DriverFns {
                 Err(crate::SymbolUnavailable {
                     library: "libcuda",
                     symbol: "cuMemPrefetchAsync_v2",
+                })
+            }
+        }
+    }
+    ///Calls `cuMemPrefetchBatchAsync`; `Err` when the loaded libcuda lacks it.
+    ///
+    /// # Safety
+    /// The C function's own contract applies to every argument.
+    #[inline]
+    pub unsafe fn cuMemPrefetchBatchAsync(
+        &self,
+        dptrs: *mut CUdeviceptr,
+        sizes: *mut usize,
+        count: usize,
+        prefetchLocs: *mut CUmemLocation,
+        prefetchLocIdxs: *mut usize,
+        numPrefetchLocs: usize,
+        flags: ::core::ffi::c_ulonglong,
+        hStream: CUstream,
+    ) -> Result<CUresult, crate::SymbolUnavailable> {
+        match self.cuMemPrefetchBatchAsync {
+            Some(__pfn) => {
+                Ok(unsafe {
+                    __pfn(
+                        dptrs,
+                        sizes,
+                        count,
+                        prefetchLocs,
+                        prefetchLocIdxs,
+                        numPrefetchLocs,
+                        flags,
+                        hStream,
+                    )
+                })
+            }
+            None => {
+                Err(crate::SymbolUnavailable {
+                    library: "libcuda",
+                    symbol: "cuMemPrefetchBatchAsync",
                 })
             }
         }
@@ -19906,6 +20385,27 @@ impl DriverFns {
                 Err(crate::SymbolUnavailable {
                     library: "libcuda",
                     symbol: "cuMemSetAccess",
+                })
+            }
+        }
+    }
+    ///Calls `cuMemSetMemPool`; `Err` when the loaded libcuda lacks it.
+    ///
+    /// # Safety
+    /// The C function's own contract applies to every argument.
+    #[inline]
+    pub unsafe fn cuMemSetMemPool(
+        &self,
+        location: *mut CUmemLocation,
+        type_: CUmemAllocationType,
+        pool: CUmemoryPool,
+    ) -> Result<CUresult, crate::SymbolUnavailable> {
+        match self.cuMemSetMemPool {
+            Some(__pfn) => Ok(unsafe { __pfn(location, type_, pool) }),
+            None => {
+                Err(crate::SymbolUnavailable {
+                    library: "libcuda",
+                    symbol: "cuMemSetMemPool",
                 })
             }
         }
@@ -20029,25 +20529,24 @@ impl DriverFns {
             }
         }
     }
-    ///Calls `cuMemcpy3DBatchAsync`; `Err` when the loaded libcuda lacks it.
+    ///Calls `cuMemcpy3DBatchAsync_v2`; `Err` when the loaded libcuda lacks it.
     ///
     /// # Safety
     /// The C function's own contract applies to every argument.
     #[inline]
-    pub unsafe fn cuMemcpy3DBatchAsync(
+    pub unsafe fn cuMemcpy3DBatchAsync_v2(
         &self,
         numOps: usize,
         opList: *mut CUDA_MEMCPY3D_BATCH_OP,
-        failIdx: *mut usize,
         flags: ::core::ffi::c_ulonglong,
         hStream: CUstream,
     ) -> Result<CUresult, crate::SymbolUnavailable> {
-        match self.cuMemcpy3DBatchAsync {
-            Some(__pfn) => Ok(unsafe { __pfn(numOps, opList, failIdx, flags, hStream) }),
+        match self.cuMemcpy3DBatchAsync_v2 {
+            Some(__pfn) => Ok(unsafe { __pfn(numOps, opList, flags, hStream) }),
             None => {
                 Err(crate::SymbolUnavailable {
                     library: "libcuda",
-                    symbol: "cuMemcpy3DBatchAsync",
+                    symbol: "cuMemcpy3DBatchAsync_v2",
                 })
             }
         }
@@ -20228,12 +20727,12 @@ impl DriverFns {
             }
         }
     }
-    ///Calls `cuMemcpyBatchAsync`; `Err` when the loaded libcuda lacks it.
+    ///Calls `cuMemcpyBatchAsync_v2`; `Err` when the loaded libcuda lacks it.
     ///
     /// # Safety
     /// The C function's own contract applies to every argument.
     #[inline]
-    pub unsafe fn cuMemcpyBatchAsync(
+    pub unsafe fn cuMemcpyBatchAsync_v2(
         &self,
         dsts: *mut CUdeviceptr,
         srcs: *mut CUdeviceptr,
@@ -20242,29 +20741,18 @@ impl DriverFns {
         attrs: *mut CUmemcpyAttributes,
         attrsIdxs: *mut usize,
         numAttrs: usize,
-        failIdx: *mut usize,
         hStream: CUstream,
     ) -> Result<CUresult, crate::SymbolUnavailable> {
-        match self.cuMemcpyBatchAsync {
+        match self.cuMemcpyBatchAsync_v2 {
             Some(__pfn) => {
                 Ok(unsafe {
-                    __pfn(
-                        dsts,
-                        srcs,
-                        sizes,
-                        count,
-                        attrs,
-                        attrsIdxs,
-                        numAttrs,
-                        failIdx,
-                        hStream,
-                    )
+                    __pfn(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream)
                 })
             }
             None => {
                 Err(crate::SymbolUnavailable {
                     library: "libcuda",
-                    symbol: "cuMemcpyBatchAsync",
+                    symbol: "cuMemcpyBatchAsync_v2",
                 })
             }
         }
@@ -21916,41 +22404,6 @@ impl DriverFns {
             }
         }
     }
-    ///Calls `cuStreamGetCaptureInfo_v2`; `Err` when the loaded libcuda lacks it.
-    ///
-    /// # Safety
-    /// The C function's own contract applies to every argument.
-    #[inline]
-    pub unsafe fn cuStreamGetCaptureInfo_v2(
-        &self,
-        hStream: CUstream,
-        captureStatus_out: *mut CUstreamCaptureStatus,
-        id_out: *mut cuuint64_t,
-        graph_out: *mut CUgraph,
-        dependencies_out: *mut *const CUgraphNode,
-        numDependencies_out: *mut usize,
-    ) -> Result<CUresult, crate::SymbolUnavailable> {
-        match self.cuStreamGetCaptureInfo_v2 {
-            Some(__pfn) => {
-                Ok(unsafe {
-                    __pfn(
-                        hStream,
-                        captureStatus_out,
-                        id_out,
-                        graph_out,
-                        dependencies_out,
-                        numDependencies_out,
-                    )
-                })
-            }
-            None => {
-                Err(crate::SymbolUnavailable {
-                    library: "libcuda",
-                    symbol: "cuStreamGetCaptureInfo_v2",
-                })
-            }
-        }
-    }
     ///Calls `cuStreamGetCaptureInfo_v3`; `Err` when the loaded libcuda lacks it.
     ///
     /// # Safety
@@ -22204,30 +22657,6 @@ impl DriverFns {
                 Err(crate::SymbolUnavailable {
                     library: "libcuda",
                     symbol: "cuStreamSynchronize",
-                })
-            }
-        }
-    }
-    ///Calls `cuStreamUpdateCaptureDependencies`; `Err` when the loaded libcuda lacks it.
-    ///
-    /// # Safety
-    /// The C function's own contract applies to every argument.
-    #[inline]
-    pub unsafe fn cuStreamUpdateCaptureDependencies(
-        &self,
-        hStream: CUstream,
-        dependencies: *mut CUgraphNode,
-        numDependencies: usize,
-        flags: ::core::ffi::c_uint,
-    ) -> Result<CUresult, crate::SymbolUnavailable> {
-        match self.cuStreamUpdateCaptureDependencies {
-            Some(__pfn) => {
-                Ok(unsafe { __pfn(hStream, dependencies, numDependencies, flags) })
-            }
-            None => {
-                Err(crate::SymbolUnavailable {
-                    library: "libcuda",
-                    symbol: "cuStreamUpdateCaptureDependencies",
                 })
             }
         }
@@ -23431,8 +23860,6 @@ impl core::fmt::Debug for DriverFns {
             self.cuCoredumpSetAttribute.is_some(),
             self.cuCoredumpSetAttributeGlobal.is_some(),
             self.cuCtxAttach.is_some(),
-            self.cuCtxCreate_v2.is_some(),
-            self.cuCtxCreate_v3.is_some(),
             self.cuCtxCreate_v4.is_some(),
             self.cuCtxDestroy_v2.is_some(),
             self.cuCtxDetach.is_some(),
@@ -23444,6 +23871,7 @@ impl core::fmt::Debug for DriverFns {
             self.cuCtxGetCurrent.is_some(),
             self.cuCtxGetDevResource.is_some(),
             self.cuCtxGetDevice.is_some(),
+            self.cuCtxGetDevice_v2.is_some(),
             self.cuCtxGetExecAffinity.is_some(),
             self.cuCtxGetFlags.is_some(),
             self.cuCtxGetId.is_some(),
@@ -23460,6 +23888,7 @@ impl core::fmt::Debug for DriverFns {
             self.cuCtxSetLimit.is_some(),
             self.cuCtxSetSharedMemConfig.is_some(),
             self.cuCtxSynchronize.is_some(),
+            self.cuCtxSynchronize_v2.is_some(),
             self.cuCtxWaitEvent.is_some(),
             self.cuDestroyExternalMemory.is_some(),
             self.cuDestroyExternalSemaphore.is_some(),
@@ -23475,15 +23904,16 @@ impl core::fmt::Debug for DriverFns {
             self.cuDeviceGetDevResource.is_some(),
             self.cuDeviceGetExecAffinitySupport.is_some(),
             self.cuDeviceGetGraphMemAttribute.is_some(),
+            self.cuDeviceGetHostAtomicCapabilities.is_some(),
             self.cuDeviceGetLuid.is_some(),
             self.cuDeviceGetMemPool.is_some(),
             self.cuDeviceGetName.is_some(),
             self.cuDeviceGetNvSciSyncAttributes.is_some(),
+            self.cuDeviceGetP2PAtomicCapabilities.is_some(),
             self.cuDeviceGetP2PAttribute.is_some(),
             self.cuDeviceGetPCIBusId.is_some(),
             self.cuDeviceGetProperties.is_some(),
             self.cuDeviceGetTexture1DLinearMaxWidth.is_some(),
-            self.cuDeviceGetUuid.is_some(),
             self.cuDeviceGetUuid_v2.is_some(),
             self.cuDeviceGraphMemTrim.is_some(),
             self.cuDevicePrimaryCtxGetState.is_some(),
@@ -23499,7 +23929,6 @@ impl core::fmt::Debug for DriverFns {
             self.cuDriverGetVersion.is_some(),
             self.cuEventCreate.is_some(),
             self.cuEventDestroy_v2.is_some(),
-            self.cuEventElapsedTime.is_some(),
             self.cuEventElapsedTime_v2.is_some(),
             self.cuEventQuery.is_some(),
             self.cuEventRecord.is_some(),
@@ -23525,7 +23954,6 @@ impl core::fmt::Debug for DriverFns {
             self.cuGetProcAddress_v2.is_some(),
             self.cuGraphAddBatchMemOpNode.is_some(),
             self.cuGraphAddChildGraphNode.is_some(),
-            self.cuGraphAddDependencies.is_some(),
             self.cuGraphAddDependencies_v2.is_some(),
             self.cuGraphAddEmptyNode.is_some(),
             self.cuGraphAddEventRecordNode.is_some(),
@@ -23538,7 +23966,6 @@ impl core::fmt::Debug for DriverFns {
             self.cuGraphAddMemFreeNode.is_some(),
             self.cuGraphAddMemcpyNode.is_some(),
             self.cuGraphAddMemsetNode.is_some(),
-            self.cuGraphAddNode.is_some(),
             self.cuGraphAddNode_v2.is_some(),
             self.cuGraphBatchMemOpNodeGetParams.is_some(),
             self.cuGraphBatchMemOpNodeSetParams.is_some(),
@@ -23571,7 +23998,6 @@ impl core::fmt::Debug for DriverFns {
             self.cuGraphExternalSemaphoresSignalNodeSetParams.is_some(),
             self.cuGraphExternalSemaphoresWaitNodeGetParams.is_some(),
             self.cuGraphExternalSemaphoresWaitNodeSetParams.is_some(),
-            self.cuGraphGetEdges.is_some(),
             self.cuGraphGetEdges_v2.is_some(),
             self.cuGraphGetNodes.is_some(),
             self.cuGraphGetRootNodes.is_some(),
@@ -23592,16 +24018,13 @@ impl core::fmt::Debug for DriverFns {
             self.cuGraphMemsetNodeGetParams.is_some(),
             self.cuGraphMemsetNodeSetParams.is_some(),
             self.cuGraphNodeFindInClone.is_some(),
-            self.cuGraphNodeGetDependencies.is_some(),
             self.cuGraphNodeGetDependencies_v2.is_some(),
-            self.cuGraphNodeGetDependentNodes.is_some(),
             self.cuGraphNodeGetDependentNodes_v2.is_some(),
             self.cuGraphNodeGetEnabled.is_some(),
             self.cuGraphNodeGetType.is_some(),
             self.cuGraphNodeSetEnabled.is_some(),
             self.cuGraphNodeSetParams.is_some(),
             self.cuGraphReleaseUserObject.is_some(),
-            self.cuGraphRemoveDependencies.is_some(),
             self.cuGraphRemoveDependencies_v2.is_some(),
             self.cuGraphRetainUserObject.is_some(),
             self.cuGraphUpload.is_some(),
@@ -23615,6 +24038,7 @@ impl core::fmt::Debug for DriverFns {
             self.cuGreenCtxCreate.is_some(),
             self.cuGreenCtxDestroy.is_some(),
             self.cuGreenCtxGetDevResource.is_some(),
+            self.cuGreenCtxGetId.is_some(),
             self.cuGreenCtxRecordEvent.is_some(),
             self.cuGreenCtxStreamCreate.is_some(),
             self.cuGreenCtxWaitEvent.is_some(),
@@ -23663,7 +24087,6 @@ impl core::fmt::Debug for DriverFns {
             self.cuLogsUnregisterCallback.is_some(),
             self.cuMemAddressFree.is_some(),
             self.cuMemAddressReserve.is_some(),
-            self.cuMemAdvise.is_some(),
             self.cuMemAdvise_v2.is_some(),
             self.cuMemAllocAsync.is_some(),
             self.cuMemAllocFromPoolAsync.is_some(),
@@ -23673,6 +24096,8 @@ impl core::fmt::Debug for DriverFns {
             self.cuMemAlloc_v2.is_some(),
             self.cuMemBatchDecompressAsync.is_some(),
             self.cuMemCreate.is_some(),
+            self.cuMemDiscardAndPrefetchBatchAsync.is_some(),
+            self.cuMemDiscardBatchAsync.is_some(),
             self.cuMemExportToShareableHandle.is_some(),
             self.cuMemFreeAsync.is_some(),
             self.cuMemFreeHost.is_some(),
@@ -23681,8 +24106,10 @@ impl core::fmt::Debug for DriverFns {
             self.cuMemGetAddressRange_v2.is_some(),
             self.cuMemGetAllocationGranularity.is_some(),
             self.cuMemGetAllocationPropertiesFromHandle.is_some(),
+            self.cuMemGetDefaultMemPool.is_some(),
             self.cuMemGetHandleForAddressRange.is_some(),
             self.cuMemGetInfo_v2.is_some(),
+            self.cuMemGetMemPool.is_some(),
             self.cuMemHostAlloc.is_some(),
             self.cuMemHostGetDevicePointer_v2.is_some(),
             self.cuMemHostGetFlags.is_some(),
@@ -23702,20 +24129,21 @@ impl core::fmt::Debug for DriverFns {
             self.cuMemPoolSetAccess.is_some(),
             self.cuMemPoolSetAttribute.is_some(),
             self.cuMemPoolTrimTo.is_some(),
-            self.cuMemPrefetchAsync.is_some(),
             self.cuMemPrefetchAsync_v2.is_some(),
+            self.cuMemPrefetchBatchAsync.is_some(),
             self.cuMemRangeGetAttribute.is_some(),
             self.cuMemRangeGetAttributes.is_some(),
             self.cuMemRelease.is_some(),
             self.cuMemRetainAllocationHandle.is_some(),
             self.cuMemSetAccess.is_some(),
+            self.cuMemSetMemPool.is_some(),
             self.cuMemUnmap.is_some(),
             self.cuMemcpy.is_some(),
             self.cuMemcpy2DAsync_v2.is_some(),
             self.cuMemcpy2DUnaligned_v2.is_some(),
             self.cuMemcpy2D_v2.is_some(),
             self.cuMemcpy3DAsync_v2.is_some(),
-            self.cuMemcpy3DBatchAsync.is_some(),
+            self.cuMemcpy3DBatchAsync_v2.is_some(),
             self.cuMemcpy3DPeer.is_some(),
             self.cuMemcpy3DPeerAsync.is_some(),
             self.cuMemcpy3D_v2.is_some(),
@@ -23724,7 +24152,7 @@ impl core::fmt::Debug for DriverFns {
             self.cuMemcpyAtoD_v2.is_some(),
             self.cuMemcpyAtoHAsync_v2.is_some(),
             self.cuMemcpyAtoH_v2.is_some(),
-            self.cuMemcpyBatchAsync.is_some(),
+            self.cuMemcpyBatchAsync_v2.is_some(),
             self.cuMemcpyDtoA_v2.is_some(),
             self.cuMemcpyDtoDAsync_v2.is_some(),
             self.cuMemcpyDtoD_v2.is_some(),
@@ -23798,7 +24226,6 @@ impl core::fmt::Debug for DriverFns {
             self.cuStreamDestroy_v2.is_some(),
             self.cuStreamEndCapture.is_some(),
             self.cuStreamGetAttribute.is_some(),
-            self.cuStreamGetCaptureInfo_v2.is_some(),
             self.cuStreamGetCaptureInfo_v3.is_some(),
             self.cuStreamGetCtx.is_some(),
             self.cuStreamGetCtx_v2.is_some(),
@@ -23811,7 +24238,6 @@ impl core::fmt::Debug for DriverFns {
             self.cuStreamQuery.is_some(),
             self.cuStreamSetAttribute.is_some(),
             self.cuStreamSynchronize.is_some(),
-            self.cuStreamUpdateCaptureDependencies.is_some(),
             self.cuStreamUpdateCaptureDependencies_v2.is_some(),
             self.cuStreamWaitEvent.is_some(),
             self.cuStreamWaitValue32_v2.is_some(),
@@ -23866,7 +24292,7 @@ impl core::fmt::Debug for DriverFns {
             self.cuWaitExternalSemaphoresAsync.is_some(),
         ];
         f.debug_struct(stringify!(DriverFns))
-            .field("symbols", &452usize)
+            .field("symbols", &449usize)
             .field("resolved", &loaded.iter().filter(|&&b| b).count())
             .finish()
     }
