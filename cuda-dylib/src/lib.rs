@@ -12,7 +12,10 @@
 //!    or a directory. When it is set, nothing else is tried;
 //! 2. `CUDA_HOME`, then `CUDA_PATH`;
 //! 3. the site-packages of NVIDIA's Python wheels: those of `VIRTUAL_ENV`,
-//!    `CONDA_PREFIX` and of the `python3` on `PATH`;
+//!    `CONDA_PREFIX`, of the `python3` on `PATH` (its prefix, the one its
+//!    symlinks resolve to, its `pyvenv.cfg` home, its pyenv version) and
+//!    the user site. They are found by looking at folders, never by running
+//!    Python, and only when the steps before found nothing;
 //! 4. `/usr/local/cuda`;
 //! 5. the system loader (`LD_LIBRARY_PATH`, `ld.so.cache`).
 //!
@@ -36,10 +39,8 @@
 //! println!("loaded {}", opened.path.display());
 //! ```
 
-use std::ffi::OsStr;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
 
 pub use libloading::Library;
@@ -97,6 +98,10 @@ pub struct SearchEnv {
     pub cuda_homes: Vec<PathBuf>,
     /// Python site-packages folders, in search order.
     pub site_packages: Vec<PathBuf>,
+    /// Whether to add, after `site_packages`, those of this process's
+    /// Python installations ([`python_site_packages`]), computed only when
+    /// the earlier steps found nothing.
+    pub find_python: bool,
     /// The default toolkit root, normally `/usr/local/cuda`.
     pub default_toolkit: Option<PathBuf>,
     /// Whether to end with the system loader.
@@ -104,10 +109,9 @@ pub struct SearchEnv {
 }
 
 impl SearchEnv {
-    /// Reads the environment of this process.
-    ///
-    /// Asking `python3` for its site-packages costs a process start, so the
-    /// answer is computed once per process.
+    /// Reads the environment of this process. Nothing is run and no
+    /// folder is listed here: Python's folders are looked for only when a
+    /// search reaches that step.
     pub fn from_process() -> Self {
         let overrides = std::env::vars_os()
             .filter_map(|(key, value)| {
@@ -125,7 +129,8 @@ impl SearchEnv {
         SearchEnv {
             overrides,
             cuda_homes,
-            site_packages: process_site_packages().to_vec(),
+            site_packages: Vec::new(),
+            find_python: true,
             default_toolkit: Some(PathBuf::from("/usr/local/cuda")),
             system_loader: true,
         }
@@ -137,56 +142,113 @@ impl SearchEnv {
             .find(|(key, _)| key == var)
             .map(|(_, path)| path.as_path())
     }
+
+    /// `site_packages`, then, with `find_python`, the process's own.
+    fn all_site_packages(&self) -> Vec<PathBuf> {
+        let mut dirs = self.site_packages.clone();
+        if self.find_python {
+            static FOUND: OnceLock<Vec<PathBuf>> = OnceLock::new();
+            dirs.extend(FOUND.get_or_init(python_site_packages).iter().cloned());
+        }
+        dedup_keep_order(dirs)
+    }
 }
 
-fn process_site_packages() -> &'static [PathBuf] {
-    static SITE: OnceLock<Vec<PathBuf>> = OnceLock::new();
-    SITE.get_or_init(|| {
-        let mut dirs = Vec::new();
-        for prefix_var in ["VIRTUAL_ENV", "CONDA_PREFIX"] {
-            if let Some(prefix) = std::env::var_os(prefix_var) {
-                dirs.extend(prefix_site_packages(Path::new(&prefix)));
+/// The site-packages folders of this process's Python installations, found
+/// by looking at folders only: running `python3` would cost a process start
+/// on every first load and execute whatever `python3` comes first on `PATH`.
+///
+/// Prefixes, in order: `VIRTUAL_ENV`, `CONDA_PREFIX`; for the first
+/// `python3` on `PATH`, its own prefix, the prefix its symlinks resolve to,
+/// the `home` of a `pyvenv.cfg` beside it and, for a pyenv shim, the
+/// selected pyenv version. Under each, `lib/python3.*/site-packages`,
+/// `lib/python3*/dist-packages` and `local/lib/python3.*/dist-packages`;
+/// last, the user site `~/.local/lib/python3.*/site-packages`.
+pub fn python_site_packages() -> Vec<PathBuf> {
+    let env = |var: &str| std::env::var_os(var).filter(|v| !v.is_empty());
+    let mut prefixes: Vec<PathBuf> = ["VIRTUAL_ENV", "CONDA_PREFIX"]
+        .iter()
+        .filter_map(|var| env(var).map(PathBuf::from))
+        .collect();
+    if let Some(python) = env("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .map(|dir| dir.join("python3"))
+            .find(|candidate| candidate.is_file())
+    }) {
+        prefixes.extend(python_prefixes(&python));
+    }
+    let mut dirs = Vec::new();
+    for prefix in &prefixes {
+        dirs.extend(prefix_site_packages(prefix));
+    }
+    if let Some(home) = env("HOME") {
+        dirs.extend(versioned_dirs(
+            &Path::new(&home).join(".local/lib"),
+            "site-packages",
+        ));
+    }
+    dedup_keep_order(dirs)
+}
+
+/// Where the Python at `python` (a `bin/python3`) keeps its packages.
+fn python_prefixes(python: &Path) -> Vec<PathBuf> {
+    let prefix_of = |bin_file: &Path| bin_file.parent()?.parent().map(Path::to_path_buf);
+    let mut prefixes: Vec<PathBuf> = prefix_of(python).into_iter().collect();
+    if let Some(real) = std::fs::canonicalize(python)
+        .ok()
+        .and_then(|p| prefix_of(&p))
+    {
+        prefixes.push(real);
+    }
+    for prefix in prefixes.clone() {
+        // A venv's pyvenv.cfg names the base installation's bin folder.
+        let config = std::fs::read_to_string(prefix.join("pyvenv.cfg")).unwrap_or_default();
+        let home = config.lines().find_map(|line| {
+            let (key, value) = line.split_once('=')?;
+            (key.trim() == "home").then(|| PathBuf::from(value.trim()))
+        });
+        prefixes.extend(
+            home.as_deref()
+                .and_then(Path::parent)
+                .map(Path::to_path_buf),
+        );
+        // A pyenv shim: $PYENV_ROOT/shims/python3 runs the selected version.
+        if python.parent().and_then(Path::file_name) == Some("shims".as_ref()) {
+            let version = std::env::var("PYENV_VERSION").ok().or_else(|| {
+                let file = std::fs::read_to_string(prefix.join("version")).ok()?;
+                file.lines().next().map(|line| line.trim().to_owned())
+            });
+            if let Some(version) = version.filter(|v| !v.is_empty() && v != "system") {
+                prefixes.push(prefix.join("versions").join(version));
             }
         }
-        dirs.extend(python_site_packages(OsStr::new("python3")));
-        dedup_keep_order(dirs)
-    })
+    }
+    prefixes
 }
 
-/// The `lib/python3.*/site-packages` folders under a virtualenv or conda prefix.
+/// The package folders under a Python prefix (a venv, conda environment or
+/// installation): `lib/python3.*/site-packages`, `lib/python3*/dist-packages`
+/// and `local/lib/python3.*/dist-packages`, those that exist.
 pub fn prefix_site_packages(prefix: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(prefix.join("lib")) else {
+    let mut dirs = versioned_dirs(&prefix.join("lib"), "site-packages");
+    dirs.extend(versioned_dirs(&prefix.join("lib"), "dist-packages"));
+    dirs.extend(versioned_dirs(&prefix.join("local/lib"), "dist-packages"));
+    dirs
+}
+
+/// `lib/python3*/leaf` folders that exist, sorted.
+fn versioned_dirs(lib: &Path, leaf: &str) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(lib) else {
         return Vec::new();
     };
     let mut dirs: Vec<PathBuf> = entries
         .filter_map(Result::ok)
         .filter(|e| e.file_name().to_string_lossy().starts_with("python3"))
-        .map(|e| e.path().join("site-packages"))
+        .map(|e| e.path().join(leaf))
         .filter(|p| p.is_dir())
         .collect();
     dirs.sort();
     dirs
-}
-
-/// Asks a Python interpreter for its site-packages folders; empty when there
-/// is no such interpreter.
-pub fn python_site_packages(python: &OsStr) -> Vec<PathBuf> {
-    const SCRIPT: &str = "import site, sys\n\
-        paths = list(getattr(site, 'getsitepackages', lambda: [])())\n\
-        paths.append(site.getusersitepackages())\n\
-        paths += [p for p in sys.path if p.endswith('site-packages')]\n\
-        print('\\n'.join(paths))";
-    let Ok(output) = Command::new(python).args(["-c", SCRIPT]).output() else {
-        return Vec::new();
-    };
-    if !output.status.success() {
-        return Vec::new();
-    }
-    String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .map(PathBuf::from)
-        .filter(|p| p.is_dir())
-        .collect()
 }
 
 fn dedup_keep_order(paths: Vec<PathBuf>) -> Vec<PathBuf> {
@@ -209,19 +271,30 @@ pub struct Candidate {
 /// Every place to try for `spec`, in order. Folders that do not hold the file
 /// are kept, so that an error can name them; [`open`] skips them cheaply.
 pub fn candidates(spec: &LibrarySpec, env: &SearchEnv) -> Vec<Candidate> {
-    let mut out = Vec::new();
-    let in_dir = |dir: &Path, source: Source, out: &mut Vec<Candidate>| {
-        for name in spec.file_names {
-            out.push(Candidate {
-                path: dir.join(name),
-                source,
-            });
-        }
-    };
+    let mut out = before_python(spec, env);
+    if env.override_for(spec.override_var).is_none() {
+        out.extend(in_python(spec, &env.all_site_packages()));
+        out.extend(after_python(spec, env));
+    }
+    out
+}
 
+fn in_dir(spec: &LibrarySpec, dir: &Path, source: Source, out: &mut Vec<Candidate>) {
+    for name in spec.file_names {
+        out.push(Candidate {
+            path: dir.join(name),
+            source,
+        });
+    }
+}
+
+/// The override (which, when set, is the whole search), then the toolkit
+/// roots of `CUDA_HOME` and `CUDA_PATH`.
+fn before_python(spec: &LibrarySpec, env: &SearchEnv) -> Vec<Candidate> {
+    let mut out = Vec::new();
     if let Some(path) = env.override_for(spec.override_var) {
         if path.is_dir() {
-            in_dir(path, Source::Override, &mut out);
+            in_dir(spec, path, Source::Override, &mut out);
         } else {
             out.push(Candidate {
                 path: path.to_path_buf(),
@@ -233,17 +306,27 @@ pub fn candidates(spec: &LibrarySpec, env: &SearchEnv) -> Vec<Candidate> {
     }
     for home in &env.cuda_homes {
         for sub in spec.toolkit_dirs {
-            in_dir(&home.join(sub), Source::CudaHome, &mut out);
+            in_dir(spec, &home.join(sub), Source::CudaHome, &mut out);
         }
     }
-    for site in &env.site_packages {
+    out
+}
+
+fn in_python(spec: &LibrarySpec, site_packages: &[PathBuf]) -> Vec<Candidate> {
+    let mut out = Vec::new();
+    for site in site_packages {
         for sub in spec.wheel_dirs {
-            in_dir(&site.join(sub), Source::PythonWheel, &mut out);
+            in_dir(spec, &site.join(sub), Source::PythonWheel, &mut out);
         }
     }
+    out
+}
+
+fn after_python(spec: &LibrarySpec, env: &SearchEnv) -> Vec<Candidate> {
+    let mut out = Vec::new();
     if let Some(root) = &env.default_toolkit {
         for sub in spec.toolkit_dirs {
-            in_dir(&root.join(sub), Source::DefaultToolkit, &mut out);
+            in_dir(spec, &root.join(sub), Source::DefaultToolkit, &mut out);
         }
     }
     if env.system_loader {
@@ -309,7 +392,39 @@ fn format_attempts(attempts: &[Attempt]) -> String {
 /// `LD_LIBRARY_PATH`.
 pub unsafe fn open(spec: &LibrarySpec, env: &SearchEnv) -> Result<Opened, NotFound> {
     let mut attempts = Vec::new();
-    for candidate in candidates(spec, env) {
+    // SAFETY: the caller vouches for every candidate.
+    if let Some(opened) = unsafe { first_that_opens(before_python(spec, env), &mut attempts) } {
+        return Ok(opened);
+    }
+    if env.override_for(spec.override_var).is_none() {
+        // Python's folders are looked for only now that the steps before
+        // found nothing.
+        let steps = [
+            in_python(spec, &env.all_site_packages()),
+            after_python(spec, env),
+        ];
+        for candidates in steps {
+            // SAFETY: as above.
+            if let Some(opened) = unsafe { first_that_opens(candidates, &mut attempts) } {
+                return Ok(opened);
+            }
+        }
+    }
+    Err(NotFound {
+        library: spec.display_name,
+        attempts,
+    })
+}
+
+/// Opens the first candidate that loads, recording every failure.
+///
+/// # Safety
+/// As for [`open`].
+unsafe fn first_that_opens(
+    candidates: Vec<Candidate>,
+    attempts: &mut Vec<Attempt>,
+) -> Option<Opened> {
+    for candidate in candidates {
         let bare = candidate.source == Source::SystemLoader;
         if !bare && !candidate.path.is_file() {
             attempts.push(Attempt {
@@ -322,7 +437,7 @@ pub unsafe fn open(spec: &LibrarySpec, env: &SearchEnv) -> Result<Opened, NotFou
         // SAFETY: the caller vouches for every candidate.
         match unsafe { open_file(candidate.path.as_os_str()) } {
             Ok(library) => {
-                return Ok(Opened {
+                return Some(Opened {
                     library,
                     path: candidate.path,
                     source: candidate.source,
@@ -335,10 +450,7 @@ pub unsafe fn open(spec: &LibrarySpec, env: &SearchEnv) -> Result<Opened, NotFou
             }),
         }
     }
-    Err(NotFound {
-        library: spec.display_name,
-        attempts,
-    })
+    None
 }
 
 /// Opens one file, or a bare name through the system loader.
@@ -348,7 +460,7 @@ pub unsafe fn open(spec: &LibrarySpec, env: &SearchEnv) -> Result<Opened, NotFou
 /// must name a library whose initialisers are sound to run (NVIDIA's have
 /// no preconditions). This is `libloading::Library::new`'s contract, and
 /// the reason ash's `Entry::load_from` is `unsafe` too.
-pub unsafe fn open_file(path: &OsStr) -> Result<Library, libloading::Error> {
+pub unsafe fn open_file(path: &std::ffi::OsStr) -> Result<Library, libloading::Error> {
     // SAFETY: the caller vouches for the file's initialisers.
     unsafe { Library::new(path) }
 }
@@ -377,6 +489,7 @@ mod tests {
             overrides: vec![],
             cuda_homes: vec![root.path().join("home")],
             site_packages: vec![root.path().join("site")],
+            find_python: false,
             default_toolkit: Some(root.path().join("usr-local-cuda")),
             system_loader: true,
         };
@@ -458,11 +571,59 @@ mod tests {
     #[test]
     fn prefix_site_packages_finds_python_versions() {
         let root = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(root.path().join("lib/python3.12/site-packages")).unwrap();
+        let dirs = [
+            "lib/python3.12/site-packages",
+            "lib/python3/dist-packages",
+            "local/lib/python3.11/dist-packages",
+        ];
+        for dir in dirs {
+            std::fs::create_dir_all(root.path().join(dir)).unwrap();
+        }
         std::fs::create_dir_all(root.path().join("lib/other")).unwrap();
         assert_eq!(
             prefix_site_packages(root.path()),
-            vec![root.path().join("lib/python3.12/site-packages")]
+            dirs.map(|dir| root.path().join(dir))
         );
+    }
+
+    /// A venv's `pyvenv.cfg` leads to its base installation; a pyenv shim
+    /// to the selected version; a symlink to where it points. Nothing runs.
+    #[test]
+    fn python_prefixes_are_found_by_looking_at_folders() {
+        let root = tempfile::tempdir().unwrap();
+        let base = root.path().join("base");
+        touch(&base.join("bin/python3.12"));
+        let venv = root.path().join("venv");
+        std::fs::create_dir_all(venv.join("bin")).unwrap();
+        std::os::unix::fs::symlink(base.join("bin/python3.12"), venv.join("bin/python3")).unwrap();
+        std::fs::write(
+            venv.join("pyvenv.cfg"),
+            format!("home = {}\nversion = 3.12.1\n", base.join("bin").display()),
+        )
+        .unwrap();
+        let found = python_prefixes(&venv.join("bin/python3"));
+        assert_eq!(found[0], venv);
+        assert!(found.contains(&base.canonicalize().unwrap()), "{found:?}");
+        assert!(found.contains(&base), "{found:?}");
+
+        let pyenv = root.path().join("pyenv");
+        touch(&pyenv.join("shims/python3"));
+        std::fs::write(pyenv.join("version"), "3.11.7\n").unwrap();
+        let found = python_prefixes(&pyenv.join("shims/python3"));
+        assert!(found.contains(&pyenv.join("versions/3.11.7")), "{found:?}");
+    }
+
+    /// With the override set, Python's folders are not even listed.
+    #[test]
+    fn an_override_skips_python() {
+        let env = SearchEnv {
+            overrides: vec![("CUDA_LINK_FAKE_PATH".into(), "/nowhere/libfake.so".into())],
+            find_python: true,
+            system_loader: true,
+            ..SearchEnv::default()
+        };
+        let found = candidates(&SPEC, &env);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].source, Source::Override);
     }
 }

@@ -155,15 +155,7 @@ fn check_symbols(
         )));
     }
     let strings = string_table(data, sections, table.sh_link(endian) as usize, what)?;
-    let bytes = table
-        .data(endian, data)
-        .map_err(|e| malformed(e.to_string()))?;
-    let symbols: &[Symbol] = object::pod::slice_from_all_bytes(bytes).map_err(|()| {
-        malformed(format!(
-            "symbol table {index}: size {} is not a multiple of 24",
-            bytes.len()
-        ))
-    })?;
+    let symbols: &[Symbol] = entries(data, table, index, what)?;
     for (position, symbol) in symbols.iter().enumerate() {
         let name = symbol.st_name(endian) as usize;
         if name != 0 && name >= strings.len() {
@@ -179,6 +171,26 @@ fn check_symbols(
         }
     }
     Ok(())
+}
+
+/// Section `index`'s bytes as a whole number of fixed-size entries.
+fn entries<'a, T: Pod>(
+    data: &'a [u8],
+    section: &Section,
+    index: usize,
+    what: &'static str,
+) -> ParseResult<&'a [T]> {
+    let malformed = |detail: String| Reason::Malformed { what, detail };
+    let bytes = section
+        .data(LittleEndian, data)
+        .map_err(|e| malformed(e.to_string()))?;
+    object::pod::slice_from_all_bytes(bytes).map_err(|()| {
+        malformed(format!(
+            "section {index}: size {} is not a whole number of {}-byte entries",
+            bytes.len(),
+            size_of::<T>()
+        ))
+    })
 }
 
 /// `r_offset` and the symbol index of a relocation entry.
@@ -211,15 +223,7 @@ fn check_relocations<R: Relocation>(
     let endian = LittleEndian;
     let malformed = |detail: String| Reason::Malformed { what, detail };
     let table = &sections[index];
-    let bytes = table
-        .data(endian, data)
-        .map_err(|e| malformed(e.to_string()))?;
-    let entries: &[R] = object::pod::slice_from_all_bytes(bytes).map_err(|()| {
-        malformed(format!(
-            "relocation section {index}: size {} is not a whole number of entries",
-            bytes.len()
-        ))
-    })?;
+    let relocations: &[R] = entries(data, table, index, what)?;
     // sh_link and sh_info were checked to be section indices.
     let symbols = &sections[table.sh_link(endian) as usize];
     let symbol_count = match symbols.sh_type(endian) {
@@ -228,7 +232,7 @@ fn check_relocations<R: Relocation>(
     };
     let target = table.sh_info(endian) as usize;
     let target_size = (target != 0).then(|| sections[target].sh_size(endian));
-    for (position, entry) in entries.iter().enumerate() {
+    for (position, entry) in relocations.iter().enumerate() {
         let (offset, symbol) = entry.offset_and_symbol();
         if symbol >= symbol_count {
             return Err(malformed(format!(

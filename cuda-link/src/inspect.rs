@@ -215,13 +215,13 @@ fn payload(entry: &Entry<'_>) -> Payload {
 impl Inspection {
     /// Every kernel name found anywhere inside, deduplicated, in order.
     pub fn kernels(&self) -> Vec<&str> {
-        let mut names: Vec<&str> = Vec::new();
-        for kernel in self.kernel_lists().into_iter().flatten() {
-            if !names.contains(&kernel.as_str()) {
-                names.push(kernel);
-            }
-        }
-        names
+        let mut seen = std::collections::HashSet::new();
+        self.kernel_lists()
+            .into_iter()
+            .flatten()
+            .map(String::as_str)
+            .filter(|name| seen.insert(*name))
+            .collect()
     }
 
     fn kernel_lists(&self) -> Vec<&[String]> {

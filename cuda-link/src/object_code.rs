@@ -145,7 +145,8 @@ pub struct ObjectCode {
 /// constructors make, after checking:
 ///
 /// * cubins: the ELF header, section and program header tables, every
-///   section's and segment's range, the section-name and symbol tables;
+///   section's and segment's range, the section-name, symbol and string
+///   tables, every relocation's symbol and offset, every note;
 /// * fatbins: the header and entry sizes, every cubin entry (decompressed)
 ///   as above, every PTX entry NUL-terminated;
 /// * host objects and archives: every member's ELF structure and every

@@ -128,6 +128,7 @@ pub fn inspect(data: &[u8]) -> ParseResult<PtxInfo> {
         .and_then(|v| v.parse().ok());
 
     let mut kernels: Vec<String> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for (i, token) in tokens.iter().enumerate() {
         if *token != ".entry" {
             continue;
@@ -135,7 +136,7 @@ pub fn inspect(data: &[u8]) -> ParseResult<PtxInfo> {
         let Some(name) = tokens.get(i + 1).filter(|n| is_identifier(n)) else {
             continue;
         };
-        if is_definition(&tokens[i + 2..]) && !kernels.iter().any(|k| k == name) {
+        if is_definition(&tokens[i + 2..]) && seen.insert(*name) {
             kernels.push(name.to_string());
         }
     }
@@ -193,6 +194,9 @@ fn is_definition(rest: &[&str]) -> bool {
             ")" => depth = depth.saturating_sub(1),
             "{" if depth == 0 => return true,
             ";" if depth == 0 => return false,
+            // The next entry ends the search, so scans never overlap and
+            // inspection stays linear even with unbalanced parentheses.
+            ".entry" | ".func" => return false,
             _ => {}
         }
     }

@@ -106,6 +106,12 @@ fn build_executable(workspace: &Path, args: &[&str], target: &str) -> Result<Str
         .ok_or_else(|| format!("cargo reported no executable for {target}").into())
 }
 
+/// Builds a release example of `cuda-module`; returns its path.
+fn build_example(workspace: &Path, name: &str) -> Result<String> {
+    let args = ["build", "--release", "-p", "cuda-module", "--example", name];
+    build_executable(workspace, &args, name)
+}
+
 fn write_script(path: &Path, body: &str) -> Result<()> {
     std::fs::write(path, format!("{PREAMBLE}{body}"))?;
     run(Command::new("chmod").arg("+x").arg(path))
@@ -113,18 +119,7 @@ fn write_script(path: &Path, body: &str) -> Result<()> {
 
 /// `cargo xtask bench-gpu`: bundles the GPU benches next to the tests.
 pub fn bench_gpu(workspace: &Path, args: &[String]) -> Result<()> {
-    let executable = build_executable(
-        workspace,
-        &[
-            "build",
-            "--release",
-            "-p",
-            "cuda-module",
-            "--example",
-            "gpu_bench",
-        ],
-        "gpu_bench",
-    )?;
+    let executable = build_example(workspace, "gpu_bench")?;
     let bundle = workspace.join("target/gpu-bundle");
     std::fs::create_dir_all(&bundle)?;
     std::fs::copy(executable, bundle.join("gpu-bench"))?;
@@ -166,18 +161,7 @@ pub fn test_gpu(workspace: &Path, args: &[String]) -> Result<()> {
         ],
         "gpu",
     )?;
-    let fuzzer = build_executable(
-        workspace,
-        &[
-            "build",
-            "--release",
-            "-p",
-            "cuda-module",
-            "--example",
-            "gpu_fuzz",
-        ],
-        "gpu_fuzz",
-    )?;
+    let fuzzer = build_example(workspace, "gpu_fuzz")?;
     let bundle = workspace.join("target/gpu-bundle");
     std::fs::create_dir_all(&bundle)?;
     std::fs::copy(&executable, bundle.join("gpu-tests"))?;

@@ -8,12 +8,14 @@
 //! cargo xtask test-gpu [--run]    build the GPU test bundle (and run it here)
 //! cargo xtask bench               CPU link benches, wrapper vs raw nvJitLink
 //! cargo xtask bench-gpu [--run]   GPU load/lookup benches against cuda.core
+//! cargo xtask bench-cold          whole-process CLI figures: link, inspect
 //! cargo xtask sanitize            the CPU tests under AddressSanitizer
 //! cargo xtask vendor-test         each sys crate copied out and tested alone
 //! ```
 
 mod bench;
 mod bindgen;
+mod cold;
 mod gpu;
 mod redist;
 mod vendor;
@@ -44,6 +46,7 @@ fn try_main() -> Result<()> {
         "test-gpu" => gpu::test_gpu(&workspace, rest),
         "bench" => bench::bench(&workspace, rest),
         "bench-gpu" => gpu::bench_gpu(&workspace, rest),
+        "bench-cold" => cold::bench_cold(&workspace),
         "sanitize" => sanitize(&workspace),
         "vendor-test" => vendor::vendor_test(&workspace),
         "help" | "--help" | "-h" => {

@@ -53,6 +53,11 @@ pub const WHEELS: &[Wheel] = &[
         marker: "nvidia/nvfatbin/lib/libnvfatbin.so.12",
     },
     Wheel {
+        dir: "cuobjdump13",
+        requirement: "nvidia-cuda-cuobjdump==13.5.37",
+        marker: "nvidia/cu13/bin/cuobjdump",
+    },
+    Wheel {
         dir: "nvcc12",
         requirement: "nvidia-cuda-nvcc-cu12==12.9.86",
         marker: "nvidia/cuda_nvcc/bin/ptxas",
@@ -147,6 +152,11 @@ pub fn test_env(workspace: &Path) -> Vec<(&'static str, PathBuf)> {
         ),
         ("CUDA_LINK_REQUIRE_REDIST", PathBuf::from("1")),
     ]
+}
+
+/// The provisioned `cuobjdump`, the ground truth for inspection.
+pub fn cuobjdump(workspace: &Path) -> PathBuf {
+    file(workspace, "cuobjdump13", "nvidia/cu13/bin/cuobjdump")
 }
 
 /// Header folders, for bindgen.

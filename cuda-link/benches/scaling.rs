@@ -1,0 +1,77 @@
+//! Inspection must stay linear in the input: PTX with 10,000 and 40,000
+//! kernels, and fatbins with 2,500 and 10,000 entries, built in pure Rust.
+//! `cargo xtask bench scaling` prints the ratios; linear is 4×, and the
+//! target is at most 5×.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use criterion::{Criterion, criterion_group};
+use cuda_link::ObjectCode;
+
+fn ptx_with_kernels(count: usize) -> Vec<u8> {
+    let mut text = String::from(".version 8.0\n.target sm_90\n.address_size 64\n");
+    for i in 0..count {
+        text.push_str(&format!(
+            ".visible .entry kernel_{i}(.param .u64 p)\n{{\n ret;\n}}\n"
+        ));
+    }
+    text.into_bytes()
+}
+
+fn fatbin_with_entries(count: usize) -> Vec<u8> {
+    let ptx = ptx_with_kernels(1);
+    let entries: Vec<(u16, u32, &[u8])> = (0..count).map(|_| (1u16, 90u32, &ptx[..])).collect();
+    cuda_link_tests::hostile::raw_fatbin(&entries)
+}
+
+fn inspect(bytes: &[u8]) -> usize {
+    let code = ObjectCode::from_bytes(bytes.to_vec(), "scaling").unwrap();
+    code.inspect().unwrap().kernels().len()
+}
+
+/// Median seconds of `runs` inspections.
+fn median_seconds(bytes: &[u8], runs: usize) -> f64 {
+    let mut samples: Vec<f64> = (0..runs)
+        .map(|_| {
+            let start = Instant::now();
+            black_box(inspect(bytes));
+            start.elapsed().as_secs_f64()
+        })
+        .collect();
+    samples.sort_by(f64::total_cmp);
+    samples[runs / 2]
+}
+
+fn bench_scaling(c: &mut Criterion) {
+    let inputs = [
+        ("ptx_10k_kernels", ptx_with_kernels(10_000)),
+        ("ptx_40k_kernels", ptx_with_kernels(40_000)),
+        ("fatbin_2500_entries", fatbin_with_entries(2_500)),
+        ("fatbin_10k_entries", fatbin_with_entries(10_000)),
+    ];
+    let mut group = c.benchmark_group("scaling");
+    group.sample_size(10);
+    for (name, bytes) in &inputs {
+        group.bench_function(*name, |b| b.iter(|| black_box(inspect(bytes))));
+    }
+    group.finish();
+    // The ratios side by side, measured in one run.
+    for pair in inputs.chunks(2) {
+        let (small, large) = (median_seconds(&pair[0].1, 9), median_seconds(&pair[1].1, 9));
+        println!(
+            "{} → {}: {:.1} ms → {:.1} ms, {:.2}× for 4× the input (target ≤ 5×)",
+            pair[0].0,
+            pair[1].0,
+            small * 1e3,
+            large * 1e3,
+            large / small
+        );
+    }
+}
+
+criterion_group!(benches, bench_scaling);
+
+fn main() {
+    benches();
+}

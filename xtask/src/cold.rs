@@ -1,0 +1,127 @@
+//! `cargo xtask bench-cold`: whole-process figures for the `cuda-link`
+//! command, as a user meets them, each measured as the median of
+//! alternating pairs in one run:
+//!
+//! * a one-shot `cuda-link link` of a small PTX file, with a `python3` on
+//!   `PATH` and without one; nvJitLink is found by the system loader, so the
+//!   search passes the Python step;
+//! * `cuda-link inspect` against `cuobjdump -res-usage` on the real
+//!   `libcudadevrt.a`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use crate::{Result, cargo, redist, run};
+
+const PAIRS: usize = 21;
+
+pub fn bench_cold(workspace: &Path) -> Result<()> {
+    redist::ensure(workspace, &[])?;
+    run(cargo().current_dir(workspace).args([
+        "build",
+        "--release",
+        "--quiet",
+        "-p",
+        "cuda-link-cli",
+    ]))?;
+    let cli = workspace.join("target/release/cuda-link");
+    let ptx = workspace.join("fuzz/seeds/object_code/saxpy.ptx");
+    let out = workspace.join("target/bench-cold");
+    std::fs::create_dir_all(&out)?;
+    let nvjitlink = redist::test_env(workspace)
+        .into_iter()
+        .find(|(key, _)| *key == "CUDA_LINK_NVJITLINK13_PATH")
+        .map(|(_, path)| path)
+        .ok_or("no nvJitLink 13 provisioned")?;
+    let loader_dir = nvjitlink.parent().ok_or("nvJitLink has no folder")?;
+
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let with_python: Vec<PathBuf> = std::env::split_paths(&path).collect();
+    if !with_python.iter().any(|dir| dir.join("python3").is_file()) {
+        return Err("no python3 on PATH to measure against".into());
+    }
+    let without_python: Vec<PathBuf> = with_python
+        .iter()
+        .filter(|dir| !dir.join("python3").is_file())
+        .cloned()
+        .collect();
+    let link = |dirs: &[PathBuf]| {
+        let mut command = Command::new(&cli);
+        command
+            .args(["link", "-arch", "sm_90", "-o"])
+            .arg(out.join("saxpy.cubin"))
+            .arg(&ptx)
+            .env_clear()
+            .env("PATH", std::env::join_paths(dirs).unwrap_or_default())
+            .env("LD_LIBRARY_PATH", loader_dir)
+            .env("HOME", std::env::var_os("HOME").unwrap_or_default());
+        command
+    };
+    let (with, without) = pairs(|| link(&with_python), || link(&without_python))?;
+    println!("| one-shot `cuda-link link` of saxpy.ptx | median of {PAIRS} pairs |");
+    println!("|---|---|");
+    println!("| `python3` on PATH | {:.1} ms |", with * 1e3);
+    println!("| no `python3` on PATH | {:.1} ms |", without * 1e3);
+    println!("| ratio | {:.3} (target ≤ 1.10) |\n", with / without);
+
+    let devrt = redist::test_env(workspace)
+        .into_iter()
+        .find(|(key, _)| *key == "CUDA_LINK_CUDADEVRT")
+        .map(|(_, path)| path)
+        .ok_or("no libcudadevrt.a provisioned")?;
+    let cuobjdump = redist::cuobjdump(workspace);
+    let inspect = || {
+        let mut command = Command::new(&cli);
+        command.arg("inspect").arg(&devrt);
+        command
+    };
+    let peer = || {
+        let mut command = Command::new(&cuobjdump);
+        command.arg("-res-usage").arg(&devrt);
+        command
+    };
+    let (ours, theirs) = pairs(inspect, peer)?;
+    println!("| inspect libcudadevrt.a (3.2 MB) | median of {PAIRS} pairs |");
+    println!("|---|---|");
+    println!("| `cuda-link inspect` | {:.1} ms |", ours * 1e3);
+    println!("| `cuobjdump -res-usage` | {:.1} ms |", theirs * 1e3);
+    println!("| ratio | {:.3} |", ours / theirs);
+    Ok(())
+}
+
+/// Medians of `a` and `b` run alternately, `PAIRS` times each after one
+/// warm-up of each; each must succeed.
+fn pairs(a: impl Fn() -> Command, b: impl Fn() -> Command) -> Result<(f64, f64)> {
+    let time = |mut command: Command| -> Result<f64> {
+        let start = Instant::now();
+        let output = command.output()?;
+        let elapsed = start.elapsed().as_secs_f64();
+        if !output.status.success() {
+            return Err(format!(
+                "{command:?} failed: {}",
+                String::from_utf8_lossy(&output.stderr)
+            )
+            .into());
+        }
+        Ok(elapsed)
+    };
+    time(a())?;
+    time(b())?;
+    let (mut first, mut second) = (Vec::new(), Vec::new());
+    for round in 0..PAIRS {
+        if round % 2 == 0 {
+            first.push(time(a())?);
+            second.push(time(b())?);
+        } else {
+            second.push(time(b())?);
+            first.push(time(a())?);
+        }
+    }
+    Ok((median(first), median(second)))
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
