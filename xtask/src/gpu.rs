@@ -64,6 +64,13 @@ echo "fuzz: $seed batches of $batch in ${seconds}s: $tried mutants, $valid passe
 [ "$crashes" -eq 0 ]
 "#;
 
+/// `load_gap.sh`: raw load, lookup and unload times per driver API, once
+/// per module loading mode.
+const LOAD_GAP_SH: &str = r#"for mode in EAGER LAZY; do
+    CUDA_MODULE_LOADING=$mode ./load-gap || exit 1
+done
+"#;
+
 /// Runs the GPU benches: gpu-bench (Rust) and cuda_core_bench.py (cuda.core
 /// and cuda.bindings) on the same inputs, once per module loading mode.
 const BENCH_SH: &str = r#"mkdir -p data results
@@ -162,11 +169,14 @@ pub fn test_gpu(workspace: &Path, args: &[String]) -> Result<()> {
         "gpu",
     )?;
     let fuzzer = build_example(workspace, "gpu_fuzz")?;
+    let load_gap = build_example(workspace, "load_gap")?;
     let bundle = workspace.join("target/gpu-bundle");
     std::fs::create_dir_all(&bundle)?;
     std::fs::copy(&executable, bundle.join("gpu-tests"))?;
     std::fs::copy(&executable_13000, bundle.join("gpu-tests-cuda-13000"))?;
     std::fs::copy(&fuzzer, bundle.join("gpu-fuzz"))?;
+    std::fs::copy(&load_gap, bundle.join("load-gap"))?;
+    write_script(&bundle.join("load_gap.sh"), LOAD_GAP_SH)?;
     write_script(&bundle.join("fuzz.sh"), FUZZ_SH)?;
     let script = bundle.join("run.sh");
     write_script(&script, RUN_SH)?;
