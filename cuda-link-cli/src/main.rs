@@ -181,9 +181,8 @@ fn main() -> ExitCode {
 
 fn inspect(files: &[PathBuf], json: bool) -> Result<(), String> {
     for file in files {
-        let info = ObjectCode::from_path(file)
-            .and_then(|code| code.inspect())
-            .map_err(|e| e.to_string())?;
+        // Host objects and libraries are read a fatbin at a time.
+        let info = cuda_link::inspect_path(file).map_err(|e| e.to_string())?;
         if json {
             println!("{}", info.to_json());
         } else {

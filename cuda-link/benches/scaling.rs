@@ -1,7 +1,7 @@
 //! Inspection must stay linear in the input: PTX with 10,000 and 40,000
 //! kernels, and fatbins with 2,500 and 10,000 entries, built in pure Rust.
-//! `cargo xtask bench scaling` prints the ratios; linear is 4×, and the
-//! target is at most 5×.
+//! `cargo bench -p cuda-link --bench scaling` prints the ratios, medians of
+//! 31 alternating pairs; linear is 4×, and the target is at most 5×.
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -30,17 +30,31 @@ fn inspect(bytes: &[u8]) -> usize {
     code.inspect().unwrap().kernels().len()
 }
 
-/// Median seconds of `runs` inspections.
-fn median_seconds(bytes: &[u8], runs: usize) -> f64 {
-    let mut samples: Vec<f64> = (0..runs)
-        .map(|_| {
-            let start = Instant::now();
-            black_box(inspect(bytes));
-            start.elapsed().as_secs_f64()
-        })
-        .collect();
-    samples.sort_by(f64::total_cmp);
-    samples[runs / 2]
+/// Seconds of one inspection.
+fn seconds(bytes: &[u8]) -> f64 {
+    let start = Instant::now();
+    black_box(inspect(bytes));
+    start.elapsed().as_secs_f64()
+}
+
+/// Median seconds of `small` and `large`, measured alternately (ABBA) so
+/// that drift in the machine's speed falls on both.
+fn paired_medians(small: &[u8], large: &[u8], pairs: usize) -> (f64, f64) {
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for pair in 0..pairs {
+        if pair % 2 == 0 {
+            a.push(seconds(small));
+            b.push(seconds(large));
+        } else {
+            b.push(seconds(large));
+            a.push(seconds(small));
+        }
+    }
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    (median(a), median(b))
 }
 
 fn bench_scaling(c: &mut Criterion) {
@@ -58,7 +72,7 @@ fn bench_scaling(c: &mut Criterion) {
     group.finish();
     // The ratios side by side, measured in one run.
     for pair in inputs.chunks(2) {
-        let (small, large) = (median_seconds(&pair[0].1, 9), median_seconds(&pair[1].1, 9));
+        let (small, large) = paired_medians(&pair[0].1, &pair[1].1, 31);
         println!(
             "{} → {}: {:.1} ms → {:.1} ms, {:.2}× for 4× the input (target ≤ 5×)",
             pair[0].0,

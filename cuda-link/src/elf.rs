@@ -74,6 +74,9 @@ pub(crate) fn validate(data: &[u8], what: &'static str) -> ParseResult<()> {
             )));
         }
     }
+    // In a relocatable file relocation offsets count from their section's
+    // start; in an executable or shared one they are addresses.
+    let relocatable = header.e_type(endian) == elf::ET_REL;
     let names_index = header.shstrndx(endian, data).map_err(object_error)? as usize;
     let names = string_table(data, sections, names_index, what)?;
     for (index, section) in sections.iter().enumerate() {
@@ -88,8 +91,8 @@ pub(crate) fn validate(data: &[u8], what: &'static str) -> ParseResult<()> {
     for (index, section) in sections.iter().enumerate() {
         match section.sh_type(endian) {
             elf::SHT_SYMTAB | elf::SHT_DYNSYM => check_symbols(data, sections, index, what)?,
-            elf::SHT_REL => check_relocations::<Rel>(data, sections, index, what)?,
-            elf::SHT_RELA => check_relocations::<Rela>(data, sections, index, what)?,
+            elf::SHT_REL => check_relocations::<Rel>(data, sections, index, relocatable, what)?,
+            elf::SHT_RELA => check_relocations::<Rela>(data, sections, index, relocatable, what)?,
             elf::SHT_NOTE => check_notes(data, section, index, what)?,
             _ => {}
         }
@@ -218,6 +221,7 @@ fn check_relocations<R: Relocation>(
     data: &[u8],
     sections: &[Section],
     index: usize,
+    relocatable: bool,
     what: &'static str,
 ) -> ParseResult<()> {
     let endian = LittleEndian;
@@ -231,7 +235,15 @@ fn check_relocations<R: Relocation>(
         _ => 1, // No table: only the null symbol.
     };
     let target = table.sh_info(endian) as usize;
-    let target_size = (target != 0).then(|| sections[target].sh_size(endian));
+    let target_range = (target != 0).then(|| {
+        let section = &sections[target];
+        let start = if relocatable {
+            0
+        } else {
+            section.sh_addr(endian)
+        };
+        start..start.saturating_add(section.sh_size(endian))
+    });
     for (position, entry) in relocations.iter().enumerate() {
         let (offset, symbol) = entry.offset_and_symbol();
         if symbol >= symbol_count {
@@ -239,7 +251,10 @@ fn check_relocations<R: Relocation>(
                 "relocation {position} of section {index}: symbol {symbol} does not exist"
             )));
         }
-        if target_size.is_some_and(|size| offset >= size) {
+        if target_range
+            .as_ref()
+            .is_some_and(|range| !range.contains(&offset))
+        {
             return Err(malformed(format!(
                 "relocation {position} of section {index}: offset {offset:#x} is past section {target}"
             )));

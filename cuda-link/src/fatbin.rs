@@ -154,10 +154,11 @@ impl<'a> Entry<'a> {
     pub fn decompress(&self) -> ParseResult<Cow<'a, [u8]>> {
         Ok(match self.decompress_exact()? {
             Cow::Borrowed(bytes) => Cow::Borrowed(trim_ptx_padding(self.kind, bytes)),
-            Cow::Owned(bytes) => match trim_ptx_padding(self.kind, &bytes).len() {
-                len if len == bytes.len() => Cow::Owned(bytes),
-                len => Cow::Owned(bytes[..len].to_vec()),
-            },
+            Cow::Owned(mut bytes) => {
+                let len = trim_ptx_padding(self.kind, &bytes).len();
+                bytes.truncate(len);
+                Cow::Owned(bytes)
+            }
         })
     }
 

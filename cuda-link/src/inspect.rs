@@ -171,7 +171,7 @@ fn object_info(data: &[u8]) -> ParseResult<ObjectInfo> {
     })
 }
 
-fn fatbin_info(fatbin: &Fatbin<'_>) -> FatbinInfo {
+pub(crate) fn fatbin_info(fatbin: &Fatbin<'_>) -> FatbinInfo {
     FatbinInfo {
         entries: fatbin.entries.iter().map(entry_info).collect(),
     }
@@ -215,7 +215,11 @@ fn payload(entry: &Entry<'_>) -> Payload {
 impl Inspection {
     /// Every kernel name found anywhere inside, deduplicated, in order.
     pub fn kernels(&self) -> Vec<&str> {
-        let mut seen = std::collections::HashSet::new();
+        if let Contents::Ptx(info) = &self.contents {
+            // Already deduplicated by the PTX reader.
+            return info.kernels.iter().map(String::as_str).collect();
+        }
+        let mut seen = foldhash::HashSet::default();
         self.kernel_lists()
             .into_iter()
             .flatten()

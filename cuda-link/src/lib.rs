@@ -32,6 +32,8 @@ pub mod ltoir;
 mod object_code;
 pub mod ptx;
 mod reader;
+#[cfg(unix)]
+mod streamed;
 
 pub use arch::{Arch, ArchVariant};
 pub use cache::{CacheStats, LinkCache};
@@ -39,3 +41,5 @@ pub use error::{ObjectError, Reason};
 pub use inspect::Inspection;
 pub use linker::{Backend, LinkError, Linker, LinkerOptions, OutputKind};
 pub use object_code::{ObjectCode, ObjectKind, ValidatedImage};
+#[cfg(unix)]
+pub use streamed::inspect_path;

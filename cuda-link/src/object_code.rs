@@ -252,7 +252,9 @@ impl ObjectCode {
         let bytes = match kind {
             // nvJitLink and the driver read PTX up to a NUL, whatever size
             // they are given; nvcc and ptxas write none.
-            ObjectKind::Ptx if data.last() != Some(&0) => [&data[..], &[0]].concat().into(),
+            ObjectKind::Ptx if data.last() != Some(&0) => {
+                data.iter().copied().chain([0]).collect::<Arc<[u8]>>()
+            }
             _ => data,
         };
         Ok(ObjectCode {

@@ -6,7 +6,8 @@
 //!   `PATH` and without one; nvJitLink is found by the system loader, so the
 //!   search passes the Python step;
 //! * `cuda-link inspect` against `cuobjdump -res-usage` on the real
-//!   `libcudadevrt.a`.
+//!   `libcudadevrt.a`, and on `libcurand.so.10` (167 MB, from its pinned
+//!   wheel), with both tools' peak RSS.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -86,8 +87,63 @@ pub fn bench_cold(workspace: &Path) -> Result<()> {
     println!("|---|---|");
     println!("| `cuda-link inspect` | {:.1} ms |", ours * 1e3);
     println!("| `cuobjdump -res-usage` | {:.1} ms |", theirs * 1e3);
-    println!("| ratio | {:.3} |", ours / theirs);
+    println!("| ratio | {:.3} |\n", ours / theirs);
+
+    let big = redist::install(workspace, &redist::BIG_LIBRARY)?;
+    let size = std::fs::metadata(&big)?.len() as f64;
+    let inspect = || {
+        let mut command = Command::new(&cli);
+        command.arg("inspect").arg(&big);
+        command
+    };
+    let peer = || {
+        let mut command = Command::new(&cuobjdump);
+        command.arg("-res-usage").arg(&big);
+        command
+    };
+    let (ours, theirs) = pairs(inspect, peer)?;
+    let (ours_rss, theirs_rss) = (peak_rss(inspect())?, peak_rss(peer())?);
+    let mib = |bytes: f64| bytes / f64::from(1 << 20);
+    println!(
+        "| inspect libcurand.so.10 ({:.0} MiB) | wall, median of {PAIRS} pairs | peak RSS | RSS / file size |",
+        mib(size)
+    );
+    println!("|---|---|---|---|");
+    for (tool, wall, rss) in [
+        ("`cuda-link inspect`", ours, ours_rss),
+        ("`cuobjdump -res-usage`", theirs, theirs_rss),
+    ] {
+        println!(
+            "| {tool} | {:.0} ms | {:.0} MiB | {:.2} |",
+            wall * 1e3,
+            mib(rss),
+            rss / size
+        );
+    }
+    println!(
+        "| targets | ours / cuobjdump {:.2} (≤ 1) | | ours {:.2} (≤ 0.6) |",
+        ours / theirs,
+        ours_rss / size
+    );
     Ok(())
+}
+
+/// The peak resident set of one run of `command`, in bytes, through GNU
+/// time (`/usr/bin/time -f %M`).
+fn peak_rss(command: Command) -> Result<f64> {
+    let output = Command::new("/usr/bin/time")
+        .args(["-f", "%M"])
+        .arg(command.get_program())
+        .args(command.get_args())
+        .output()
+        .map_err(|e| format!("/usr/bin/time is needed for peak RSS: {e}"))?;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let kib: f64 = stderr
+        .lines()
+        .last()
+        .and_then(|line| line.trim().parse().ok())
+        .ok_or_else(|| format!("no RSS in /usr/bin/time's output: {stderr}"))?;
+    Ok(kib * 1024.0)
 }
 
 /// Medians of `a` and `b` run alternately, `PAIRS` times each after one

@@ -64,6 +64,14 @@ pub const WHEELS: &[Wheel] = &[
     },
 ];
 
+/// A big shipped library for `bench-cold`'s inspection figures (167 MB),
+/// installed only by that command.
+pub const BIG_LIBRARY: Wheel = Wheel {
+    dir: "curand12",
+    requirement: "nvidia-curand-cu12==10.3.10.19",
+    marker: "nvidia/curand/lib/libcurand.so.10",
+};
+
 /// Where the wheels live.
 pub fn root(workspace: &Path) -> PathBuf {
     workspace.join("target/cuda-redist")
@@ -73,44 +81,51 @@ fn file(workspace: &Path, dir: &str, marker: &str) -> PathBuf {
     root(workspace).join(dir).join(marker)
 }
 
-/// Installs every missing wheel.
+/// Installs every missing wheel of `wheels` (by folder name), or of all
+/// the test wheels when `wheels` is empty.
 pub fn ensure(workspace: &Path, wheels: &[&str]) -> Result<()> {
     for wheel in WHEELS
         .iter()
         .filter(|w| wheels.is_empty() || wheels.contains(&w.dir))
     {
-        let marker = file(workspace, wheel.dir, wheel.marker);
-        if marker.is_file() {
-            continue;
-        }
-        eprintln!(
-            "xtask: installing {} into target/cuda-redist/{}",
-            wheel.requirement, wheel.dir
-        );
-        let target = root(workspace).join(wheel.dir);
-        run(Command::new(python())
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--no-deps",
-                "--disable-pip-version-check",
-                "--root-user-action=ignore",
-            ])
-            .arg("--target")
-            .arg(&target)
-            .arg(wheel.requirement))?;
-        if !marker.is_file() {
-            return Err(format!(
-                "{} installed but {} is missing",
-                wheel.requirement,
-                marker.display()
-            )
-            .into());
-        }
+        install(workspace, wheel)?;
     }
     Ok(())
+}
+
+/// Installs one wheel unless its marker file is there; returns the marker.
+pub fn install(workspace: &Path, wheel: &Wheel) -> Result<PathBuf> {
+    let marker = file(workspace, wheel.dir, wheel.marker);
+    if marker.is_file() {
+        return Ok(marker);
+    }
+    eprintln!(
+        "xtask: installing {} into target/cuda-redist/{}",
+        wheel.requirement, wheel.dir
+    );
+    let target = root(workspace).join(wheel.dir);
+    run(Command::new(python())
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--disable-pip-version-check",
+            "--root-user-action=ignore",
+        ])
+        .arg("--target")
+        .arg(&target)
+        .arg(wheel.requirement))?;
+    if !marker.is_file() {
+        return Err(format!(
+            "{} installed but {} is missing",
+            wheel.requirement,
+            marker.display()
+        )
+        .into());
+    }
+    Ok(marker)
 }
 
 fn python() -> String {
