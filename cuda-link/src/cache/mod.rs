@@ -276,35 +276,34 @@ impl LinkCache {
 
     /// Reads an entry; a corrupt one is removed and reported as a miss.
     pub fn load(&self, key: &CacheKey) -> Option<CachedLink> {
-        self.load_checked(key, |_| Ok::<(), String>(()))
+        self.load_with(key, Ok::<CachedLink, String>)
     }
 
-    /// Reads an entry and checks its output with `check`: an entry that is
-    /// corrupt, or whose output `check` refuses, is removed and counted as
+    /// Reads an entry and turns it into `T` with `convert`: an entry that
+    /// is corrupt, or that `convert` refuses, is removed and counted as
     /// corrupt and as a miss, so that the caller relinks and replaces it.
-    pub(crate) fn load_checked<E: std::fmt::Display>(
+    pub(crate) fn load_with<T, E: std::fmt::Display>(
         &self,
         key: &CacheKey,
-        check: impl FnOnce(&CachedLink) -> Result<(), E>,
-    ) -> Option<CachedLink> {
+        convert: impl FnOnce(CachedLink) -> Result<T, E>,
+    ) -> Option<T> {
         let found = if self.usable(false) {
             self.read_entry(key)
         } else {
             None
         };
         let path = self.entry_path(key);
-        let found = found.map(|read| {
-            read.and_then(|entry| check(&entry).map(|()| entry).map_err(|e| e.to_string()))
-        });
+        let found =
+            found.map(|read| read.and_then(|entry| convert(entry).map_err(|e| e.to_string())));
         match found {
-            Some(Ok(entry)) => {
+            Some(Ok(value)) => {
                 bump(&self.counters.hits, 1);
                 // Recency for LRU eviction; failing to touch is harmless.
                 let _ = fs::File::options()
                     .append(true)
                     .open(&path)
                     .and_then(|f| f.set_modified(SystemTime::now()));
-                Some(entry)
+                Some(value)
             }
             Some(Err(problem)) => {
                 log::warn!(

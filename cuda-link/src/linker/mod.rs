@@ -278,6 +278,10 @@ pub struct Linker {
     info_log: String,
     error_log: String,
     cache: Option<Arc<LinkCache>>,
+    /// The backend's identity for cache keys, computed once per linker:
+    /// it costs a `stat`, and for a library the system loader found, a
+    /// read of `/proc/self/maps`.
+    backend_identity: std::sync::OnceLock<String>,
 }
 
 impl fmt::Debug for Linker {
@@ -333,6 +337,7 @@ impl Linker {
             info_log: String::new(),
             error_log: String::new(),
             cache: None,
+            backend_identity: std::sync::OnceLock::new(),
         })
     }
 
@@ -371,7 +376,12 @@ impl Linker {
     /// What the cache key holds of the backend: its name and version, and
     /// the loaded file's path, size and modification time, so that a
     /// replaced library never serves another's output.
-    fn backend_identity(&self) -> String {
+    fn backend_identity(&self) -> &str {
+        self.backend_identity
+            .get_or_init(|| self.read_backend_identity())
+    }
+
+    fn read_backend_identity(&self) -> String {
         let path = match &self.backend {
             Resolved::NvJitLink(lib) => lib.path().to_path_buf(),
             Resolved::Driver(driver) => driver.path().to_path_buf(),
@@ -461,7 +471,7 @@ impl Linker {
     pub fn cache_key(&self, output: OutputKind) -> Result<CacheKey, LinkError> {
         let (_, flags) = self.resolved_flags(output)?;
         Ok(CacheKey::new(
-            &self.backend_identity(),
+            self.backend_identity(),
             output,
             &flags,
             &self.inputs,
@@ -505,17 +515,16 @@ impl Linker {
             OutputKind::Ltoir => (ObjectKind::Ltoir, "linked.ltoir"),
         };
         let cached = self.cache.as_ref().map(|cache| {
-            let key = CacheKey::new(&self.backend_identity(), output, &flags, &self.inputs);
+            let key = CacheKey::new(self.backend_identity(), output, &flags, &self.inputs);
             (Arc::clone(cache), key)
         });
         if let Some((cache, key)) = &cached {
             // An entry whose output fails validation is dropped and relinked.
-            let mut valid = None;
-            let hit = cache.load_checked(key, |hit| {
-                ObjectCode::with_kind(kind, hit.output.clone(), name).map(|code| valid = Some(code))
+            let hit = cache.load_with(key, |hit| {
+                ObjectCode::with_kind(kind, hit.output, name).map(|code| (code, hit.info_log))
             });
-            if let (Some(hit), Some(code)) = (hit, valid) {
-                self.info_log = hit.info_log;
+            if let Some((code, info_log)) = hit {
+                self.info_log = info_log;
                 return Ok(code);
             }
         }
