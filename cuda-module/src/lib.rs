@@ -393,8 +393,9 @@ impl JitLog {
 
 impl LogGuard<'_> {
     fn text(&self) -> String {
-        // SAFETY: `buffer` holds `len` initialised bytes until Drop, and the
-        // driver does not write it while the lock is held (see `JitLog`).
+        // SAFETY: `buffer` holds `len` initialised bytes until Drop. Every
+        // driver call that may write it runs under this lock (see `JitLog`),
+        // and none is running: this guard holds the lock.
         let bytes = unsafe { std::slice::from_raw_parts(self.log.buffer, self.log.len) };
         let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
         String::from_utf8_lossy(&bytes[..end]).into_owned()
@@ -510,11 +511,15 @@ impl Library {
             });
         }
         // Only a validated image reaches the size-less load calls.
-        Self::load_image(code.image().shared(), code.name(), options)
+        Self::load_image(code.image(), code.name(), options)
     }
 
-    /// Loads validated bytes: `image` is a [`cuda_link::ValidatedImage`]'s.
-    fn load_image(image: Arc<[u8]>, name: &str, options: LoadOptions) -> Result<Self, ModuleError> {
+    /// Loads validated bytes: the type is the proof.
+    fn load_image(
+        image: &cuda_link::ValidatedImage,
+        name: &str,
+        options: LoadOptions,
+    ) -> Result<Self, ModuleError> {
         let driver = driver()?;
         let log = JitLog::new();
         let mut jit_keys = [
@@ -543,7 +548,7 @@ impl Library {
             if use_library {
                 let status = driver.cuLibraryLoadData(
                     &mut library,
-                    image.as_ptr().cast(),
+                    image.as_bytes().as_ptr().cast(),
                     jit_keys.as_mut_ptr(),
                     jit_values.as_mut_ptr(),
                     jit_keys.len() as u32,
@@ -555,7 +560,7 @@ impl Library {
             } else {
                 let status = driver.cuModuleLoadDataEx(
                     &mut module,
-                    image.as_ptr().cast(),
+                    image.as_bytes().as_ptr().cast(),
                     jit_keys.len() as u32,
                     jit_keys.as_mut_ptr(),
                     jit_values.as_mut_ptr(),
@@ -574,7 +579,7 @@ impl Library {
                 },
                 log,
                 contexts: Mutex::default(),
-                _image: preserve.then_some(image),
+                _image: preserve.then(|| image.shared()),
             }),
             name: name.to_owned(),
             kernels: RwLock::default(),
