@@ -195,7 +195,7 @@ impl Driver {
     pub unsafe fn open(path: impl AsRef<Path>, resolution: Resolution) -> Result<Self, LoadError> {
         let path = path.as_ref();
         // SAFETY: the caller vouches for `path`.
-        let library = unsafe { Library::new(path) }.map_err(|e| LoadError::Open {
+        let library = unsafe { open_resident(path) }.map_err(|e| LoadError::Open {
             path: path.to_path_buf(),
             reason: e.to_string(),
         })?;
@@ -330,6 +330,28 @@ pub fn is_versioned_symbol(name: &CStr) -> bool {
             suffix.len() >= 2 && suffix[0] == b'v' && suffix[1..].iter().all(u8::is_ascii_digit)
         }
         None => false,
+    }
+}
+
+/// Opens a library that stays loaded until the process exits
+/// (`RTLD_NODELETE`): NVIDIA's libraries start worker threads, and
+/// unmapping their code under a running thread crashes the process.
+///
+/// # Safety
+/// As for `libloading::Library::new`: loading runs the file's
+/// initialisers.
+unsafe fn open_resident(path: &Path) -> Result<Library, libloading::Error> {
+    #[cfg(target_os = "linux")]
+    {
+        use libloading::os::unix::{Library as Unix, RTLD_LAZY, RTLD_LOCAL};
+        const RTLD_NODELETE: std::ffi::c_int = 0x1000;
+        // SAFETY: the caller vouches for the file's initialisers.
+        unsafe { Unix::open(Some(path), RTLD_LAZY | RTLD_LOCAL | RTLD_NODELETE) }.map(Into::into)
+    }
+    #[cfg(not(target_os = "linux"))]
+    // SAFETY: the caller vouches for the file's initialisers.
+    unsafe {
+        Library::new(path)
     }
 }
 

@@ -461,8 +461,20 @@ unsafe fn first_that_opens(
 /// no preconditions). This is `libloading::Library::new`'s contract, and
 /// the reason ash's `Entry::load_from` is `unsafe` too.
 pub unsafe fn open_file(path: &std::ffi::OsStr) -> Result<Library, libloading::Error> {
+    // NVIDIA's libraries start worker threads, and unmapping their code
+    // under a running thread crashes the process: keep them resident.
+    #[cfg(target_os = "linux")]
+    {
+        use libloading::os::unix::{Library as Unix, RTLD_LAZY, RTLD_LOCAL};
+        const RTLD_NODELETE: std::ffi::c_int = 0x1000;
+        // SAFETY: the caller vouches for the file's initialisers.
+        unsafe { Unix::open(Some(path), RTLD_LAZY | RTLD_LOCAL | RTLD_NODELETE) }.map(Into::into)
+    }
+    #[cfg(not(target_os = "linux"))]
     // SAFETY: the caller vouches for the file's initialisers.
-    unsafe { Library::new(path) }
+    unsafe {
+        Library::new(path)
+    }
 }
 
 #[cfg(test)]

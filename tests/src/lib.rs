@@ -48,8 +48,9 @@ type Error = Box<dyn std::error::Error + Send + Sync>;
 
 fn open(var: &str) -> Result<libloading::Library, Error> {
     let path = redist(var).ok_or_else(|| format!("{var} is unset"))?;
-    // SAFETY: NVIDIA's libraries have no load-time preconditions.
-    Ok(unsafe { libloading::Library::new(&path) }?)
+    // SAFETY: NVIDIA's libraries have no load-time preconditions. Opened
+    // resident: tests open and drop them from many threads.
+    Ok(unsafe { cuda_dylib::open_file(path.as_os_str()) }?)
 }
 
 /// Output of one NVRTC compilation.
