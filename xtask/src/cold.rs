@@ -72,17 +72,18 @@ pub fn bench_cold(workspace: &Path) -> Result<()> {
         .map(|(_, path)| path)
         .ok_or("no libcudadevrt.a provisioned")?;
     let cuobjdump = redist::cuobjdump(workspace);
-    let inspect = || {
+    // `cuda-link inspect FILE` and the peer, `cuobjdump -res-usage FILE`.
+    let inspect = |file: &Path| {
         let mut command = Command::new(&cli);
-        command.arg("inspect").arg(&devrt);
+        command.arg("inspect").arg(file);
         command
     };
-    let peer = || {
+    let peer = |file: &Path| {
         let mut command = Command::new(&cuobjdump);
-        command.arg("-res-usage").arg(&devrt);
+        command.arg("-res-usage").arg(file);
         command
     };
-    let (ours, theirs) = pairs(inspect, peer)?;
+    let (ours, theirs) = pairs(|| inspect(&devrt), || peer(&devrt))?;
     println!("| inspect libcudadevrt.a (3.2 MB) | median of {PAIRS} pairs |");
     println!("|---|---|");
     println!("| `cuda-link inspect` | {:.1} ms |", ours * 1e3);
@@ -91,18 +92,8 @@ pub fn bench_cold(workspace: &Path) -> Result<()> {
 
     let big = redist::install(workspace, &redist::BIG_LIBRARY)?;
     let size = std::fs::metadata(&big)?.len() as f64;
-    let inspect = || {
-        let mut command = Command::new(&cli);
-        command.arg("inspect").arg(&big);
-        command
-    };
-    let peer = || {
-        let mut command = Command::new(&cuobjdump);
-        command.arg("-res-usage").arg(&big);
-        command
-    };
-    let (ours, theirs) = pairs(inspect, peer)?;
-    let (ours_rss, theirs_rss) = (peak_rss(inspect())?, peak_rss(peer())?);
+    let (ours, theirs) = pairs(|| inspect(&big), || peer(&big))?;
+    let (ours_rss, theirs_rss) = (peak_rss(inspect(&big))?, peak_rss(peer(&big))?);
     let mib = |bytes: f64| bytes / f64::from(1 << 20);
     println!(
         "| inspect libcurand.so.10 ({:.0} MiB) | wall, median of {PAIRS} pairs | peak RSS | RSS / file size |",
