@@ -273,7 +273,7 @@ pub struct Candidate {
 pub fn candidates(spec: &LibrarySpec, env: &SearchEnv) -> Vec<Candidate> {
     let mut out = before_python(spec, env);
     if env.override_for(spec.override_var).is_none() {
-        out.extend(in_python(spec, &env.all_site_packages()));
+        out.extend(in_python(spec, env));
         out.extend(after_python(spec, env));
     }
     out
@@ -312,9 +312,14 @@ fn before_python(spec: &LibrarySpec, env: &SearchEnv) -> Vec<Candidate> {
     out
 }
 
-fn in_python(spec: &LibrarySpec, site_packages: &[PathBuf]) -> Vec<Candidate> {
+/// The wheel folders under every site-packages folder. A spec without
+/// wheel folders (the driver's) looks for no Python installation at all.
+fn in_python(spec: &LibrarySpec, env: &SearchEnv) -> Vec<Candidate> {
     let mut out = Vec::new();
-    for site in site_packages {
+    if spec.wheel_dirs.is_empty() {
+        return out;
+    }
+    for site in env.all_site_packages() {
         for sub in spec.wheel_dirs {
             in_dir(spec, &site.join(sub), Source::PythonWheel, &mut out);
         }
@@ -399,10 +404,7 @@ pub unsafe fn open(spec: &LibrarySpec, env: &SearchEnv) -> Result<Opened, NotFou
     if env.override_for(spec.override_var).is_none() {
         // Python's folders are looked for only now that the steps before
         // found nothing.
-        let steps = [
-            in_python(spec, &env.all_site_packages()),
-            after_python(spec, env),
-        ];
+        let steps = [in_python(spec, env), after_python(spec, env)];
         for candidates in steps {
             // SAFETY: as above.
             if let Some(opened) = unsafe { first_that_opens(candidates, &mut attempts) } {

@@ -235,34 +235,33 @@ impl LinkCache {
     /// exists; a refusal is logged once and counted each time, and a
     /// directory that cannot be made counts as a failed write.
     fn usable(&self, create: bool) -> bool {
-        if let Some(verdict) = self.trusted.get() {
-            if verdict.is_err() {
-                bump(&self.counters.refused, 1);
+        let verdict = match self.trusted.get() {
+            Some(verdict) => verdict,
+            None => {
+                if !self.dir.exists() {
+                    if !create {
+                        return false;
+                    }
+                    if let Err(err) = trust::create_private_dir(&self.dir) {
+                        log::warn!(
+                            "cuda-link cache: cannot create {}: {err}; linking uncached",
+                            self.dir.display()
+                        );
+                        bump(&self.counters.write_failures, 1);
+                        return false;
+                    }
+                }
+                self.trusted.get_or_init(|| {
+                    trust::check_private_dir(&self.dir).map_err(|err| {
+                        log::warn!(
+                            "cuda-link cache: not using {}: {err}; linking uncached",
+                            self.dir.display()
+                        );
+                        err.to_string()
+                    })
+                })
             }
-            return verdict.is_ok();
-        }
-        if !self.dir.exists() {
-            if !create {
-                return false;
-            }
-            if let Err(err) = trust::create_private_dir(&self.dir) {
-                log::warn!(
-                    "cuda-link cache: cannot create {}: {err}; linking uncached",
-                    self.dir.display()
-                );
-                bump(&self.counters.write_failures, 1);
-                return false;
-            }
-        }
-        let verdict = self.trusted.get_or_init(|| {
-            trust::check_private_dir(&self.dir).map_err(|err| {
-                log::warn!(
-                    "cuda-link cache: not using {}: {err}; linking uncached",
-                    self.dir.display()
-                );
-                err.to_string()
-            })
-        });
+        };
         if verdict.is_err() {
             bump(&self.counters.refused, 1);
         }
