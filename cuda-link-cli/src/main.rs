@@ -1,7 +1,7 @@
 //! `cuda-link`: link device code of any kind, or inspect it.
 //!
 //! ```text
-//! cuda-link link -arch sm_90 [--lto] [options] -o out.cubin INPUTS...
+//! cuda-link link -arch sm_90 [--lto] [--backend driver [--device N]] [options] -o out.cubin INPUTS...
 //! cuda-link inspect FILE... [--json]
 //! cuda-link cache stats|clear|dir [--cache-dir DIR]
 //! ```
@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use cuda_link::{Backend, LinkCache, Linker, LinkerOptions, ObjectCode, OutputKind};
+use cuda_link::{Backend, DeviceContext, LinkCache, Linker, LinkerOptions, ObjectCode, OutputKind};
 
 #[derive(Parser)]
 #[command(
@@ -89,6 +89,10 @@ struct LinkArgs {
     /// Linker backend.
     #[arg(long, value_enum, default_value = "auto")]
     backend: BackendArg,
+    /// The device whose primary context the driver backend links in; its
+    /// compute capability is the default `--arch`.
+    #[arg(long, default_value_t = 0)]
+    device: i32,
     /// Maximum registers per thread.
     #[arg(long)]
     max_register_count: Option<u32>,
@@ -180,13 +184,20 @@ fn main() -> ExitCode {
 }
 
 fn inspect(files: &[PathBuf], json: bool) -> Result<(), String> {
+    use std::io::Write as _;
+    let mut stdout = std::io::stdout().lock();
     for file in files {
         // Host objects and libraries are read a fatbin at a time.
         let info = cuda_link::inspect_path(file).map_err(|e| e.to_string())?;
-        if json {
-            println!("{}", info.to_json());
+        let written = if json {
+            writeln!(stdout, "{}", info.to_json())
         } else {
-            println!("{info}");
+            writeln!(stdout, "{info}")
+        };
+        match written {
+            // A closed pipe (`| head`) is the reader's choice, not an error.
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(()),
+            other => other.map_err(|e| format!("cannot write to stdout: {e}"))?,
         }
     }
     Ok(())
@@ -273,15 +284,27 @@ fn link(args: LinkArgs) -> Result<(), String> {
             BackendArg::Driver => Backend::Driver,
         },
     };
+    let inputs = args
+        .inputs
+        .iter()
+        .map(ObjectCode::from_path)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| e.to_string())?;
+    // Bad options and inputs are reported before a backend is loaded, so
+    // a machine without the driver still hears what is wrong with them.
+    Linker::check(&options, &inputs).map_err(|e| e.to_string())?;
+    let _context = match options.backend {
+        Backend::Driver => {
+            Some(DeviceContext::make_current(args.device).map_err(|e| e.to_string())?)
+        }
+        _ => None,
+    };
     let mut linker = Linker::new(options).map_err(|e| e.to_string())?;
     let cache = (args.cache || args.cache_dir.is_some()).then(|| open_cache(args.cache_dir));
     if let Some(cache) = cache {
         linker = linker.with_cache(Arc::new(cache));
     }
-    for path in &args.inputs {
-        let input = ObjectCode::from_path(path).map_err(|e| e.to_string())?;
-        linker.add(&input).map_err(|e| e.to_string())?;
-    }
+    linker.add_many(&inputs).map_err(|e| e.to_string())?;
     let linked = linker.link(output).map_err(|e| e.to_string())?;
     if !linker.info_log().trim().is_empty() {
         eprintln!("{}", linker.info_log().trim_end());

@@ -36,6 +36,17 @@ impl Arch {
         }
     }
 
+    /// Whether IR (PTX or LTO-IR) built for `self` compiles for `target`:
+    /// plain IR for any newer SM, family IR within its family (same major),
+    /// arch-specific IR only for its own SM.
+    pub fn ir_compatible_with(&self, target: &Arch) -> bool {
+        match self.variant {
+            ArchVariant::Base => self.sm <= target.sm,
+            ArchVariant::Family => self.sm / 10 == target.sm / 10 && self.sm <= target.sm,
+            ArchVariant::Specific => self == target,
+        }
+    }
+
     /// The suffix letter, if any.
     pub fn suffix(&self) -> &'static str {
         match self.variant {

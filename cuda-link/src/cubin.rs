@@ -47,6 +47,9 @@ pub struct CubinInfo {
     pub device_functions: Vec<String>,
     /// Defined variables.
     pub globals: Vec<String>,
+    /// Defined functions and variables of global (not weak, not local)
+    /// binding: what two inputs of one link must not both define.
+    pub strong_symbols: Vec<String>,
     /// Registers per thread of each function, from `.nv.info`'s
     /// `EIATTR_REGCOUNT` records.
     pub registers: BTreeMap<String, u32>,
@@ -148,6 +151,7 @@ pub fn inspect(data: &[u8]) -> ParseResult<CubinInfo> {
         kernels: Vec::new(),
         device_functions: Vec::new(),
         globals: Vec::new(),
+        strong_symbols: Vec::new(),
         registers: BTreeMap::new(),
     };
     // Only SHT_SYMTAB: sm_100+ cubins carry a second "Mercury" table.
@@ -162,6 +166,13 @@ pub fn inspect(data: &[u8]) -> ParseResult<CubinInfo> {
             continue;
         };
         let name = String::from_utf8_lossy(name).into_owned();
+        let data_or_code = matches!(
+            symbol.st_type(),
+            elf::STT_FUNC | elf::STT_OBJECT | STT_CUDA_OBJECT
+        );
+        if data_or_code && symbol.st_bind() == elf::STB_GLOBAL {
+            info.strong_symbols.push(name.clone());
+        }
         match symbol.st_type() {
             elf::STT_FUNC if symbol.st_other().0 & STO_CUDA_ENTRY != 0 => info.kernels.push(name),
             elf::STT_FUNC => info.device_functions.push(name),

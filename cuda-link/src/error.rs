@@ -102,7 +102,7 @@ pub enum Reason {
     /// An executable cubin offered to a linker.
     #[error(
         "executable (ET_EXEC) cubin cannot be linked: nvJitLink would silently drop its kernels; \
-         load it directly, or link the relocatable (-c / -rdc) cubin"
+         load it directly, or build relocatable device code (nvcc -rdc=true, ptxas -c)"
     )]
     ExecutableCubin,
 }

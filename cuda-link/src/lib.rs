@@ -39,7 +39,7 @@ pub use arch::{Arch, ArchVariant};
 pub use cache::{CacheStats, LinkCache};
 pub use error::{ObjectError, Reason};
 pub use inspect::Inspection;
-pub use linker::{Backend, LinkError, Linker, LinkerOptions, OutputKind};
+pub use linker::{Backend, DeviceContext, LinkError, Linker, LinkerOptions, OutputKind};
 pub use object_code::{ObjectCode, ObjectKind, ValidatedImage};
 #[cfg(unix)]
 pub use streamed::inspect_path;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::cubin::{self, ElfType};
+use crate::cubin;
 use crate::error::{ObjectError, ParseResult, Reason};
 use crate::inspect::{self, Inspection};
 use crate::{fatbin, host, ltoir, ptx};
@@ -341,15 +341,11 @@ impl ObjectCode {
         }
     }
 
-    /// Refuses inputs a linker would mishandle: an executable cubin, whose
-    /// kernels nvJitLink silently drops.
+    /// Refuses inputs a linker would mishandle: an executable cubin, bare or
+    /// anywhere in a fatbin, host object or archive, whose kernels nvJitLink
+    /// silently drops. The error names the entry.
     pub fn check_linkable(&self) -> Result<(), ObjectError> {
-        if self.kind() == ObjectKind::Cubin
-            && cubin::elf_type(self.as_bytes()) == Ok(ElfType::Executable)
-        {
-            return Err(ObjectError::new(&self.name, Reason::ExecutableCubin));
-        }
-        Ok(())
+        crate::linker::InputFacts::of(self).map(drop)
     }
 
     /// Reads everything this object holds, in pure Rust: arches, kernels,

@@ -15,6 +15,10 @@ pub struct PtxInfo {
     pub address_size: Option<u32>,
     /// Kernels defined (not only declared), deduplicated, in order.
     pub kernels: Vec<String>,
+    /// `.visible` functions and variables defined here (not `.extern`,
+    /// `.weak` or `.common`): what two inputs of one link must not both
+    /// define.
+    pub strong_symbols: Vec<String>,
 }
 
 /// Removes `//` and `/* */` comments, keeping string literals intact.
@@ -163,7 +167,78 @@ pub fn inspect(data: &[u8]) -> ParseResult<PtxInfo> {
         target,
         address_size: address_size.flatten(),
         kernels,
+        strong_symbols: strong_symbols(text(data)?),
     })
+}
+
+/// The names `.visible` definitions give, in one pass over the tokens:
+/// `.visible .entry|.func [(return)] NAME (...) ... {` and
+/// `.visible .global|.const ... NAME [= ...|[N]];`. Declarations (ending
+/// in `;` before any body) and other linkages are skipped.
+fn strong_symbols(text: &str) -> Vec<String> {
+    let mut tokens = Tokens::new(text).peekable();
+    let mut names = Vec::new();
+    let mut seen = foldhash::HashSet::default();
+    while let Some(token) = tokens.next() {
+        if token != ".visible" {
+            continue;
+        }
+        let name = match tokens.next() {
+            Some(".entry" | ".func") => visible_function(&mut tokens),
+            Some(".global" | ".const") => visible_variable(&mut tokens),
+            _ => None,
+        };
+        if let Some(name) = name.filter(|name| seen.insert(*name)) {
+            names.push(name.to_owned());
+        }
+    }
+    names
+}
+
+/// After `.visible .func`: the name, if a body `{` follows its signature.
+fn visible_function<'a>(tokens: &mut std::iter::Peekable<Tokens<'a>>) -> Option<&'a str> {
+    if tokens.next_if_eq(&"(").is_some() {
+        skip_group(tokens);
+    }
+    let name = tokens.next_if(|name| is_identifier(name))?;
+    let mut depth = 0usize;
+    for token in tokens.by_ref() {
+        match token {
+            "(" => depth += 1,
+            ")" => depth = depth.saturating_sub(1),
+            "{" if depth == 0 => return Some(name),
+            ";" if depth == 0 => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// After `.visible .global`: the last identifier before `;`, `=` or `[`.
+fn visible_variable<'a>(tokens: &mut std::iter::Peekable<Tokens<'a>>) -> Option<&'a str> {
+    let mut name = None;
+    while let Some(token) = tokens.next() {
+        match token {
+            ";" | "=" | "[" => return name,
+            "(" => skip_group(tokens),
+            _ if is_identifier(token) => name = Some(token),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Skips to the `)` that closes an already-consumed `(`.
+fn skip_group(tokens: &mut std::iter::Peekable<Tokens<'_>>) {
+    let mut depth = 1usize;
+    for token in tokens.by_ref() {
+        match token {
+            "(" => depth += 1,
+            ")" if depth == 1 => return,
+            ")" => depth -= 1,
+            _ => {}
+        }
+    }
 }
 
 /// The tokens of PTX text: identifiers and directives, and single
@@ -256,6 +331,34 @@ mod tests {
         assert_eq!(info.target, vec!["sm_90a"]);
         assert_eq!(info.address_size, Some(64));
         assert_eq!(info.kernels, vec!["saxpy", "declared", "_Z6kernelPf$1"]);
+    }
+
+    #[test]
+    fn strong_symbols_are_visible_definitions() {
+        let ptx = ".version 9.0 .target sm_90 .address_size 64\n\
+            .extern .func (.param .b32 r) declared_only(.param .b32 a);\n\
+            .visible .func (.param .b32 func_retval0) add_cabi(.param .b32 a)\n{\n ret;\n}\n\
+            .weak .func (.param .b32 r) _Z5twiceIiET_S0_(.param .b32 a)\n{\n ret;\n}\n\
+            .visible .func noreturn_value()\n{\n ret;\n}\n\
+            .visible .entry k(.param .u64 p)\n.maxntid 32, 1, 1\n{\n ret;\n}\n\
+            .visible .entry only_declared(.param .u64 p);\n\
+            .visible .global .align 4 .u32 device_counter;\n\
+            .visible .global .attribute(.managed) .align 4 .u32 managed_value;\n\
+            .visible .const .align 4 .b8 coeffs[16] = {0};\n\
+            .extern .global .align 4 .u32 elsewhere;\n\
+            .global .align 4 .u32 file_local;\n";
+        let info = inspect(ptx.as_bytes()).unwrap();
+        assert_eq!(
+            info.strong_symbols,
+            [
+                "add_cabi",
+                "noreturn_value",
+                "k",
+                "device_counter",
+                "managed_value",
+                "coeffs"
+            ]
+        );
     }
 
     #[test]

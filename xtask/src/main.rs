@@ -16,6 +16,7 @@
 mod bench;
 mod bindgen;
 mod cold;
+mod corpus;
 mod gpu;
 mod redist;
 mod vendor;
@@ -40,7 +41,7 @@ fn try_main() -> Result<()> {
         .map_or(("help", &[][..]), |(c, r)| (c.as_str(), r));
     match command {
         "bindgen" => bindgen::run(&workspace, rest.iter().any(|a| a == "--check")),
-        "provision" => redist::ensure(&workspace, &[]),
+        "provision" => redist::ensure(&workspace, &[]).and_then(|()| corpus::ensure(&workspace)),
         "test" => test(&workspace, rest),
         "demo" => demo(&workspace),
         "test-gpu" => gpu::test_gpu(&workspace, rest),
@@ -93,6 +94,7 @@ fn with_redist_env<'a>(command: &'a mut Command, workspace: &Path) -> &'a mut Co
 
 fn test(workspace: &Path, extra: &[String]) -> Result<()> {
     redist::ensure(workspace, &[])?;
+    corpus::ensure(workspace)?;
     run(with_redist_env(cargo().current_dir(workspace), workspace)
         .args(["test", "--workspace"])
         .args(extra))

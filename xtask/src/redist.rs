@@ -14,7 +14,7 @@ use crate::{Result, run};
 pub struct Wheel {
     /// Folder name under `target/cuda-redist`.
     pub dir: &'static str,
-    /// pip requirement.
+    /// pip requirements, separated by spaces.
     pub requirement: &'static str,
     /// A file inside the install, relative to its folder.
     pub marker: &'static str,
@@ -63,6 +63,18 @@ pub const WHEELS: &[Wheel] = &[
         marker: "nvidia/cuda_nvcc/bin/ptxas",
     },
 ];
+
+/// nvcc 13.0 with what it needs to run on a CPU machine with the host gcc
+/// (cicc, the CRT headers, the runtime and CCCL), for the test corpus. One
+/// folder, one pip call: nvcc finds its parts relative to itself, and pip
+/// does not merge a second install into an existing `--target`. 13.0
+/// matches the H200's toolkit, so its LTO-IR links there too.
+pub const NVCC: Wheel = Wheel {
+    dir: "nvcc13",
+    requirement: "nvidia-cuda-nvcc==13.0.88 nvidia-nvvm==13.0.88 nvidia-cuda-crt==13.0.88 \
+                  nvidia-cuda-runtime==13.0.96 nvidia-cuda-cccl==13.0.85",
+    marker: "nvidia/cu13/bin/nvcc",
+};
 
 /// A big shipped library for `bench-cold`'s inspection figures (167 MB),
 /// installed only by that command.
@@ -116,7 +128,7 @@ pub fn install(workspace: &Path, wheel: &Wheel) -> Result<PathBuf> {
         ])
         .arg("--target")
         .arg(&target)
-        .arg(wheel.requirement))?;
+        .args(wheel.requirement.split_whitespace()))?;
     if !marker.is_file() {
         return Err(format!(
             "{} installed but {} is missing",
@@ -165,6 +177,8 @@ pub fn test_env(workspace: &Path) -> Vec<(&'static str, PathBuf)> {
             "CUDA_LINK_NVJITLINK_PATH",
             at("nvjitlink13", "nvidia/cu13/lib/libnvJitLink.so.13"),
         ),
+        ("CUDA_LINK_CUOBJDUMP", cuobjdump(workspace)),
+        ("CUDA_LINK_CORPUS", crate::corpus::files(workspace)),
         ("CUDA_LINK_REQUIRE_REDIST", PathBuf::from("1")),
     ]
 }

@@ -1,17 +1,21 @@
 //! [`Linker`]: one linker over nvJitLink and the driver's `cuLink*`.
 
+mod device;
 mod driver;
+mod inputs;
 mod nvjitlink;
 mod options;
 
 use std::fmt;
 use std::sync::Arc;
 
+pub use device::DeviceContext;
 pub use nvjitlink_sys::NvJitLink;
 pub use options::{Backend, LinkerOptions, OutputKind};
 
 use crate::cache::{CacheKey, LinkCache};
 use crate::{Arch, ObjectCode, ObjectError, ObjectKind};
+pub(crate) use inputs::InputFacts;
 
 /// Why a link failed. Backend failures carry both logs and the input names.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -85,9 +89,32 @@ pub enum LinkError {
         /// The loaded version.
         version: String,
     },
+    /// Two inputs define the same strong (non-weak) symbol. nvJitLink 13
+    /// would keep one, report it only on the process's stderr, and succeed.
+    #[error("multiple definition of `{symbol}`: in {first} and in {second}")]
+    DuplicateDefinition {
+        /// The symbol.
+        symbol: String,
+        /// The input defining it first (with the archive member, if any).
+        first: String,
+        /// The input defining it again.
+        second: String,
+    },
     /// `link` with no inputs.
     #[error("nothing to link: add at least one input")]
     NoInputs,
+    /// A device's primary context could not be made current.
+    #[error("device {device}: {call} failed with {result}")]
+    DeviceContext {
+        /// The device ordinal.
+        device: i32,
+        /// The failing driver call.
+        call: &'static str,
+        /// The `CUresult` name.
+        result: String,
+        /// Its code.
+        code: u32,
+    },
     /// The driver backend without a current context.
     #[error("the driver backend needs a current CUDA context")]
     NoCurrentContext,
@@ -275,6 +302,8 @@ pub struct Linker {
     options: LinkerOptions,
     backend: Resolved,
     inputs: Vec<ObjectCode>,
+    /// What inspection found in each input, in the order of `inputs`.
+    facts: Vec<InputFacts>,
     info_log: String,
     error_log: String,
     cache: Option<Arc<LinkCache>>,
@@ -300,6 +329,11 @@ impl fmt::Debug for Linker {
 impl Linker {
     /// A linker with the backend `options.backend` picks.
     pub fn new(options: LinkerOptions) -> Result<Self, LinkError> {
+        // What can be known without a driver is reported before loading one.
+        Self::check_arch(&options)?;
+        if options.backend == Backend::Driver {
+            options.check_driver_options()?;
+        }
         let backend = match options.backend {
             Backend::NvJitLink => Resolved::NvJitLink(NvJitLink::global()?),
             Backend::Driver => Resolved::Driver(cuda_driver_sys::Driver::global()?),
@@ -334,6 +368,7 @@ impl Linker {
             options,
             backend,
             inputs: Vec::new(),
+            facts: Vec::new(),
             info_log: String::new(),
             error_log: String::new(),
             cache: None,
@@ -416,17 +451,48 @@ impl Linker {
         &self.options
     }
 
-    /// Adds an input. Executable cubins are refused (nvJitLink would drop
-    /// their kernels), and so is LTO-IR on the driver backend.
+    /// Adds an input. Refused: an executable cubin anywhere in it (nvJitLink
+    /// would drop its kernels), a strong symbol an earlier input already
+    /// defines, and LTO-IR on the driver backend.
     pub fn add(&mut self, input: &ObjectCode) -> Result<&mut Self, LinkError> {
-        input.check_linkable()?;
-        if input.kind() == ObjectKind::Ltoir && matches!(self.backend, Resolved::Driver(_)) {
+        let facts = Self::admit(self.backend(), &self.inputs, &self.facts, input)?;
+        self.inputs.push(input.clone());
+        self.facts.push(facts);
+        Ok(self)
+    }
+
+    /// The checks of [`add`](Self::add) for `input` after `inputs`.
+    fn admit(
+        backend: Backend,
+        inputs: &[ObjectCode],
+        facts: &[InputFacts],
+        input: &ObjectCode,
+    ) -> Result<InputFacts, LinkError> {
+        let new = InputFacts::of(input)?;
+        if backend == Backend::Driver && !new.ltoir_arches.is_empty() {
             return Err(LinkError::LtoirNeedsNvJitLink {
                 input: input.name().to_owned(),
             });
         }
-        self.inputs.push(input.clone());
-        Ok(self)
+        inputs::check_duplicates(inputs.iter().zip(facts), (input, &new))?;
+        Ok(new)
+    }
+
+    /// Everything a link of `inputs` with `options` would refuse that needs
+    /// no backend library: invalid or unsupported options, and every input
+    /// [`add`](Self::add) refuses. With `Backend::Auto`, the checks are
+    /// those of nvJitLink. Lets a tool report these on a machine without
+    /// the driver or nvJitLink.
+    pub fn check(options: &LinkerOptions, inputs: &[ObjectCode]) -> Result<(), LinkError> {
+        Self::check_arch(options)?;
+        if options.backend == Backend::Driver {
+            options.check_driver_options()?;
+        }
+        let mut facts = Vec::with_capacity(inputs.len());
+        for (i, input) in inputs.iter().enumerate() {
+            facts.push(Self::admit(options.backend, &inputs[..i], &facts, input)?);
+        }
+        Ok(())
     }
 
     /// Adds several inputs, stopping at the first refused one.
@@ -462,7 +528,8 @@ impl Linker {
             Some(arch) => arch.clone(),
             None => driver::current_device_arch().ok_or(LinkError::MissingArch)?,
         };
-        let flags = self.options.nvjitlink_flags(&arch, self.uses_lto(), output);
+        let lto = self.lto_for(arch.parse().ok().as_ref());
+        let flags = self.options.nvjitlink_flags(&arch, lto, output);
         Ok((arch, flags))
     }
 
@@ -478,11 +545,18 @@ impl Linker {
         ))
     }
 
-    /// Whether LTO is on: as set, or because an input is LTO-IR.
+    /// Whether LTO is on: as set, or because an input carries LTO-IR (bare,
+    /// or in an object, archive or fatbin) for the target arch; any LTO-IR
+    /// when the arch comes from the current context.
     pub fn uses_lto(&self) -> bool {
+        let arch = self.options.arch.as_deref().and_then(|a| a.parse().ok());
+        self.lto_for(arch.as_ref())
+    }
+
+    fn lto_for(&self, arch: Option<&Arch>) -> bool {
         self.options
             .link_time_optimization
-            .unwrap_or_else(|| self.inputs.iter().any(|i| i.kind() == ObjectKind::Ltoir))
+            .unwrap_or_else(|| self.facts.iter().any(|f| f.has_ltoir_for(arch)))
     }
 
     /// Links every input into `output`.

@@ -63,13 +63,13 @@ pub struct LinkerOptions {
     pub debug: bool,
     /// `-lineinfo` / `CU_JIT_GENERATE_LINE_INFO`.
     pub lineinfo: bool,
-    /// `-ftz=` / `CU_JIT_FTZ`.
+    /// `-ftz=0|1` / `CU_JIT_FTZ`.
     pub ftz: Option<bool>,
-    /// `-prec-div=` / `CU_JIT_PREC_DIV`.
+    /// `-prec-div=0|1` / `CU_JIT_PREC_DIV`.
     pub prec_div: Option<bool>,
-    /// `-prec-sqrt=` / `CU_JIT_PREC_SQRT`.
+    /// `-prec-sqrt=0|1` / `CU_JIT_PREC_SQRT`.
     pub prec_sqrt: Option<bool>,
-    /// `-fma=` / `CU_JIT_FMA`.
+    /// `-fma=0|1` / `CU_JIT_FMA`.
     pub fma: Option<bool>,
     /// `-kernels-used=` each / `CU_JIT_REFERENCED_KERNEL_NAMES`.
     pub kernels_used: Vec<String>,
@@ -129,8 +129,10 @@ impl LinkerOptions {
             ("prec-sqrt", self.prec_sqrt),
             ("fma", self.fma),
         ] {
+            // nvJitLink documents `=<n>`, and libNVVM, which gets these
+            // under LTO, refuses `=true` / `=false`.
             if let Some(value) = value {
-                flags.push(format!("-{name}={value}"));
+                flags.push(format!("-{name}={}", u8::from(value)));
             }
         }
         flags.extend(
@@ -154,11 +156,24 @@ impl LinkerOptions {
         flags
     }
 
-    /// Fails on the first option the driver's `cuLink*` cannot honour.
+    /// Fails on the first option the driver's `cuLink*` cannot honour,
+    /// for any output.
+    pub(crate) fn check_driver_options(&self) -> Result<(), LinkError> {
+        self.first_unsupported_by_driver(&[])
+    }
+
+    /// Fails on the first option the driver's `cuLink*` cannot honour,
+    /// or on an output it cannot produce.
     pub(crate) fn check_driver_support(&self, output: OutputKind) -> Result<(), LinkError> {
-        let unsupported = [
-            ("ptx", self.ptx || output == OutputKind::Ptx),
+        self.first_unsupported_by_driver(&[
+            ("ptx", output == OutputKind::Ptx),
             ("ltoir output", output == OutputKind::Ltoir),
+        ])
+    }
+
+    fn first_unsupported_by_driver(&self, more: &[(&'static str, bool)]) -> Result<(), LinkError> {
+        let unsupported = [
+            ("ptx", self.ptx),
             ("ptxas_options", !self.ptxas_options.is_empty()),
             ("split_compile", self.split_compile.is_some()),
             (
@@ -167,7 +182,7 @@ impl LinkerOptions {
             ),
             ("extra_flags", !self.extra_flags.is_empty()),
         ];
-        match unsupported.into_iter().find(|(_, set)| *set) {
+        match unsupported.iter().chain(more).find(|(_, set)| *set) {
             Some((option, _)) => Err(LinkError::UnsupportedOption {
                 option,
                 backend: Backend::Driver.name(),
@@ -220,10 +235,10 @@ mod tests {
             "-no-cache",
             "-maxrregcount=32",
             "-O3",
-            "-ftz=true",
-            "-prec-div=false",
-            "-prec-sqrt=true",
-            "-fma=false",
+            "-ftz=1",
+            "-prec-div=0",
+            "-prec-sqrt=1",
+            "-fma=0",
             "-kernels-used=k",
             "-variables-used=v",
             "-Xptxas=-v",

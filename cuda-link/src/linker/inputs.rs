@@ -1,0 +1,155 @@
+//! What a linker learns of each input from our own inspection before the
+//! backend sees it: executable cubins in any container (nvJitLink drops
+//! their kernels), strong definitions (nvJitLink 13 reports a duplicate on
+//! stderr only, and links), and LTO-IR in any container (which needs
+//! `-lto`).
+
+use crate::cubin::{CubinInfo, ElfType};
+use crate::error::Reason;
+use crate::inspect::{Contents, FatbinInfo, Payload};
+use crate::{Arch, ObjectCode, ObjectError};
+
+use super::LinkError;
+use crate::fatbin::EntryKind;
+
+/// One input's facts.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct InputFacts {
+    /// Strong definitions, each with where in the input it is: `None` for
+    /// the input itself, `Some(member)` inside an archive. nvJitLink pulls
+    /// in every archive member, so members count as separate inputs.
+    strong_symbols: Vec<(String, Option<String>)>,
+    /// Arches of the LTO-IR it carries, bare or in a container.
+    pub ltoir_arches: Vec<Arch>,
+}
+
+impl InputFacts {
+    /// Inspects `input`, refusing executable cubins wherever they are.
+    pub fn of(input: &ObjectCode) -> Result<Self, ObjectError> {
+        let inspection = input.inspect()?;
+        let refuse = |place: Option<String>| {
+            let reason = match place {
+                Some(place) => Reason::inside(place, Reason::ExecutableCubin),
+                None => Reason::ExecutableCubin,
+            };
+            ObjectError::new(input.name(), reason)
+        };
+        let mut facts = InputFacts::default();
+        match &inspection.contents {
+            Contents::Cubin(info) => {
+                if info.elf_type == ElfType::Executable {
+                    return Err(refuse(None));
+                }
+                facts.add_strong(&info.strong_symbols, None);
+            }
+            Contents::Ptx(info) => facts.add_strong(&info.strong_symbols, None),
+            Contents::Ltoir(info) => facts.ltoir_arches.push(info.arch),
+            Contents::Fatbin(fatbin) => facts.add_fatbin(fatbin, "", None).map_err(refuse)?,
+            Contents::Object(object) => {
+                for embedded in &object.fatbins {
+                    let place =
+                        format!("fatbin in {} at {:#x}, ", embedded.section, embedded.offset);
+                    facts
+                        .add_fatbin(&embedded.fatbin, &place, None)
+                        .map_err(refuse)?;
+                }
+            }
+            Contents::Library(library) => {
+                for member in &library.members {
+                    let Ok(object) = &member.object else { continue };
+                    for embedded in &object.fatbins {
+                        let place = format!("member {}, ", member.name);
+                        facts
+                            .add_fatbin(&embedded.fatbin, &place, Some(&member.name))
+                            .map_err(refuse)?;
+                    }
+                }
+            }
+        }
+        facts.strong_symbols.sort();
+        facts.strong_symbols.dedup();
+        Ok(facts)
+    }
+
+    /// Adds a fatbin's entries; `Err(place)` names an executable cubin.
+    fn add_fatbin(
+        &mut self,
+        fatbin: &FatbinInfo,
+        place: &str,
+        member: Option<&String>,
+    ) -> Result<(), Option<String>> {
+        for entry in &fatbin.entries {
+            match &entry.payload {
+                Payload::Cubin(CubinInfo {
+                    elf_type: ElfType::Executable,
+                    ..
+                }) => {
+                    return Err(Some(format!(
+                        "{place}fatbin entry {} ({} cubin)",
+                        entry.index, entry.arch
+                    )));
+                }
+                Payload::Cubin(info) => self.add_strong(&info.strong_symbols, member),
+                Payload::Ptx(info) => self.add_strong(&info.strong_symbols, member),
+                _ if entry.kind == EntryKind::Ltoir => self.ltoir_arches.push(entry.arch),
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn add_strong(&mut self, names: &[String], member: Option<&String>) {
+        self.strong_symbols
+            .extend(names.iter().map(|name| (name.clone(), member.cloned())));
+    }
+
+    /// Whether it carries LTO-IR that a link for `target` would use.
+    pub fn has_ltoir_for(&self, target: Option<&Arch>) -> bool {
+        match target {
+            Some(target) => self
+                .ltoir_arches
+                .iter()
+                .any(|arch| arch.ir_compatible_with(target)),
+            None => !self.ltoir_arches.is_empty(),
+        }
+    }
+}
+
+/// Fails when `next` defines a strong symbol that one of `earlier`, or
+/// another member of its own archive, already defines. Weak definitions
+/// (template instantiations, inline functions) are not strong and pass.
+pub(super) fn check_duplicates<'a>(
+    earlier: impl IntoIterator<Item = (&'a ObjectCode, &'a InputFacts)>,
+    next: (&ObjectCode, &InputFacts),
+) -> Result<(), LinkError> {
+    let place = |input: &ObjectCode, member: &Option<String>| match member {
+        Some(member) => format!("{} (member {member})", input.name()),
+        None => input.name().to_owned(),
+    };
+    let mut defined = foldhash::HashMap::<&str, String>::default();
+    for (input, facts) in earlier {
+        for (name, member) in &facts.strong_symbols {
+            defined
+                .entry(name.as_str())
+                .or_insert_with(|| place(input, member));
+        }
+    }
+    let (input, facts) = next;
+    let mut own = foldhash::HashMap::<&str, &Option<String>>::default();
+    for (name, member) in &facts.strong_symbols {
+        let first = match (defined.get(name.as_str()), own.get(name.as_str())) {
+            (Some(first), _) => Some(first.clone()),
+            (None, Some(other)) if *other != member => Some(place(input, other)),
+            _ => None,
+        };
+        if let Some(first) = first {
+            return Err(LinkError::DuplicateDefinition {
+                symbol: name.clone(),
+                first,
+                second: place(input, member),
+            });
+        }
+        own.insert(name, member);
+    }
+    Ok(())
+}
