@@ -146,3 +146,58 @@ fn the_cache_reports_and_is_managed_from_the_command_line() {
     assert!(cache("stats").contains(": 0 entries, 0 bytes"));
     assert!(link().contains("cache miss, stored in"));
 }
+
+/// What is wrong with options or inputs is reported before the driver is
+/// loaded, so a machine without one hears it too.
+#[test]
+fn driver_backend_checks_options_and_inputs_first() {
+    let Some(ltoir) = fixtures::ltoir(fixtures::SAXPY_CU, "saxpy.cu", "sm_90") else {
+        return;
+    };
+    let ptx = fixtures::saxpy_ptx().unwrap();
+    let (dir, ltoir_path) = temp_file("saxpy.ltoir", &ltoir);
+    let ptx_path = dir.path().join("saxpy.ptx");
+    std::fs::write(&ptx_path, &ptx).unwrap();
+    let link = |extra: &[&str], input: &std::path::Path| {
+        let run = cuda_link()
+            .args(["link", "-arch=sm_90", "--backend", "driver", "-o"])
+            .arg(dir.path().join("out.cubin"))
+            .args(extra)
+            .arg(input)
+            .output()
+            .unwrap();
+        assert!(!run.status.success());
+        String::from_utf8_lossy(&run.stderr).into_owned()
+    };
+    let stderr = link(&[], &ltoir_path);
+    assert!(
+        stderr.contains("saxpy.ltoir: LTO-IR input requires the nvJitLink backend"),
+        "{stderr}"
+    );
+    let stderr = link(&["--xptxas=-v"], &ptx_path);
+    assert!(
+        stderr.contains("option `ptxas_options` is not supported by the driver backend"),
+        "{stderr}"
+    );
+}
+
+/// `cuda-link inspect ... | head` closes the pipe early: no panic.
+#[test]
+fn inspect_into_a_closed_pipe_exits_quietly() {
+    let Some(ptx) = fixtures::saxpy_ptx() else {
+        return;
+    };
+    let (_dir, input) = temp_file("saxpy.ptx", &ptx);
+    let mut child = cuda_link()
+        .arg("inspect")
+        .args(std::iter::repeat_n(&input, 200))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

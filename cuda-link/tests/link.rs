@@ -403,3 +403,136 @@ fn linkers_run_in_parallel_threads() {
         });
     });
 }
+
+/// The section names of a linked cubin.
+fn section_names(code: &ObjectCode) -> Vec<String> {
+    use object::{Object as _, ObjectSection as _};
+    let file = object::File::parse(code.as_bytes()).unwrap();
+    file.sections()
+        .filter_map(|s| s.name().ok().map(str::to_owned))
+        .collect()
+}
+
+/// `ftz`, `prec_div`, `prec_sqrt` and `fma`, each set to each value, link
+/// PTX, LTO-IR and a mix of both on nvJitLink 12 and 13: libNVVM, which
+/// gets them under LTO, takes only the `=0` / `=1` spelling.
+#[test]
+fn boolean_options_link_with_and_without_lto() {
+    let _serial = serial();
+    let (Some(ptx_input), Some(ltoir_input)) = (
+        ptx("saxpy.cu", fixtures::SAXPY_CU),
+        ltoir("saxpy.cu", fixtures::SAXPY_CU),
+    ) else {
+        return;
+    };
+    let mixed = [
+        ltoir("lto_main.cu", fixtures::LTO_MAIN_CU).unwrap(),
+        ptx("lto_scale.cu", fixtures::LTO_SCALE_CU).unwrap(),
+        ltoir("lto_offset.cu", fixtures::LTO_OFFSET_CU).unwrap(),
+    ];
+    let sets: [(&[ObjectCode], &str); 3] = [
+        (std::slice::from_ref(&ptx_input), "saxpy"),
+        (std::slice::from_ref(&ltoir_input), "saxpy"),
+        (&mixed, "lto_saxpy"),
+    ];
+    each_nvjitlink(|major, lib| {
+        for (inputs, kernel) in sets {
+            for value in [true, false] {
+                for (field, options) in [
+                    (
+                        "ftz",
+                        LinkerOptions {
+                            ftz: Some(value),
+                            ..sm90()
+                        },
+                    ),
+                    (
+                        "prec_div",
+                        LinkerOptions {
+                            prec_div: Some(value),
+                            ..sm90()
+                        },
+                    ),
+                    (
+                        "prec_sqrt",
+                        LinkerOptions {
+                            prec_sqrt: Some(value),
+                            ..sm90()
+                        },
+                    ),
+                    (
+                        "fma",
+                        LinkerOptions {
+                            fma: Some(value),
+                            ..sm90()
+                        },
+                    ),
+                ] {
+                    let mut linker = linker(&lib, options);
+                    linker.add_many(inputs).unwrap();
+                    let linked = linker.link(OutputKind::Cubin).unwrap_or_else(|e| {
+                        panic!(
+                            "nvJitLink {major}, {field} = {value}, {:?}: {e}",
+                            inputs[0].kind()
+                        )
+                    });
+                    assert!(linked.inspect().unwrap().kernels().contains(&kernel));
+                }
+            }
+        }
+    });
+}
+
+/// `ftz`, `-O`, `lineinfo` and `debug` show in the output, not only in a
+/// successful link. `ftz` changes LTO-IR's code generation; PTX spells
+/// `.ftz` on each instruction, so there it changes nothing.
+#[test]
+fn code_changing_options_change_the_output() {
+    let _serial = serial();
+    let (Some(ptx_input), Some(ltoir_input)) = (
+        ptx("saxpy.cu", fixtures::SAXPY_CU),
+        ltoir("saxpy.cu", fixtures::SAXPY_CU),
+    ) else {
+        return;
+    };
+    each_nvjitlink(|major, lib| {
+        for input in [&ptx_input, &ltoir_input] {
+            let link = |options: LinkerOptions| {
+                let options = LinkerOptions {
+                    no_cache: true,
+                    ..options
+                };
+                let mut linker = linker(&lib, options);
+                linker.add(input).unwrap();
+                linker.link(OutputKind::Cubin).unwrap()
+            };
+            let what = format!("nvJitLink {major}, {}", input.kind());
+            let base = link(sm90());
+            let has =
+                |code: &ObjectCode, section: &str| section_names(code).iter().any(|s| s == section);
+            let ftz = link(LinkerOptions {
+                ftz: Some(true),
+                ..sm90()
+            });
+            let is_ltoir = input.kind() == ObjectKind::Ltoir;
+            assert_eq!(ftz.as_bytes() != base.as_bytes(), is_ltoir, "{what}: ftz");
+            let o0 = link(LinkerOptions {
+                optimization_level: Some(0),
+                ..sm90()
+            });
+            assert_ne!(o0.as_bytes(), base.as_bytes(), "{what}: -O0");
+            assert!(!has(&base, ".nv_debug_line_sass"), "{what}");
+            let lineinfo = link(LinkerOptions {
+                lineinfo: true,
+                ..sm90()
+            });
+            assert!(has(&lineinfo, ".nv_debug_line_sass"), "{what}: lineinfo");
+            let debug = link(LinkerOptions {
+                debug: true,
+                ..sm90()
+            });
+            assert!(has(&debug, ".nv_debug_info_reg_sass"), "{what}: debug");
+            assert!(!has(&lineinfo, ".nv_debug_info_reg_sass"), "{what}");
+        }
+    });
+}

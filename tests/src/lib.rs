@@ -10,6 +10,7 @@ use std::ffi::{CStr, CString, c_char, c_int, c_void};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+pub mod corpus;
 pub mod fixtures;
 pub mod hostile;
 pub mod workloads;

@@ -2,9 +2,10 @@
 //! way numba-cuda's and pynvjitlink's test-data Makefiles build theirs,
 //! into every container kind, with and without LTO.
 //!
-//! The build lands in `target/corpus/files` (nvcc's stderr of each recipe
-//! in `target/corpus/logs`) and is redone only when a source, a recipe or
-//! the nvcc pin changes: `target/corpus/stamp` records all three.
+//! The build lands in `target/corpus/files`, with the toolkit's
+//! `libcudadevrt.a`; nvcc's stderr of each recipe goes to
+//! `target/corpus/logs`. It is redone only when a source, a recipe, the
+//! nvcc pin or this builder changes: `target/corpus/stamp` records them.
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
@@ -205,6 +206,14 @@ pub fn ensure(workspace: &Path) -> Result<()> {
     if !failures.is_empty() {
         return Err(failures.join("\n").into());
     }
+    // The device runtime of the same toolkit, for the device-side launch.
+    let devrt = nvcc
+        .ancestors()
+        .nth(2)
+        .map(|cu13| cu13.join("lib/libcudadevrt.a"));
+    if let Some(devrt) = devrt {
+        std::fs::copy(devrt, files.join("libcudadevrt.a"))?;
+    }
     std::fs::write(stamp_file, stamp)?;
     Ok(())
 }
@@ -232,9 +241,10 @@ fn build(nvcc: &Path, sources: &Path, files: &Path, logs: &Path, recipe: &Recipe
     }
 }
 
-/// A hash of every source, every recipe and the nvcc pin.
+/// A hash of every source, every recipe, the nvcc pin and this builder.
 fn stamp(sources: &Path, recipes: &[Recipe]) -> Result<String> {
     let mut hasher = DefaultHasher::new();
+    include_str!("corpus.rs").hash(&mut hasher);
     redist::NVCC.requirement.hash(&mut hasher);
     recipes.hash(&mut hasher);
     let mut names: Vec<PathBuf> = std::fs::read_dir(sources)?

@@ -21,6 +21,9 @@ pub(crate) struct InputFacts {
     strong_symbols: Vec<(String, Option<String>)>,
     /// Arches of the LTO-IR it carries, bare or in a container.
     pub ltoir_arches: Vec<Arch>,
+    /// Whether it is LTO-IR itself, which always needs LTO (and nvJitLink
+    /// then names an arch mismatch).
+    bare_ltoir: bool,
 }
 
 impl InputFacts {
@@ -43,7 +46,10 @@ impl InputFacts {
                 facts.add_strong(&info.strong_symbols, None);
             }
             Contents::Ptx(info) => facts.add_strong(&info.strong_symbols, None),
-            Contents::Ltoir(info) => facts.ltoir_arches.push(info.arch),
+            Contents::Ltoir(info) => {
+                facts.ltoir_arches.push(info.arch);
+                facts.bare_ltoir = true;
+            }
             Contents::Fatbin(fatbin) => facts.add_fatbin(fatbin, "", None).map_err(refuse)?,
             Contents::Object(object) => {
                 for embedded in &object.fatbins {
@@ -103,9 +109,11 @@ impl InputFacts {
             .extend(names.iter().map(|name| (name.clone(), member.cloned())));
     }
 
-    /// Whether it carries LTO-IR that a link for `target` would use.
+    /// Whether it is LTO-IR, or carries LTO-IR a link for `target` would
+    /// use.
     pub fn has_ltoir_for(&self, target: Option<&Arch>) -> bool {
         match target {
+            _ if self.bare_ltoir => true,
             Some(target) => self
                 .ltoir_arches
                 .iter()

@@ -1,0 +1,109 @@
+//! The nvcc corpus that `cargo xtask test` builds from `tests/corpus/*.cu`
+//! (see `xtask/src/corpus.rs` for each file's nvcc command line).
+
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The corpus folder, or `None` to skip (see [`crate::redist`]).
+pub fn dir() -> Option<PathBuf> {
+    crate::redist("CUDA_LINK_CORPUS")
+}
+
+/// The bytes of one corpus file; panics when it is missing.
+pub fn read(dir: &std::path::Path, name: &str) -> Vec<u8> {
+    std::fs::read(dir.join(name)).unwrap_or_else(|e| panic!("corpus file {name}: {e}"))
+}
+
+/// What nvcc printed on stderr while building `output`.
+pub fn build_log(dir: &std::path::Path, output: &str) -> String {
+    let logs = dir
+        .parent()
+        .expect("corpus files live in a folder")
+        .join("logs");
+    std::fs::read_to_string(logs.join(format!("{output}.log")))
+        .unwrap_or_else(|e| panic!("build log of {output}: {e}"))
+}
+
+/// Kernels of `use_device_functions.cu`, each calling one function of
+/// `device_functions.cu`.
+pub const CALLER_KERNELS: [&str; 3] = ["call_add_cabi", "call_mul_cpp", "call_hadd_fp16"];
+
+/// The container forms every relocatable corpus source is built in:
+/// `(file name of stem, uses LTO)`.
+pub fn containers(stem: &str) -> Vec<(String, bool)> {
+    vec![
+        (format!("{stem}.cubin"), false),
+        (format!("{stem}.ptx"), false),
+        (format!("{stem}.o"), false),
+        (format!("lib{stem}.a"), false),
+        (format!("{stem}.fatbin"), false),
+        (format!("{stem}.ltoir"), true),
+        (format!("{stem}_lto.o"), true),
+        (format!("lib{stem}_lto.a"), true),
+        (format!("{stem}_lto.fatbin"), true),
+        (format!("{stem}_sass_lto.fatbin"), true),
+    ]
+}
+
+/// What `cuobjdump` reports of a file: ELF and PTX entries by arch, LTO-IR
+/// arches, and the kernels (`ENTRY` symbols) of its cubins.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Listing {
+    /// Arch of each ELF entry, sorted.
+    pub elf: Vec<String>,
+    /// Arch of each PTX entry, sorted.
+    pub ptx: Vec<String>,
+    /// Arches of the LTO-IR entries, sorted and deduplicated.
+    pub ltoir: Vec<String>,
+    /// Kernel names of the cubins, sorted and deduplicated.
+    pub kernels: Vec<String>,
+}
+
+/// Runs the provisioned `cuobjdump` on `path`; `None` to skip.
+pub fn cuobjdump(path: &std::path::Path) -> Option<Listing> {
+    let tool = crate::redist("CUDA_LINK_CUOBJDUMP")?;
+    let run = |args: &[&str]| {
+        let output = Command::new(&tool)
+            .args(args)
+            .arg(path)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", tool.display()));
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let mut listing = Listing::default();
+    // `ELF file    1: name.1.sm_90.cubin`, `PTX file    1: name.1.sm_90.ptx`
+    for line in run(&["-lelf", "-lptx"]).lines() {
+        let file = line.rsplit(": ").next().unwrap_or_default();
+        let arch = file.rsplit('.').nth(1).unwrap_or_default().to_owned();
+        if line.starts_with("ELF file") {
+            listing.elf.push(arch);
+        } else if line.starts_with("PTX file") {
+            listing.ptx.push(arch);
+        }
+    }
+    // `Fatbin nvvm code:` headers are followed by `arch = sm_90`.
+    let all = run(&["-all", "-res-usage"]);
+    let mut lines = all.lines();
+    while let Some(line) = lines.next() {
+        if line.starts_with("Fatbin nvvm code") {
+            let arch = lines.find_map(|l| l.strip_prefix("arch = "));
+            listing.ltoir.extend(arch.map(str::to_owned));
+        }
+    }
+    // `FUNC  GLOBAL  DEFAULT  ENTRY  name`; undefined ones carry a `U`.
+    for line in run(&["-symbols"]).lines() {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        if fields.first() == Some(&"FUNC") && fields.contains(&"ENTRY") && !fields.contains(&"U") {
+            listing
+                .kernels
+                .extend(fields.last().map(|s| (*s).to_owned()));
+        }
+    }
+    listing.elf.sort();
+    listing.ptx.sort();
+    listing.ltoir.sort();
+    listing.ltoir.dedup();
+    listing.kernels.sort();
+    listing.kernels.dedup();
+    Some(listing)
+}
