@@ -82,6 +82,11 @@ fn inspection_agrees_with_cuobjdump_on_every_file() {
     let Some((dir, _)) = setup() else { return };
     for name in corpus_files(&dir) {
         let code = load(&dir, &name);
+        if name.ends_with(".ptx") {
+            // As nvcc writes it: the NUL the C libraries need is ours to add.
+            assert_ne!(code.as_bytes().last(), Some(&0), "{name}");
+            assert_eq!(code.image().as_bytes().last(), Some(&0), "{name}");
+        }
         let inspection = code.inspect().unwrap_or_else(|e| panic!("{e}"));
         // cuobjdump reads neither bare PTX nor bare LTO-IR.
         if matches!(inspection.contents, Contents::Ptx(_) | Contents::Ltoir(_)) {

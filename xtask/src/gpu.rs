@@ -24,9 +24,11 @@ export CUDA_LINK_CUDADEVRT=${CUDA_LINK_CUDADEVRT:-$CUDA/lib64/libcudadevrt.a}
 "#;
 
 /// Runs the bundled GPU tests, the ignored ones included, once per module
-/// loading mode, built against the cuda.h 12.9 and 13.0 declarations.
+/// loading mode, built against the cuda.h 12.9 and 13.0 declarations, and
+/// the nvcc corpus tests with the bundled corpus and CLI.
 const RUN_SH: &str = r#"status=0
-for tests in gpu-tests gpu-tests-cuda-13000; do
+export CUDA_LINK_CORPUS="$PWD/corpus/files" CUDA_LINK_CLI="$PWD/cuda-link"
+for tests in gpu-tests gpu-tests-cuda-13000 gpu-corpus-tests; do
     for mode in EAGER LAZY; do
         echo "== $tests, CUDA_MODULE_LOADING=$mode"
         CUDA_MODULE_LOADING=$mode ./$tests --include-ignored --test-threads=1 --show-output "$@" || status=1
@@ -168,12 +170,36 @@ pub fn test_gpu(workspace: &Path, args: &[String]) -> Result<()> {
         ],
         "gpu",
     )?;
+    let corpus_tests = build_executable(
+        workspace,
+        &[
+            "test",
+            "-p",
+            "cuda-module",
+            "--test",
+            "gpu_corpus",
+            "--no-run",
+        ],
+        "gpu_corpus",
+    )?;
+    let cli = build_executable(
+        workspace,
+        &["build", "--release", "-p", "cuda-link-cli"],
+        "cuda-link",
+    )?;
+    crate::corpus::ensure(workspace)?;
     let fuzzer = build_example(workspace, "gpu_fuzz")?;
     let load_gap = build_example(workspace, "load_gap")?;
     let bundle = workspace.join("target/gpu-bundle");
     std::fs::create_dir_all(&bundle)?;
     std::fs::copy(&executable, bundle.join("gpu-tests"))?;
     std::fs::copy(&executable_13000, bundle.join("gpu-tests-cuda-13000"))?;
+    std::fs::copy(&corpus_tests, bundle.join("gpu-corpus-tests"))?;
+    std::fs::copy(&cli, bundle.join("cuda-link"))?;
+    copy_dir(
+        &workspace.join("target/corpus/files"),
+        &bundle.join("corpus/files"),
+    )?;
     std::fs::copy(&fuzzer, bundle.join("gpu-fuzz"))?;
     std::fs::copy(&load_gap, bundle.join("load-gap"))?;
     write_script(&bundle.join("load_gap.sh"), LOAD_GAP_SH)?;
@@ -190,6 +216,19 @@ pub fn test_gpu(workspace: &Path, args: &[String]) -> Result<()> {
 
     if args.iter().any(|a| a == "--run") || has_local_gpu() {
         run(&mut Command::new(&script))?;
+    }
+    Ok(())
+}
+
+/// Copies the files of `from` (not its folders) into `to`, made afresh.
+fn copy_dir(from: &Path, to: &Path) -> Result<()> {
+    let _ = std::fs::remove_dir_all(to);
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        if entry.file_type()?.is_file() {
+            std::fs::copy(entry.path(), to.join(entry.file_name()))?;
+        }
     }
     Ok(())
 }
