@@ -56,7 +56,7 @@ fn launch_binary<T: bytemuck::NoUninit + bytemuck::AnyBitPattern + Default + Cop
     let (da, db, out) = (
         buffer(context, a),
         buffer(context, b),
-        buffer(context, &vec![T::default(); N]),
+        buffer(context, &[T::default(); N]),
     );
     let (mut out_arg, mut a_arg, mut b_arg, mut n_arg) =
         (out.pointer(), da.pointer(), db.pointer(), N as i32);

@@ -2,6 +2,7 @@
 //! file inspected against cuobjdump, every container linked with
 //! nvJitLink 13, the defect classes of real-world inputs refused with
 //! typed errors.
+#![allow(clippy::result_large_err)]
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
