@@ -2,13 +2,13 @@
 
 use std::fmt;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde::Serialize;
 
 use crate::cubin;
 use crate::error::{ObjectError, ParseResult, Reason};
-use crate::inspect::{self, Inspection};
+use crate::inspect::{self, Contents, Inspection};
 use crate::{fatbin, host, ltoir, ptx};
 
 /// The kinds of device code a linker takes or produces.
@@ -134,6 +134,10 @@ pub struct ObjectCode {
     /// The length of the bytes as given: the image of PTX given without a
     /// trailing NUL is one byte longer.
     len: usize,
+    /// What inspection found, read once and shared by clones: a linker
+    /// consults it on every `add`, and the same object is often added to
+    /// many links.
+    contents: Arc<OnceLock<Result<Contents, Reason>>>,
 }
 
 /// The bytes of an [`ObjectCode`] as C code may see them.
@@ -261,6 +265,7 @@ impl ObjectCode {
             name: name.into(),
             image: ValidatedImage { kind, bytes },
             len,
+            contents: Arc::default(),
         })
     }
 
@@ -351,13 +356,19 @@ impl ObjectCode {
     /// Reads everything this object holds, in pure Rust: arches, kernels,
     /// fatbin entries (decompressed to look inside), archive members.
     pub fn inspect(&self) -> Result<Inspection, ObjectError> {
-        inspect::inspect(self.kind(), self.as_bytes())
-            .map(|contents| Inspection {
-                name: self.name.to_string(),
-                kind: self.kind(),
-                size: self.len,
-                contents,
-            })
-            .map_err(|reason| ObjectError::new(&self.name, reason))
+        self.contents().map(|contents| Inspection {
+            name: self.name.to_string(),
+            kind: self.kind(),
+            size: self.len,
+            contents: contents.clone(),
+        })
+    }
+
+    /// The inspected contents, read on first use.
+    pub(crate) fn contents(&self) -> Result<&Contents, ObjectError> {
+        self.contents
+            .get_or_init(|| inspect::inspect(self.kind(), self.as_bytes()))
+            .as_ref()
+            .map_err(|reason| ObjectError::new(&self.name, reason.clone()))
     }
 }

@@ -413,16 +413,20 @@ fn section_names(code: &ObjectCode) -> Vec<String> {
         .collect()
 }
 
+fn saxpy_ptx_and_ltoir() -> Option<(ObjectCode, ObjectCode)> {
+    Some((
+        ptx("saxpy.cu", fixtures::SAXPY_CU)?,
+        ltoir("saxpy.cu", fixtures::SAXPY_CU)?,
+    ))
+}
+
 /// `ftz`, `prec_div`, `prec_sqrt` and `fma`, each set to each value, link
 /// PTX, LTO-IR and a mix of both on nvJitLink 12 and 13: libNVVM, which
 /// gets them under LTO, takes only the `=0` / `=1` spelling.
 #[test]
 fn boolean_options_link_with_and_without_lto() {
     let _serial = serial();
-    let (Some(ptx_input), Some(ltoir_input)) = (
-        ptx("saxpy.cu", fixtures::SAXPY_CU),
-        ltoir("saxpy.cu", fixtures::SAXPY_CU),
-    ) else {
+    let Some((ptx_input, ltoir_input)) = saxpy_ptx_and_ltoir() else {
         return;
     };
     let mixed = [
@@ -489,10 +493,7 @@ fn boolean_options_link_with_and_without_lto() {
 #[test]
 fn code_changing_options_change_the_output() {
     let _serial = serial();
-    let (Some(ptx_input), Some(ltoir_input)) = (
-        ptx("saxpy.cu", fixtures::SAXPY_CU),
-        ltoir("saxpy.cu", fixtures::SAXPY_CU),
-    ) else {
+    let Some((ptx_input, ltoir_input)) = saxpy_ptx_and_ltoir() else {
         return;
     };
     each_nvjitlink(|major, lib| {

@@ -81,6 +81,24 @@ fn launch_binary<T: bytemuck::NoUninit + bytemuck::AnyBitPattern + Default + Cop
     out.to_vec().unwrap()
 }
 
+/// Launches `kernel(T *out)` with one block of 32 threads over 32 values
+/// of `T` (each kernel this is used for writes at most those), returns them.
+fn launch_on_32<T: bytemuck::NoUninit + bytemuck::AnyBitPattern + Default + Copy>(
+    context: &Context,
+    library: &Library,
+    kernel: &str,
+) -> Vec<T> {
+    let out = buffer(context, &[T::default(); 32]);
+    let mut out_arg = out.pointer();
+    let mut params: [*mut c_void; 1] = [(&raw mut out_arg).cast()];
+    let function = library.kernel(kernel).unwrap();
+    // SAFETY: the kernel takes one pointer to 32 values of T and runs with
+    // 32 threads, each writing its own element.
+    unsafe { function.launch(context, LaunchConfig::for_elements(32, 32), &mut params) }.unwrap();
+    cuda_module::synchronize(context).unwrap();
+    out.to_vec().unwrap()
+}
+
 /// Launches the three caller kernels and checks every element.
 fn check_callers(context: &Context, library: &Library, what: &str) {
     let ints_a: Vec<i32> = (0..N as i32).collect();
@@ -165,15 +183,8 @@ fn multi_file_lto_device_launch_and_variables() {
         let linked = link(&dir, &[&file, "libcudadevrt.a"], Backend::NvJitLink)
             .unwrap_or_else(|e| panic!("{file}: {e}"));
         let library = Library::load(&linked).unwrap();
-        let out = buffer(&context, &[0i32; 32]);
-        let mut out_arg = out.pointer();
-        let mut params: [*mut c_void; 1] = [(&raw mut out_arg).cast()];
-        let function = library.kernel("dl_parent").unwrap();
-        // SAFETY: dl_parent(int *out); its child writes 32 ints.
-        unsafe { function.launch(&context, LaunchConfig::for_elements(32, 32), &mut params) }
-            .unwrap();
-        cuda_module::synchronize(&context).unwrap();
-        let values: Vec<i32> = out.to_vec().unwrap();
+        // dl_parent's child writes 32 ints.
+        let values: Vec<i32> = launch_on_32(&context, &library, "dl_parent");
         assert!(
             (0..32).all(|i| values[i] == 2 * i as i32),
             "{file}: {values:?}"
@@ -195,15 +206,7 @@ fn multi_file_lto_device_launch_and_variables() {
             cuda_module::copy_to_device(coeffs, &[1.0f32, 2.0, 3.0, 4.0]).unwrap();
             cuda_module::copy_to_device(managed, &[10i32]).unwrap();
         }
-        let out = buffer(&context, &[0f32; 32]);
-        let mut out_arg = out.pointer();
-        let mut params: [*mut c_void; 1] = [(&raw mut out_arg).cast()];
-        let function = library.kernel("use_variables").unwrap();
-        // SAFETY: use_variables(float *out) with 32 threads over 32 floats.
-        unsafe { function.launch(&context, LaunchConfig::for_elements(32, 32), &mut params) }
-            .unwrap();
-        cuda_module::synchronize(&context).unwrap();
-        let values: Vec<f32> = out.to_vec().unwrap();
+        let values: Vec<f32> = launch_on_32(&context, &library, "use_variables");
         let expected: Vec<f32> = (0..32).map(|i| (i % 4 + 1) as f32 + 10.0).collect();
         assert_eq!(values, expected, "{file}");
     }

@@ -29,7 +29,7 @@ pub(crate) struct InputFacts {
 impl InputFacts {
     /// Inspects `input`, refusing executable cubins wherever they are.
     pub fn of(input: &ObjectCode) -> Result<Self, ObjectError> {
-        let inspection = input.inspect()?;
+        let contents = input.contents()?;
         let refuse = |place: Option<String>| {
             let reason = match place {
                 Some(place) => Reason::inside(place, Reason::ExecutableCubin),
@@ -38,7 +38,7 @@ impl InputFacts {
             ObjectError::new(input.name(), reason)
         };
         let mut facts = InputFacts::default();
-        match &inspection.contents {
+        match contents {
             Contents::Cubin(info) => {
                 if info.elf_type == ElfType::Executable {
                     return Err(refuse(None));
