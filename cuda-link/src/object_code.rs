@@ -8,7 +8,8 @@ use serde::Serialize;
 
 use crate::cubin;
 use crate::error::{ObjectError, ParseResult, Reason};
-use crate::inspect::{self, Contents, Inspection};
+use crate::inspect::{self, Inspection};
+use crate::linker::InputFacts;
 use crate::{fatbin, host, ltoir, ptx};
 
 /// The kinds of device code a linker takes or produces.
@@ -134,10 +135,9 @@ pub struct ObjectCode {
     /// The length of the bytes as given: the image of PTX given without a
     /// trailing NUL is one byte longer.
     len: usize,
-    /// What inspection found, read once and shared by clones: a linker
-    /// consults it on every `add`, and the same object is often added to
-    /// many links.
-    contents: Arc<OnceLock<Result<Contents, Reason>>>,
+    /// What a linker needs to know of it, read once and shared by clones:
+    /// the same object is often added to many links.
+    link_facts: Arc<OnceLock<Result<InputFacts, Reason>>>,
 }
 
 /// The bytes of an [`ObjectCode`] as C code may see them.
@@ -265,7 +265,7 @@ impl ObjectCode {
             name: name.into(),
             image: ValidatedImage { kind, bytes },
             len,
-            contents: Arc::default(),
+            link_facts: Arc::default(),
         })
     }
 
@@ -350,25 +350,31 @@ impl ObjectCode {
     /// anywhere in a fatbin, host object or archive, whose kernels nvJitLink
     /// silently drops. The error names the entry.
     pub fn check_linkable(&self) -> Result<(), ObjectError> {
-        crate::linker::InputFacts::of(self).map(drop)
+        self.link_facts().map(drop)
+    }
+
+    /// What a linker needs to know, from our own inspection, read on
+    /// first use.
+    pub(crate) fn link_facts(&self) -> Result<&InputFacts, ObjectError> {
+        self.link_facts
+            .get_or_init(|| {
+                let contents = inspect::inspect(self.kind(), self.as_bytes())?;
+                InputFacts::of(&contents)
+            })
+            .as_ref()
+            .map_err(|reason| ObjectError::new(&self.name, reason.clone()))
     }
 
     /// Reads everything this object holds, in pure Rust: arches, kernels,
     /// fatbin entries (decompressed to look inside), archive members.
     pub fn inspect(&self) -> Result<Inspection, ObjectError> {
-        self.contents().map(|contents| Inspection {
-            name: self.name.to_string(),
-            kind: self.kind(),
-            size: self.len,
-            contents: contents.clone(),
-        })
-    }
-
-    /// The inspected contents, read on first use.
-    pub(crate) fn contents(&self) -> Result<&Contents, ObjectError> {
-        self.contents
-            .get_or_init(|| inspect::inspect(self.kind(), self.as_bytes()))
-            .as_ref()
-            .map_err(|reason| ObjectError::new(&self.name, reason.clone()))
+        inspect::inspect(self.kind(), self.as_bytes())
+            .map(|contents| Inspection {
+                name: self.name.to_string(),
+                kind: self.kind(),
+                size: self.len,
+                contents,
+            })
+            .map_err(|reason| ObjectError::new(&self.name, reason))
     }
 }

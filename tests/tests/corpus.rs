@@ -298,6 +298,15 @@ fn duplicate_strong_definitions_fail_from_every_container() {
             other => panic!("{file}: {other}"),
         }
     }
+    // A refused input leaves nothing behind: the link goes on without it.
+    let mut linker =
+        Linker::with_nvjitlink(Arc::clone(&lib), LinkerOptions::for_arch("sm_90")).unwrap();
+    linker.add(&load(&dir, "device_functions.o")).unwrap();
+    assert!(linker.add(&load(&dir, "libduplicate_add.a")).is_err());
+    linker.add(&load(&dir, "use_device_functions.o")).unwrap();
+    let linked = linker.link(OutputKind::Cubin).unwrap();
+    assert_eq!(kernels(&linked), set(&CALLER_KERNELS));
+    assert_eq!(linker.inputs().len(), 2);
 }
 
 #[test]

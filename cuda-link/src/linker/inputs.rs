@@ -7,7 +7,7 @@
 use crate::cubin::{CubinInfo, ElfType};
 use crate::error::Reason;
 use crate::inspect::{Contents, FatbinInfo, Payload};
-use crate::{Arch, ObjectCode, ObjectError};
+use crate::{Arch, ObjectCode};
 
 use super::LinkError;
 use crate::fatbin::EntryKind;
@@ -27,15 +27,11 @@ pub(crate) struct InputFacts {
 }
 
 impl InputFacts {
-    /// Inspects `input`, refusing executable cubins wherever they are.
-    pub fn of(input: &ObjectCode) -> Result<Self, ObjectError> {
-        let contents = input.contents()?;
-        let refuse = |place: Option<String>| {
-            let reason = match place {
-                Some(place) => Reason::inside(place, Reason::ExecutableCubin),
-                None => Reason::ExecutableCubin,
-            };
-            ObjectError::new(input.name(), reason)
+    /// Reads `contents`, refusing executable cubins wherever they are.
+    pub fn of(contents: &Contents) -> Result<Self, Reason> {
+        let refuse = |place: Option<String>| match place {
+            Some(place) => Reason::inside(place, Reason::ExecutableCubin),
+            None => Reason::ExecutableCubin,
         };
         let mut facts = InputFacts::default();
         match contents {
@@ -123,41 +119,43 @@ impl InputFacts {
     }
 }
 
-/// Fails when `next` defines a strong symbol that one of `earlier`, or
-/// another member of its own archive, already defines. Weak definitions
-/// (template instantiations, inline functions) are not strong and pass.
-pub(super) fn check_duplicates<'a>(
-    earlier: impl IntoIterator<Item = (&'a ObjectCode, &'a InputFacts)>,
-    next: (&ObjectCode, &InputFacts),
-) -> Result<(), LinkError> {
-    let place = |input: &ObjectCode, member: &Option<String>| match member {
-        Some(member) => format!("{} (member {member})", input.name()),
-        None => input.name().to_owned(),
-    };
-    let mut defined = foldhash::HashMap::<&str, String>::default();
-    for (input, facts) in earlier {
-        for (name, member) in &facts.strong_symbols {
-            defined
-                .entry(name.as_str())
-                .or_insert_with(|| place(input, member));
-        }
-    }
-    let (input, facts) = next;
-    let mut own = foldhash::HashMap::<&str, &Option<String>>::default();
-    for (name, member) in &facts.strong_symbols {
-        let first = match (defined.get(name.as_str()), own.get(name.as_str())) {
-            (Some(first), _) => Some(first.clone()),
-            (None, Some(other)) if *other != member => Some(place(input, other)),
-            _ => None,
+/// The strong definitions of a link's inputs so far, each with where it
+/// is: added to input by input, so a link of n inputs checks each symbol
+/// once.
+#[derive(Debug, Default)]
+pub(super) struct Definitions {
+    first: foldhash::HashMap<String, String>,
+}
+
+impl Definitions {
+    /// Records `input`'s strong definitions, or fails, recording nothing,
+    /// when one of them is already defined by an earlier input or by
+    /// another member of its own archive. Weak definitions (template
+    /// instantiations, inline functions) are not strong and pass.
+    pub fn admit(&mut self, input: &ObjectCode, facts: &InputFacts) -> Result<(), LinkError> {
+        let place = |member: &Option<String>| match member {
+            Some(member) => format!("{} (member {member})", input.name()),
+            None => input.name().to_owned(),
         };
-        if let Some(first) = first {
-            return Err(LinkError::DuplicateDefinition {
-                symbol: name.clone(),
-                first,
-                second: place(input, member),
-            });
+        let mut own = foldhash::HashMap::<&str, &Option<String>>::default();
+        for (name, member) in &facts.strong_symbols {
+            let first = match (self.first.get(name), own.get(name.as_str())) {
+                (Some(first), _) => Some(first.clone()),
+                (None, Some(other)) if *other != member => Some(place(other)),
+                _ => None,
+            };
+            if let Some(first) = first {
+                return Err(LinkError::DuplicateDefinition {
+                    symbol: name.clone(),
+                    first,
+                    second: place(member),
+                });
+            }
+            own.insert(name, member);
         }
-        own.insert(name, member);
+        for (name, member) in own {
+            self.first.insert(name.to_owned(), place(member));
+        }
+        Ok(())
     }
-    Ok(())
 }

@@ -302,8 +302,8 @@ pub struct Linker {
     options: LinkerOptions,
     backend: Resolved,
     inputs: Vec<ObjectCode>,
-    /// What inspection found in each input, in the order of `inputs`.
-    facts: Vec<InputFacts>,
+    /// The inputs' strong definitions, for duplicate checks.
+    definitions: inputs::Definitions,
     info_log: String,
     error_log: String,
     cache: Option<Arc<LinkCache>>,
@@ -368,7 +368,7 @@ impl Linker {
             options,
             backend,
             inputs: Vec::new(),
-            facts: Vec::new(),
+            definitions: inputs::Definitions::default(),
             info_log: String::new(),
             error_log: String::new(),
             cache: None,
@@ -455,27 +455,25 @@ impl Linker {
     /// would drop its kernels), a strong symbol an earlier input already
     /// defines, and LTO-IR on the driver backend.
     pub fn add(&mut self, input: &ObjectCode) -> Result<&mut Self, LinkError> {
-        let facts = Self::admit(self.backend(), &self.inputs, &self.facts, input)?;
+        Self::admit(self.backend(), &mut self.definitions, input)?;
         self.inputs.push(input.clone());
-        self.facts.push(facts);
         Ok(self)
     }
 
-    /// The checks of [`add`](Self::add) for `input` after `inputs`.
+    /// The checks of [`add`](Self::add) for `input`, after the inputs
+    /// whose definitions are in `definitions`.
     fn admit(
         backend: Backend,
-        inputs: &[ObjectCode],
-        facts: &[InputFacts],
+        definitions: &mut inputs::Definitions,
         input: &ObjectCode,
-    ) -> Result<InputFacts, LinkError> {
-        let new = InputFacts::of(input)?;
-        if backend == Backend::Driver && !new.ltoir_arches.is_empty() {
+    ) -> Result<(), LinkError> {
+        let facts = input.link_facts()?;
+        if backend == Backend::Driver && !facts.ltoir_arches.is_empty() {
             return Err(LinkError::LtoirNeedsNvJitLink {
                 input: input.name().to_owned(),
             });
         }
-        inputs::check_duplicates(inputs.iter().zip(facts), (input, &new))?;
-        Ok(new)
+        definitions.admit(input, facts)
     }
 
     /// Everything a link of `inputs` with `options` would refuse that needs
@@ -488,9 +486,9 @@ impl Linker {
         if options.backend == Backend::Driver {
             options.check_driver_options()?;
         }
-        let mut facts = Vec::with_capacity(inputs.len());
-        for (i, input) in inputs.iter().enumerate() {
-            facts.push(Self::admit(options.backend, &inputs[..i], &facts, input)?);
+        let mut definitions = inputs::Definitions::default();
+        for input in inputs {
+            Self::admit(options.backend, &mut definitions, input)?;
         }
         Ok(())
     }
@@ -554,9 +552,13 @@ impl Linker {
     }
 
     fn lto_for(&self, arch: Option<&Arch>) -> bool {
-        self.options
-            .link_time_optimization
-            .unwrap_or_else(|| self.facts.iter().any(|f| f.has_ltoir_for(arch)))
+        self.options.link_time_optimization.unwrap_or_else(|| {
+            // Read when each input was added, so no error is left here.
+            self.inputs
+                .iter()
+                .filter_map(|input| input.link_facts().ok())
+                .any(|facts| facts.has_ltoir_for(arch))
+        })
     }
 
     /// Links every input into `output`.
