@@ -1,0 +1,140 @@
+//! [`Context`]: a device's primary context or a created one.
+
+use std::sync::Arc;
+
+use cuda_driver_sys::{CUcontext, CUdevice, Driver};
+
+use crate::error::{ModuleError, check, driver};
+
+/// A CUDA context: the device's primary context or a created one.
+///
+/// Kernels cache their `CUfunction` per `Context` and libraries wait for a
+/// context's work before unloading; both hold only weak references, so a
+/// context dropped first is simply skipped, never touched after its end.
+pub struct Context {
+    pub(crate) inner: Arc<ContextInner>,
+}
+
+pub(crate) struct ContextInner {
+    raw: CUcontext,
+    device: CUdevice,
+    primary: bool,
+}
+
+// SAFETY: a CUcontext may be used from any thread; the driver synchronises.
+unsafe impl Send for ContextInner {}
+// SAFETY: as above; shared access only pushes and pops it.
+unsafe impl Sync for ContextInner {}
+
+impl Context {
+    /// Retains the primary context of device `ordinal`.
+    pub fn primary(ordinal: i32) -> Result<Self, ModuleError> {
+        let driver = driver()?;
+        let device = device(driver, ordinal)?;
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: an out-pointer and a valid device.
+        let status = unsafe { driver.cuDevicePrimaryCtxRetain(&mut raw, device) }?;
+        check(driver, status, "cuDevicePrimaryCtxRetain", "")?;
+        Ok(Self::wrap(raw, device, true))
+    }
+
+    /// Creates a new context on device `ordinal` (it becomes current).
+    pub fn create(ordinal: i32) -> Result<Self, ModuleError> {
+        let driver = driver()?;
+        let device = device(driver, ordinal)?;
+        let mut raw = std::ptr::null_mut();
+        // cuCtxCreate_v4 (12.5+) is the one signature both pinned headers
+        // declare; null parameters ask for a plain context.
+        // SAFETY: an out-pointer, null optional parameters and a valid device.
+        let status = unsafe { driver.cuCtxCreate_v4(&mut raw, std::ptr::null_mut(), 0, device) }?;
+        check(driver, status, "cuCtxCreate", "")?;
+        Ok(Self::wrap(raw, device, false))
+    }
+
+    fn wrap(raw: CUcontext, device: CUdevice, primary: bool) -> Self {
+        Context {
+            inner: Arc::new(ContextInner {
+                raw,
+                device,
+                primary,
+            }),
+        }
+    }
+
+    /// The raw handle.
+    pub fn as_raw(&self) -> CUcontext {
+        self.inner.raw
+    }
+
+    /// The device.
+    pub fn device(&self) -> CUdevice {
+        self.inner.device
+    }
+
+    /// Makes this context current on the calling thread.
+    pub fn make_current(&self) -> Result<(), ModuleError> {
+        let driver = driver()?;
+        // SAFETY: a live context.
+        let status = unsafe { driver.cuCtxSetCurrent(self.inner.raw) }?;
+        check(driver, status, "cuCtxSetCurrent", "")
+    }
+
+    /// Runs `f` with this context pushed, popping it afterwards.
+    pub(crate) fn with_current<T>(
+        &self,
+        f: impl FnOnce() -> Result<T, ModuleError>,
+    ) -> Result<T, ModuleError> {
+        self.inner.with_current(f)
+    }
+}
+
+impl ContextInner {
+    pub(crate) fn with_current<T>(
+        &self,
+        f: impl FnOnce() -> Result<T, ModuleError>,
+    ) -> Result<T, ModuleError> {
+        let driver = driver()?;
+        // SAFETY: a live context: `self` is borrowed from a strong reference.
+        let status = unsafe { driver.cuCtxPushCurrent_v2(self.raw) }?;
+        check(driver, status, "cuCtxPushCurrent", "")?;
+        let result = f();
+        let mut popped = std::ptr::null_mut();
+        // SAFETY: pops what was pushed above.
+        let _ = unsafe { driver.cuCtxPopCurrent_v2(&mut popped) };
+        result
+    }
+}
+
+impl Drop for ContextInner {
+    fn drop(&mut self) {
+        if let Ok(driver) = driver() {
+            // SAFETY: releases what `primary` retained or destroys what
+            // `create` made, once.
+            let _ = unsafe {
+                if self.primary {
+                    driver.cuDevicePrimaryCtxRelease_v2(self.device)
+                } else {
+                    driver.cuCtxDestroy_v2(self.raw)
+                }
+            };
+        }
+    }
+}
+
+pub(crate) fn device(driver: &Driver, ordinal: i32) -> Result<CUdevice, ModuleError> {
+    let mut device = 0;
+    // SAFETY: an out-pointer.
+    let status = unsafe { driver.cuDeviceGet(&mut device, ordinal) }?;
+    check(driver, status, "cuDeviceGet", "")?;
+    Ok(device)
+}
+
+/// The number of devices.
+pub fn device_count() -> Result<i32, ModuleError> {
+    let driver = driver()?;
+    let mut count = 0;
+    // SAFETY: an out-pointer.
+    let status = unsafe { driver.cuDeviceGetCount(&mut count) }?;
+    check(driver, status, "cuDeviceGetCount", "")?;
+    Ok(count)
+}

@@ -1,0 +1,100 @@
+//! [`JitLog`]: the JIT error log buffer a library gives the driver.
+
+use std::sync::Mutex;
+
+use cuda_driver_sys::{CUresult, Driver};
+
+use crate::error::{ModuleError, check};
+
+/// A heap buffer the driver writes its JIT error log into.
+///
+/// The driver keeps the pointer for the library's lifetime: with lazy
+/// loading it compiles, and writes the log, inside later calls such as
+/// `cuKernelGetFunction` or `cuLibraryGetGlobal` in a new context. Every
+/// such call is made through [`JitLog::lock`], and the text is read only
+/// under that same lock, so the driver's writes and our reads never overlap.
+pub(crate) struct JitLog {
+    pub(crate) buffer: *mut u8,
+    pub(crate) len: usize,
+    lock: Mutex<()>,
+}
+
+// SAFETY: the buffer is a plain heap allocation owned by this value; the
+// driver writes it only during calls made under `lock` (see the type's
+// docs), and it is read only under `lock`.
+unsafe impl Send for JitLog {}
+// SAFETY: as above: shared access goes through `lock`.
+unsafe impl Sync for JitLog {}
+
+/// Proof that the log's lock is held: driver calls that may compile this
+/// library's code are made while one lives, and the log is read through it.
+pub(crate) struct LogGuard<'a> {
+    log: &'a JitLog,
+    _held: std::sync::MutexGuard<'a, ()>,
+}
+
+impl JitLog {
+    const SIZE: usize = 16 * 1024;
+
+    pub(crate) fn new() -> Self {
+        let buffer = Box::into_raw(vec![0u8; Self::SIZE].into_boxed_slice());
+        JitLog {
+            buffer: buffer.cast(),
+            len: Self::SIZE,
+            lock: Mutex::new(()),
+        }
+    }
+
+    pub(crate) fn lock(&self) -> LogGuard<'_> {
+        LogGuard {
+            log: self,
+            _held: self.lock.lock().unwrap_or_else(|p| p.into_inner()),
+        }
+    }
+}
+
+impl LogGuard<'_> {
+    pub(crate) fn text(&self) -> String {
+        // SAFETY: `buffer` holds `len` initialised bytes until Drop. Every
+        // driver call that may write it runs under this lock (see `JitLog`),
+        // and none is running: this guard holds the lock.
+        let bytes = unsafe { std::slice::from_raw_parts(self.log.buffer, self.log.len) };
+        let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+        String::from_utf8_lossy(&bytes[..end]).into_owned()
+    }
+}
+
+impl Drop for JitLog {
+    fn drop(&mut self) {
+        // SAFETY: reconstructs the box made in `new`, once. No library holds
+        // the pointer any more: `Loaded::drop` unloads before its fields
+        // drop, and a failed load leaves no library behind.
+        drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(self.buffer, self.len)) });
+    }
+}
+
+/// A failed call whose JIT log, if the driver wrote one, goes in the error.
+pub(crate) fn check_with_log(
+    driver: &Driver,
+    status: CUresult,
+    call: &'static str,
+    name: &str,
+    log: &LogGuard<'_>,
+) -> Result<(), ModuleError> {
+    check(driver, status, call, name).map_err(|error| match error {
+        ModuleError::Call {
+            call,
+            result,
+            code,
+            name,
+            ..
+        } => ModuleError::Call {
+            call,
+            result,
+            code,
+            name,
+            log: log.text(),
+        },
+        other => other,
+    })
+}

@@ -1,0 +1,419 @@
+//! [`Library`]: device code loaded once with `cuLibraryLoadData` (or a
+//! module), its kernels, globals and managed variables.
+
+use std::collections::HashMap;
+use std::ffi::{CStr, c_void};
+use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
+
+use cuda_driver_sys::{CUdeviceptr, CUfunction, CUkernel, CUlibrary, CUmodule, CUresult};
+use cuda_link::{ObjectCode, ObjectKind};
+
+use crate::context::ContextInner;
+use crate::error::{ModuleError, c_name, check, driver};
+use crate::jit_log::{JitLog, check_with_log};
+use crate::kernel::{Kernel, KernelHandle, KernelInner};
+
+/// How to load.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LoadOptions {
+    /// Use `cuModuleLoadDataEx` in the current context even where
+    /// `cuLibraryLoadData` exists: the single-context fast path. On an
+    /// H200 with driver 580, a 472 KiB cubin under lazy loading costs 402 µs
+    /// to load, look up and unload through the module API against 684 µs
+    /// through the library API, which loads the code into a context only at
+    /// the first `cuKernelGetFunction` (`docs/benchmarks.md`). The library
+    /// API serves every context and device from one load.
+    pub force_module_api: bool,
+    /// Look up every kernel and load its code into the current context at
+    /// load time, whatever `CUDA_MODULE_LOADING` says, so that no first
+    /// launch pays for it.
+    pub eager: bool,
+    /// Let the driver use the caller's image instead of copying it
+    /// (`CU_LIBRARY_BINARY_IS_PRESERVED`); the library keeps the bytes alive.
+    pub binary_is_preserved: bool,
+}
+
+/// Whether modules load lazily, as `CUDA_MODULE_LOADING` set it at `cuInit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoadingMode {
+    /// Kernels are loaded at first use.
+    Lazy,
+    /// Everything is loaded at load time.
+    Eager,
+}
+
+/// The process's module loading mode. The driver fixes it at `cuInit` from
+/// `CUDA_MODULE_LOADING=LAZY|EAGER`; set that before the first CUDA call.
+pub fn loading_mode() -> Result<LoadingMode, ModuleError> {
+    let driver = driver()?;
+    let mut mode = cuda_driver_sys::CUmoduleLoadingMode::CU_MODULE_EAGER_LOADING;
+    // SAFETY: an out-pointer.
+    let status = unsafe { driver.cuModuleGetLoadingMode(&mut mode) }?;
+    check(driver, status, "cuModuleGetLoadingMode", "")?;
+    Ok(
+        if mode == cuda_driver_sys::CUmoduleLoadingMode::CU_MODULE_LAZY_LOADING {
+            LoadingMode::Lazy
+        } else {
+            LoadingMode::Eager
+        },
+    )
+}
+
+pub(crate) enum Handle {
+    Library(CUlibrary),
+    Module(CUmodule),
+}
+
+/// Loaded device code, usable from every context (or, after a fallback to
+/// the module API, from the context current at load time).
+pub struct Library {
+    loaded: Arc<Loaded>,
+    name: String,
+    kernels: RwLock<HashMap<Box<str>, Kernel, foldhash::fast::RandomState>>,
+}
+
+/// The loaded handle and what must live as long as it. Every [`Kernel`]
+/// holds it, so the code stays loaded while a kernel can still be launched.
+pub(crate) struct Loaded {
+    pub(crate) handle: Handle,
+    /// The JIT error log buffer given to the driver at load time. The driver
+    /// may compile lazily and write it later, so it lives as long as the
+    /// handle, and every call that may compile holds its lock.
+    pub(crate) log: JitLog,
+    /// Contexts that resolved a function of this library: their work is
+    /// waited for before unloading, if they still exist.
+    contexts: Mutex<Vec<Weak<ContextInner>>>,
+    /// The image, when the driver was told it stays alive.
+    _image: Option<Arc<[u8]>>,
+}
+
+impl Loaded {
+    pub(crate) fn record_context(&self, context: &Arc<ContextInner>) {
+        let mut contexts = self.contexts.lock().unwrap_or_else(|p| p.into_inner());
+        contexts.retain(|weak| weak.strong_count() > 0);
+        if !contexts
+            .iter()
+            .any(|weak| std::ptr::eq(weak.as_ptr(), Arc::as_ptr(context)))
+        {
+            contexts.push(Arc::downgrade(context));
+        }
+    }
+}
+
+impl Drop for Loaded {
+    fn drop(&mut self) {
+        let Ok(driver) = driver() else { return };
+        let contexts = std::mem::take(self.contexts.get_mut().unwrap_or_else(|p| p.into_inner()));
+        for context in contexts.iter().filter_map(Weak::upgrade) {
+            // Work queued there may still run this library's code.
+            let _ = context.with_current(|| {
+                // SAFETY: no arguments; the context is pushed and alive.
+                let _ = unsafe { driver.cuCtxSynchronize() };
+                Ok(())
+            });
+        }
+        // SAFETY: unloads what `load_image` loaded, once, after the work
+        // that used it.
+        let _ = unsafe {
+            match self.handle {
+                Handle::Library(library) => driver.cuLibraryUnload(library),
+                Handle::Module(module) => driver.cuModuleUnload(module),
+            }
+        };
+    }
+}
+
+// SAFETY: library and module handles are process-wide driver objects,
+// usable from any thread; the context list is behind a mutex.
+unsafe impl Send for Loaded {}
+// SAFETY: as above.
+unsafe impl Sync for Loaded {}
+
+impl Library {
+    /// Loads a cubin, PTX or fatbin with `cuLibraryLoadData`.
+    ///
+    /// # What the driver trusts
+    /// `cuLibraryLoadData` takes no size. Only an [`ObjectCode`]'s
+    /// [`ValidatedImage`](cuda_link::ValidatedImage) reaches it, so the
+    /// driver never reads outside the image: the ELF header, the section
+    /// and program header tables, every section's and segment's range, the
+    /// name, symbol and string tables, every relocation's symbol and offset,
+    /// every note, and the same inside every fatbin entry are checked first.
+    ///
+    /// What lies inside those bounds is the driver's to interpret: SASS,
+    /// the `.nv.info` attributes, relocation types, section types and
+    /// flags. The GPU fuzz campaign (`docs/reliability.md`) found that the
+    /// 580 driver can still crash on such in-bounds corruption, which no
+    /// check of ours can rule out without reimplementing the loader. Images
+    /// from nvcc, NVRTC, ptxas or nvJitLink are safe to load; bytes from an
+    /// untrusted source belong in a separate process.
+    pub fn load(code: &ObjectCode) -> Result<Self, ModuleError> {
+        Self::load_with(code, LoadOptions::default())
+    }
+
+    /// Reads, validates and loads a file.
+    ///
+    /// The file is read and validated like [`ObjectCode::from_path`], then
+    /// loaded from memory: `cuLibraryLoadFromFile` would let the driver
+    /// parse bytes that no one checked, or that changed after the check.
+    pub fn from_file(path: impl AsRef<std::path::Path>) -> Result<Self, ModuleError> {
+        Self::load(&ObjectCode::from_path(path)?)
+    }
+
+    /// Loads with options.
+    pub fn load_with(code: &ObjectCode, options: LoadOptions) -> Result<Self, ModuleError> {
+        if !matches!(
+            code.kind(),
+            ObjectKind::Cubin | ObjectKind::Ptx | ObjectKind::Fatbin
+        ) {
+            return Err(ModuleError::NotLoadable {
+                name: code.name().to_owned(),
+                kind: code.kind(),
+            });
+        }
+        // Only a validated image reaches the size-less load calls.
+        Self::load_image(code.image(), code.name(), options)
+    }
+
+    /// Loads validated bytes: the type is the proof.
+    fn load_image(
+        image: &cuda_link::ValidatedImage,
+        name: &str,
+        options: LoadOptions,
+    ) -> Result<Self, ModuleError> {
+        let driver = driver()?;
+        let log = JitLog::new();
+        let mut jit_keys = [
+            cuda_driver_sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
+            cuda_driver_sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+        ];
+        let mut jit_values = [
+            log.buffer.cast::<c_void>(),
+            std::ptr::without_provenance_mut(log.len),
+        ];
+        let preserve = options.binary_is_preserved;
+        let mut library_keys = [cuda_driver_sys::CUlibraryOption::CU_LIBRARY_BINARY_IS_PRESERVED];
+        let mut library_values = [std::ptr::without_provenance_mut::<c_void>(1)];
+        let library_count = u32::from(preserve);
+        let use_library = !options.force_module_api && driver.cuLibraryLoadData.is_some();
+
+        let mut library: CUlibrary = std::ptr::null_mut();
+        let mut module: CUmodule = std::ptr::null_mut();
+        let guard = log.lock();
+        // SAFETY: `image` is validated (every offset inside it is in bounds,
+        // PTX ends in a NUL), so the size-less calls read only its bytes; it
+        // outlives the call, and the library when preserved, as the library
+        // keeps it. The option arrays match their counts; out-pointers are
+        // valid; the log buffer lives as long as the handle.
+        let (status, call) = unsafe {
+            if use_library {
+                let status = driver.cuLibraryLoadData(
+                    &mut library,
+                    image.as_bytes().as_ptr().cast(),
+                    jit_keys.as_mut_ptr(),
+                    jit_values.as_mut_ptr(),
+                    jit_keys.len() as u32,
+                    library_keys.as_mut_ptr(),
+                    library_values.as_mut_ptr(),
+                    library_count,
+                )?;
+                (status, "cuLibraryLoadData")
+            } else {
+                let status = driver.cuModuleLoadDataEx(
+                    &mut module,
+                    image.as_bytes().as_ptr().cast(),
+                    jit_keys.len() as u32,
+                    jit_keys.as_mut_ptr(),
+                    jit_values.as_mut_ptr(),
+                )?;
+                (status, "cuModuleLoadDataEx")
+            }
+        };
+        check_with_log(driver, status, call, name, &guard)?;
+        drop(guard);
+        let loaded = Library {
+            loaded: Arc::new(Loaded {
+                handle: if use_library {
+                    Handle::Library(library)
+                } else {
+                    Handle::Module(module)
+                },
+                log,
+                contexts: Mutex::default(),
+                _image: preserve.then(|| image.shared()),
+            }),
+            name: name.to_owned(),
+            kernels: RwLock::default(),
+        };
+        if options.eager && use_library {
+            loaded.resolve_all_in_current_context()?;
+        }
+        Ok(loaded)
+    }
+
+    /// Looks up every kernel and loads its code into the current context,
+    /// if there is one.
+    fn resolve_all_in_current_context(&self) -> Result<(), ModuleError> {
+        let driver = driver()?;
+        let mut context = std::ptr::null_mut();
+        // SAFETY: an out-pointer.
+        let status = unsafe { driver.cuCtxGetCurrent(&mut context) }?;
+        check(driver, status, "cuCtxGetCurrent", &self.name)?;
+        for name in self.kernels()? {
+            let kernel = self.kernel(&name)?;
+            if !context.is_null() {
+                kernel.function_in_current()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether this library fell back to the context-bound module API.
+    pub fn is_module(&self) -> bool {
+        matches!(self.loaded.handle, Handle::Module(_))
+    }
+
+    /// The library's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The kernel `name`; cached, so a second lookup makes no driver call.
+    pub fn kernel(&self, name: &str) -> Result<Kernel, ModuleError> {
+        let cached = self
+            .kernels
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(name)
+            .cloned();
+        if let Some(kernel) = cached {
+            return Ok(kernel);
+        }
+        let mut cache = self.kernels.write().unwrap_or_else(|p| p.into_inner());
+        if let Some(kernel) = cache.get(name) {
+            return Ok(kernel.clone());
+        }
+        let driver = driver()?;
+        let c = c_name(name)?;
+        let not_found = || ModuleError::KernelNotFound {
+            kernel: name.to_owned(),
+            library: self.name.clone(),
+        };
+        let log = self.loaded.log.lock();
+        let handle = match self.loaded.handle {
+            Handle::Library(library) => {
+                let mut raw: CUkernel = std::ptr::null_mut();
+                // SAFETY: a live library, a C string and an out-pointer.
+                let status = unsafe { driver.cuLibraryGetKernel(&mut raw, library, c.as_ptr()) }?;
+                if status == CUresult::CUDA_ERROR_NOT_FOUND {
+                    return Err(not_found());
+                }
+                check_with_log(driver, status, "cuLibraryGetKernel", &self.name, &log)?;
+                KernelHandle::Kernel(raw)
+            }
+            Handle::Module(module) => {
+                let mut raw: CUfunction = std::ptr::null_mut();
+                // SAFETY: a live module, a C string and an out-pointer.
+                let status = unsafe { driver.cuModuleGetFunction(&mut raw, module, c.as_ptr()) }?;
+                if status == CUresult::CUDA_ERROR_NOT_FOUND {
+                    return Err(not_found());
+                }
+                check_with_log(driver, status, "cuModuleGetFunction", &self.name, &log)?;
+                KernelHandle::Function(raw)
+            }
+        };
+        drop(log);
+        let kernel = Kernel {
+            name: name.into(),
+            inner: Arc::new(KernelInner {
+                handle,
+                first_context: OnceLock::new(),
+                other_contexts: Mutex::default(),
+                loaded: Arc::clone(&self.loaded),
+            }),
+        };
+        cache.insert(name.into(), kernel.clone());
+        Ok(kernel)
+    }
+
+    /// Every kernel's name, through `cuLibraryEnumerateKernels`.
+    pub fn kernels(&self) -> Result<Vec<String>, ModuleError> {
+        let Handle::Library(library) = self.loaded.handle else {
+            return Err(cuda_driver_sys::SymbolUnavailable {
+                library: "module API",
+                symbol: "cuLibraryEnumerateKernels",
+            }
+            .into());
+        };
+        let driver = driver()?;
+        let mut count = 0u32;
+        // SAFETY: a live library and an out-pointer.
+        let status = unsafe { driver.cuLibraryGetKernelCount(&mut count, library) }?;
+        check(driver, status, "cuLibraryGetKernelCount", &self.name)?;
+        let mut raws: Vec<CUkernel> = vec![std::ptr::null_mut(); count as usize];
+        // SAFETY: a buffer of `count` handles.
+        let status =
+            unsafe { driver.cuLibraryEnumerateKernels(raws.as_mut_ptr(), count, library) }?;
+        check(driver, status, "cuLibraryEnumerateKernels", &self.name)?;
+        raws.into_iter()
+            .map(|raw| {
+                let mut text: *const std::ffi::c_char = std::ptr::null();
+                // SAFETY: a kernel of this library and an out-pointer.
+                let status = unsafe { driver.cuKernelGetName(&mut text, raw) }?;
+                check(driver, status, "cuKernelGetName", &self.name)?;
+                if text.is_null() {
+                    return Ok(String::new());
+                }
+                // SAFETY: non-null, and the driver's names are NUL-terminated
+                // and live as long as the library, which `self` keeps loaded.
+                Ok(unsafe { CStr::from_ptr(text) }
+                    .to_string_lossy()
+                    .into_owned())
+            })
+            .collect()
+    }
+
+    /// The address and size of a `__managed__` variable: one address valid
+    /// on the host and every device (`cuLibraryGetManaged`).
+    pub fn managed(&self, name: &str) -> Result<(CUdeviceptr, usize), ModuleError> {
+        let Handle::Library(library) = self.loaded.handle else {
+            // In a module, managed variables are ordinary globals.
+            return self.global(name);
+        };
+        let driver = driver()?;
+        let c = c_name(name)?;
+        let (mut pointer, mut size) = (0, 0);
+        // Lazy loading may load and compile the code here, writing the log.
+        let log = self.loaded.log.lock();
+        // SAFETY: a live library, a C string and out-pointers.
+        let status =
+            unsafe { driver.cuLibraryGetManaged(&mut pointer, &mut size, library, c.as_ptr()) }?;
+        check_with_log(driver, status, "cuLibraryGetManaged", &self.name, &log)?;
+        Ok((pointer, size))
+    }
+
+    /// The address and size of a `__device__` variable in the current
+    /// context's device.
+    pub fn global(&self, name: &str) -> Result<(CUdeviceptr, usize), ModuleError> {
+        let driver = driver()?;
+        let c = c_name(name)?;
+        let (mut pointer, mut size) = (0, 0);
+        // Lazy loading may load and compile the code here, writing the log.
+        let log = self.loaded.log.lock();
+        // SAFETY: a live handle, a C string and out-pointers.
+        let (status, call) = unsafe {
+            match self.loaded.handle {
+                Handle::Library(library) => (
+                    driver.cuLibraryGetGlobal(&mut pointer, &mut size, library, c.as_ptr())?,
+                    "cuLibraryGetGlobal",
+                ),
+                Handle::Module(module) => (
+                    driver.cuModuleGetGlobal_v2(&mut pointer, &mut size, module, c.as_ptr())?,
+                    "cuModuleGetGlobal",
+                ),
+            }
+        };
+        check_with_log(driver, status, call, &self.name, &log)?;
+        Ok((pointer, size))
+    }
+}
