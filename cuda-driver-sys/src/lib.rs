@@ -48,6 +48,9 @@ mod bindings;
 mod bindings;
 pub use bindings::*;
 
+mod result;
+pub use result::DriverError;
+
 /// The library's name in errors.
 const DISPLAY_NAME: &str = "libcuda (the CUDA driver)";
 
@@ -287,22 +290,6 @@ impl Driver {
     /// How the entry points were resolved.
     pub fn resolution(&self) -> Resolution {
         self.resolution
-    }
-
-    /// The name of a `CUresult`, e.g. `"CUDA_ERROR_INVALID_PTX"`, via
-    /// `cuGetErrorName`; `"CUresult N"` for a code the driver does not name.
-    pub fn error_name(&self, result: CUresult) -> String {
-        let mut name: *const std::ffi::c_char = std::ptr::null();
-        // SAFETY: an out-pointer; the driver returns a static string.
-        match unsafe { self.fns.cuGetErrorName(result, &mut name) } {
-            Ok(CUresult::CUDA_SUCCESS) if !name.is_null() => {
-                // SAFETY: non-null, NUL-terminated and static.
-                unsafe { CStr::from_ptr(name) }
-                    .to_string_lossy()
-                    .into_owned()
-            }
-            _ => format!("CUresult {}", result.0),
-        }
     }
 
     /// The driver's CUDA version, e.g. 13000 for CUDA 13.0.

@@ -183,12 +183,24 @@ fn main() -> ExitCode {
     }
 }
 
+/// An error and every source under it, each once: `a: b: c`.
+fn report(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
 fn inspect(files: &[PathBuf], json: bool) -> Result<(), String> {
     use std::io::Write as _;
     let mut stdout = std::io::stdout().lock();
     for file in files {
         // Host objects and libraries are read a fatbin at a time.
-        let info = cuda_link::inspect_path(file).map_err(|e| e.to_string())?;
+        let info = cuda_link::inspect_path(file).map_err(|e| report(&e))?;
         let written = if json {
             writeln!(stdout, "{}", info.to_json())
         } else {
@@ -289,23 +301,23 @@ fn link(args: LinkArgs) -> Result<(), String> {
         .iter()
         .map(ObjectCode::from_path)
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| report(&e))?;
     // Bad options and inputs are reported before a backend is loaded, so
     // a machine without the driver still hears what is wrong with them.
-    Linker::check(&options, &inputs).map_err(|e| e.to_string())?;
+    Linker::check(&options, &inputs).map_err(|e| report(&e))?;
     let _context = match options.backend {
         Backend::Driver => {
-            Some(DeviceContext::make_current(args.device).map_err(|e| e.to_string())?)
+            Some(DeviceContext::make_current(args.device).map_err(|e| report(&e))?)
         }
         _ => None,
     };
-    let mut linker = Linker::new(options).map_err(|e| e.to_string())?;
+    let mut linker = Linker::new(options).map_err(|e| report(&e))?;
     let cache = (args.cache || args.cache_dir.is_some()).then(|| open_cache(args.cache_dir));
     if let Some(cache) = cache {
         linker = linker.with_cache(Arc::new(cache));
     }
-    linker.add_many(&inputs).map_err(|e| e.to_string())?;
-    let linked = linker.link(output).map_err(|e| e.to_string())?;
+    linker.add_many(&inputs).map_err(|e| report(&e))?;
+    let linked = linker.link(output).map_err(|e| report(&e))?;
     if !linker.info_log().trim().is_empty() {
         eprintln!("{}", linker.info_log().trim_end());
     }

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use cuda_driver_sys::{CUcontext, CUdevice, Driver};
 
-use crate::error::{ModuleError, check, driver};
+use crate::error::{About, ModuleError, check, driver};
 
 /// A CUDA context: the device's primary context or a created one.
 ///
@@ -34,7 +34,7 @@ impl Context {
         let mut raw = std::ptr::null_mut();
         // SAFETY: an out-pointer and a valid device.
         let status = unsafe { driver.cuDevicePrimaryCtxRetain(&mut raw, device) }?;
-        check(driver, status, "cuDevicePrimaryCtxRetain", "")?;
+        check(driver, status, "cuDevicePrimaryCtxRetain", About::NOTHING)?;
         Ok(Self::wrap(raw, device, true))
     }
 
@@ -47,7 +47,7 @@ impl Context {
         // declare; null parameters ask for a plain context.
         // SAFETY: an out-pointer, null optional parameters and a valid device.
         let status = unsafe { driver.cuCtxCreate_v4(&mut raw, std::ptr::null_mut(), 0, device) }?;
-        check(driver, status, "cuCtxCreate", "")?;
+        check(driver, status, "cuCtxCreate", About::NOTHING)?;
         Ok(Self::wrap(raw, device, false))
     }
 
@@ -76,7 +76,7 @@ impl Context {
         let driver = driver()?;
         // SAFETY: a live context.
         let status = unsafe { driver.cuCtxSetCurrent(self.inner.raw) }?;
-        check(driver, status, "cuCtxSetCurrent", "")
+        check(driver, status, "cuCtxSetCurrent", About::NOTHING)
     }
 
     /// Runs `f` with this context pushed, popping it afterwards.
@@ -96,7 +96,7 @@ impl ContextInner {
         let driver = driver()?;
         // SAFETY: a live context: `self` is borrowed from a strong reference.
         let status = unsafe { driver.cuCtxPushCurrent_v2(self.raw) }?;
-        check(driver, status, "cuCtxPushCurrent", "")?;
+        check(driver, status, "cuCtxPushCurrent", About::NOTHING)?;
         let result = f();
         let mut popped = std::ptr::null_mut();
         // SAFETY: pops what was pushed above.
@@ -125,7 +125,7 @@ pub(crate) fn device(driver: &Driver, ordinal: i32) -> Result<CUdevice, ModuleEr
     let mut device = 0;
     // SAFETY: an out-pointer.
     let status = unsafe { driver.cuDeviceGet(&mut device, ordinal) }?;
-    check(driver, status, "cuDeviceGet", "")?;
+    check(driver, status, "cuDeviceGet", About::NOTHING)?;
     Ok(device)
 }
 
@@ -135,6 +135,6 @@ pub fn device_count() -> Result<i32, ModuleError> {
     let mut count = 0;
     // SAFETY: an out-pointer.
     let status = unsafe { driver.cuDeviceGetCount(&mut count) }?;
-    check(driver, status, "cuDeviceGetCount", "")?;
+    check(driver, status, "cuDeviceGetCount", About::NOTHING)?;
     Ok(count)
 }

@@ -10,33 +10,41 @@ use cuda_link::ObjectKind;
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum ModuleError {
-    /// The driver could not be loaded.
-    #[error("the CUDA driver is not available: {0}")]
+    /// The driver could not be loaded; the source says why.
+    #[error("the CUDA driver is not available")]
     DriverUnavailable(#[from] cuda_driver_sys::LoadError),
     /// The driver lacks an entry point.
     #[error(transparent)]
     SymbolUnavailable(#[from] cuda_driver_sys::SymbolUnavailable),
     /// A driver call failed.
-    #[error("{call} failed with {result}{}", if log.is_empty() { String::new() } else { format!(" for {name}:\n{log}") })]
+    #[error("{call} failed with {error}{}{}", about(library, symbol), log_suffix(log))]
     Call {
         /// The C function.
         call: &'static str,
-        /// The `CUresult` name.
-        result: String,
-        /// Its code.
-        code: u32,
-        /// The library's name.
-        name: String,
-        /// The JIT error log, for loads.
+        /// What it returned.
+        error: cuda_driver_sys::DriverError,
+        /// The library's name, when the call was about one.
+        library: Option<String>,
+        /// The kernel, global or managed variable, when the call was
+        /// about one.
+        symbol: Option<String>,
+        /// The JIT error log, for calls that may compile.
         log: String,
     },
     /// No kernel of that name.
-    #[error("no kernel named `{kernel}` in {library}")]
+    #[error(
+        "no kernel named `{kernel}` in {library}{}",
+        suggestions(closest, kernels)
+    )]
     KernelNotFound {
         /// The name looked up.
         kernel: String,
         /// The library's name.
         library: String,
+        /// The library's kernels, where the driver can list them.
+        kernels: Vec<String>,
+        /// The names among them closest to `kernel`, best first.
+        closest: Vec<String>,
     },
     /// LTO-IR, a library or host object cannot be loaded as is.
     #[error("{name}: {kind} cannot be loaded; link it into a cubin first")]
@@ -60,30 +68,147 @@ pub(crate) fn driver() -> Result<&'static Driver, ModuleError> {
     INIT.get_or_init(|| {
         // SAFETY: cuInit takes only flags.
         let status = unsafe { driver.cuInit(0) }?;
-        check(driver, status, "cuInit", "")
+        check(driver, status, "cuInit", About::NOTHING)
     })
     .clone()?;
     Ok(driver)
+}
+
+/// What a driver call was about, for its error.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct About<'a> {
+    pub library: Option<&'a str>,
+    pub symbol: Option<&'a str>,
+}
+
+impl<'a> About<'a> {
+    /// A call about nothing in particular (contexts, memory).
+    pub const NOTHING: About<'static> = About {
+        library: None,
+        symbol: None,
+    };
+
+    /// A call about a library.
+    pub fn library(library: &'a str) -> Self {
+        About {
+            library: Some(library),
+            symbol: None,
+        }
+    }
+
+    /// A call about one symbol of a library.
+    pub fn symbol(library: &'a str, symbol: &'a str) -> Self {
+        About {
+            library: Some(library),
+            symbol: Some(symbol),
+        }
+    }
 }
 
 pub(crate) fn check(
     driver: &Driver,
     status: CUresult,
     call: &'static str,
-    name: &str,
+    about: About<'_>,
 ) -> Result<(), ModuleError> {
-    if status == CUresult::CUDA_SUCCESS {
-        return Ok(());
-    }
-    Err(ModuleError::Call {
+    driver.check(status).map_err(|error| ModuleError::Call {
         call,
-        result: driver.error_name(status),
-        code: status.0,
-        name: name.to_owned(),
+        error,
+        library: about.library.map(str::to_owned),
+        symbol: about.symbol.map(str::to_owned),
         log: String::new(),
     })
 }
 
+fn about(library: &Option<String>, symbol: &Option<String>) -> String {
+    match (library, symbol) {
+        (Some(library), Some(symbol)) => format!(" for `{symbol}` of {library}"),
+        (Some(library), None) => format!(" for {library}"),
+        (None, Some(symbol)) => format!(" for `{symbol}`"),
+        (None, None) => String::new(),
+    }
+}
+
+fn log_suffix(log: &str) -> String {
+    let log = log.trim_end();
+    if log.is_empty() {
+        String::new()
+    } else {
+        format!(":\n{log}")
+    }
+}
+
+fn suggestions(closest: &[String], kernels: &[String]) -> String {
+    const LISTED: usize = 16;
+    let mut text = String::new();
+    if !closest.is_empty() {
+        text.push_str(&format!("; did you mean {}?", quoted(closest)));
+    }
+    if !kernels.is_empty() {
+        let shown = &kernels[..kernels.len().min(LISTED)];
+        text.push_str(&format!("; its kernels: {}", quoted(shown)));
+        if kernels.len() > LISTED {
+            text.push_str(&format!(" and {} more", kernels.len() - LISTED));
+        }
+    }
+    text
+}
+
+fn quoted(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The names of `candidates` within a small edit distance of `name`,
+/// closest first (at most three).
+pub(crate) fn closest_names(name: &str, candidates: &[String]) -> Vec<String> {
+    let limit = (name.chars().count() / 3).max(2);
+    let mut scored: Vec<(usize, &String)> = candidates
+        .iter()
+        .map(|candidate| (strsim::levenshtein(name, candidate), candidate))
+        .filter(|(distance, _)| *distance <= limit)
+        .collect();
+    scored.sort();
+    scored.into_iter().take(3).map(|(_, n)| n.clone()).collect()
+}
+
 pub(crate) fn c_name(name: &str) -> Result<CString, ModuleError> {
     CString::new(name).map_err(|_| ModuleError::BadName(name.to_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn closest_names_are_near_misses_best_first() {
+        let kernels = names(&["saxpy", "daxpy", "scale", "reduce_sum"]);
+        assert_eq!(closest_names("saxpi", &kernels), ["saxpy", "daxpy"]);
+        assert_eq!(closest_names("reduce_sun", &kernels), ["reduce_sum"]);
+        assert!(closest_names("completely_else", &kernels).is_empty());
+    }
+
+    #[test]
+    fn a_missing_kernel_lists_suggestions_and_kernels() {
+        let kernels: Vec<String> = (0..20).map(|i| format!("k{i}")).collect();
+        let error = ModuleError::KernelNotFound {
+            kernel: "k100".into(),
+            library: "lib.cubin".into(),
+            closest: closest_names("k100", &kernels),
+            kernels,
+        };
+        let text = error.to_string();
+        assert!(
+            text.starts_with("no kernel named `k100` in lib.cubin; did you mean `k10`"),
+            "{text}"
+        );
+        assert!(text.ends_with("`k15` and 4 more"), "{text}");
+    }
 }

@@ -4,7 +4,7 @@ use std::sync::Mutex;
 
 use cuda_driver_sys::{CUresult, Driver};
 
-use crate::error::{ModuleError, check};
+use crate::error::{About, ModuleError, check};
 
 /// A heap buffer the driver writes its JIT error log into.
 ///
@@ -78,23 +78,13 @@ pub(crate) fn check_with_log(
     driver: &Driver,
     status: CUresult,
     call: &'static str,
-    name: &str,
+    about: About<'_>,
     log: &LogGuard<'_>,
 ) -> Result<(), ModuleError> {
-    check(driver, status, call, name).map_err(|error| match error {
-        ModuleError::Call {
-            call,
-            result,
-            code,
-            name,
-            ..
-        } => ModuleError::Call {
-            call,
-            result,
-            code,
-            name,
-            log: log.text(),
-        },
-        other => other,
+    check(driver, status, call, about).map_err(|mut error| {
+        if let ModuleError::Call { log: text, .. } = &mut error {
+            *text = log.text();
+        }
+        error
     })
 }

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 use cuda_driver_sys::{CUfunction, CUfunction_attribute, CUkernel, CUresult};
 
 use crate::context::{Context, ContextInner};
-use crate::error::{ModuleError, check, driver};
+use crate::error::{About, ModuleError, check, driver};
 use crate::jit_log::check_with_log;
 use crate::launch::LaunchConfig;
 use crate::library::Loaded;
@@ -112,6 +112,11 @@ impl Kernel {
         Ok(function)
     }
 
+    /// This kernel and its library, for errors.
+    fn about(&self) -> About<'_> {
+        About::symbol(&self.inner.loaded.name, &self.name)
+    }
+
     pub(crate) fn function_in_current(&self) -> Result<CUfunction, ModuleError> {
         match self.inner.handle {
             KernelHandle::Function(raw) => Ok(raw),
@@ -123,7 +128,7 @@ impl Kernel {
                 // SAFETY: a live kernel and an out-pointer; the driver uses
                 // the calling thread's current context.
                 let status = unsafe { driver.cuKernelGetFunction(&mut function, raw) }?;
-                check_with_log(driver, status, "cuKernelGetFunction", &self.name, &log)?;
+                check_with_log(driver, status, "cuKernelGetFunction", self.about(), &log)?;
                 Ok(function)
             }
         }
@@ -137,7 +142,7 @@ impl Kernel {
             let mut value = 0;
             // SAFETY: a live function and an out-pointer.
             let status = unsafe { driver.cuFuncGetAttribute(&mut value, attribute, function) }?;
-            check(driver, status, "cuFuncGetAttribute", &self.name)?;
+            check(driver, status, "cuFuncGetAttribute", self.about())?;
             Ok(value)
         };
         Ok(KernelAttributes {
@@ -160,19 +165,24 @@ impl Kernel {
             let (mut offset, mut size) = (0usize, 0usize);
             // SAFETY: a live handle and out-pointers; the driver reports an
             // error past the last parameter.
-            let status = unsafe {
+            let (status, call) = unsafe {
                 match self.inner.handle {
-                    KernelHandle::Kernel(raw) => {
-                        driver.cuKernelGetParamInfo(raw, index, &mut offset, &mut size)?
-                    }
-                    KernelHandle::Function(raw) => {
-                        driver.cuFuncGetParamInfo(raw, index, &mut offset, &mut size)?
-                    }
+                    KernelHandle::Kernel(raw) => (
+                        driver.cuKernelGetParamInfo(raw, index, &mut offset, &mut size)?,
+                        "cuKernelGetParamInfo",
+                    ),
+                    KernelHandle::Function(raw) => (
+                        driver.cuFuncGetParamInfo(raw, index, &mut offset, &mut size)?,
+                        "cuFuncGetParamInfo",
+                    ),
                 }
             };
-            if status != CUresult::CUDA_SUCCESS {
+            // CUDA_ERROR_INVALID_VALUE past the last parameter ends the
+            // list; any other failure is the caller's to see.
+            if status == CUresult::CUDA_ERROR_INVALID_VALUE {
                 break;
             }
+            check(driver, status, call, self.about())?;
             params.push((offset, size));
         }
         Ok(params)
@@ -216,7 +226,7 @@ impl Kernel {
                     std::ptr::null_mut(),
                 )
             }?;
-            check(driver, status, "cuLaunchKernel", &self.name)
+            check(driver, status, "cuLaunchKernel", self.about())
         })
     }
 }

@@ -3,7 +3,7 @@
 use cuda_driver_sys::CUstream;
 
 use crate::context::Context;
-use crate::error::{ModuleError, check, driver};
+use crate::error::{About, ModuleError, check, driver};
 
 /// Grid, block, dynamic shared memory and stream of a launch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,6 +37,6 @@ pub fn synchronize(context: &Context) -> Result<(), ModuleError> {
     context.with_current(|| {
         // SAFETY: no arguments.
         let status = unsafe { driver.cuCtxSynchronize() }?;
-        check(driver, status, "cuCtxSynchronize", "")
+        check(driver, status, "cuCtxSynchronize", About::NOTHING)
     })
 }

@@ -9,7 +9,7 @@ use cuda_driver_sys::{CUdeviceptr, CUfunction, CUkernel, CUlibrary, CUmodule, CU
 use cuda_link::{ObjectCode, ObjectKind};
 
 use crate::context::ContextInner;
-use crate::error::{ModuleError, c_name, check, driver};
+use crate::error::{About, ModuleError, c_name, check, closest_names, driver};
 use crate::jit_log::{JitLog, check_with_log};
 use crate::kernel::{Kernel, KernelHandle, KernelInner};
 
@@ -49,7 +49,7 @@ pub fn loading_mode() -> Result<LoadingMode, ModuleError> {
     let mut mode = cuda_driver_sys::CUmoduleLoadingMode::CU_MODULE_EAGER_LOADING;
     // SAFETY: an out-pointer.
     let status = unsafe { driver.cuModuleGetLoadingMode(&mut mode) }?;
-    check(driver, status, "cuModuleGetLoadingMode", "")?;
+    check(driver, status, "cuModuleGetLoadingMode", About::NOTHING)?;
     Ok(
         if mode == cuda_driver_sys::CUmoduleLoadingMode::CU_MODULE_LAZY_LOADING {
             LoadingMode::Lazy
@@ -68,7 +68,6 @@ pub(crate) enum Handle {
 /// the module API, from the context current at load time).
 pub struct Library {
     loaded: Arc<Loaded>,
-    name: String,
     kernels: RwLock<HashMap<Box<str>, Kernel, foldhash::fast::RandomState>>,
 }
 
@@ -76,6 +75,8 @@ pub struct Library {
 /// holds it, so the code stays loaded while a kernel can still be launched.
 pub(crate) struct Loaded {
     pub(crate) handle: Handle,
+    /// The library's name, for errors about it and its kernels.
+    pub(crate) name: Box<str>,
     /// The JIT error log buffer given to the driver at load time. The driver
     /// may compile lazily and write it later, so it lives as long as the
     /// handle, and every call that may compile holds its lock.
@@ -229,7 +230,7 @@ impl Library {
                 (status, "cuModuleLoadDataEx")
             }
         };
-        check_with_log(driver, status, call, name, &guard)?;
+        check_with_log(driver, status, call, About::library(name), &guard)?;
         drop(guard);
         let loaded = Library {
             loaded: Arc::new(Loaded {
@@ -238,11 +239,11 @@ impl Library {
                 } else {
                     Handle::Module(module)
                 },
+                name: name.into(),
                 log,
                 contexts: Mutex::default(),
                 _image: preserve.then(|| image.shared()),
             }),
-            name: name.to_owned(),
             kernels: RwLock::default(),
         };
         if options.eager && use_library {
@@ -258,7 +259,7 @@ impl Library {
         let mut context = std::ptr::null_mut();
         // SAFETY: an out-pointer.
         let status = unsafe { driver.cuCtxGetCurrent(&mut context) }?;
-        check(driver, status, "cuCtxGetCurrent", &self.name)?;
+        check(driver, status, "cuCtxGetCurrent", About::library(self.name()))?;
         for name in self.kernels()? {
             let kernel = self.kernel(&name)?;
             if !context.is_null() {
@@ -275,7 +276,7 @@ impl Library {
 
     /// The library's name.
     pub fn name(&self) -> &str {
-        &self.name
+        &self.loaded.name
     }
 
     /// The kernel `name`; cached, so a second lookup makes no driver call.
@@ -295,9 +296,15 @@ impl Library {
         }
         let driver = driver()?;
         let c = c_name(name)?;
-        let not_found = || ModuleError::KernelNotFound {
-            kernel: name.to_owned(),
-            library: self.name.clone(),
+        let not_found = || {
+            // The driver lists a library's kernels; a module's, it cannot.
+            let kernels = self.kernels().unwrap_or_default();
+            ModuleError::KernelNotFound {
+                kernel: name.to_owned(),
+                library: self.name().to_owned(),
+                closest: closest_names(name, &kernels),
+                kernels,
+            }
         };
         let log = self.loaded.log.lock();
         let handle = match self.loaded.handle {
@@ -308,7 +315,8 @@ impl Library {
                 if status == CUresult::CUDA_ERROR_NOT_FOUND {
                     return Err(not_found());
                 }
-                check_with_log(driver, status, "cuLibraryGetKernel", &self.name, &log)?;
+                let about = About::symbol(self.name(), name);
+                check_with_log(driver, status, "cuLibraryGetKernel", about, &log)?;
                 KernelHandle::Kernel(raw)
             }
             Handle::Module(module) => {
@@ -318,7 +326,8 @@ impl Library {
                 if status == CUresult::CUDA_ERROR_NOT_FOUND {
                     return Err(not_found());
                 }
-                check_with_log(driver, status, "cuModuleGetFunction", &self.name, &log)?;
+                let about = About::symbol(self.name(), name);
+                check_with_log(driver, status, "cuModuleGetFunction", about, &log)?;
                 KernelHandle::Function(raw)
             }
         };
@@ -349,18 +358,18 @@ impl Library {
         let mut count = 0u32;
         // SAFETY: a live library and an out-pointer.
         let status = unsafe { driver.cuLibraryGetKernelCount(&mut count, library) }?;
-        check(driver, status, "cuLibraryGetKernelCount", &self.name)?;
+        check(driver, status, "cuLibraryGetKernelCount", About::library(self.name()))?;
         let mut raws: Vec<CUkernel> = vec![std::ptr::null_mut(); count as usize];
         // SAFETY: a buffer of `count` handles.
         let status =
             unsafe { driver.cuLibraryEnumerateKernels(raws.as_mut_ptr(), count, library) }?;
-        check(driver, status, "cuLibraryEnumerateKernels", &self.name)?;
+        check(driver, status, "cuLibraryEnumerateKernels", About::library(self.name()))?;
         raws.into_iter()
             .map(|raw| {
                 let mut text: *const std::ffi::c_char = std::ptr::null();
                 // SAFETY: a kernel of this library and an out-pointer.
                 let status = unsafe { driver.cuKernelGetName(&mut text, raw) }?;
-                check(driver, status, "cuKernelGetName", &self.name)?;
+                check(driver, status, "cuKernelGetName", About::library(self.name()))?;
                 if text.is_null() {
                     return Ok(String::new());
                 }
@@ -388,7 +397,8 @@ impl Library {
         // SAFETY: a live library, a C string and out-pointers.
         let status =
             unsafe { driver.cuLibraryGetManaged(&mut pointer, &mut size, library, c.as_ptr()) }?;
-        check_with_log(driver, status, "cuLibraryGetManaged", &self.name, &log)?;
+        let about = About::symbol(self.name(), name);
+        check_with_log(driver, status, "cuLibraryGetManaged", about, &log)?;
         Ok((pointer, size))
     }
 
@@ -413,7 +423,7 @@ impl Library {
                 ),
             }
         };
-        check_with_log(driver, status, call, &self.name, &log)?;
+        check_with_log(driver, status, call, About::symbol(self.name(), name), &log)?;
         Ok((pointer, size))
     }
 }

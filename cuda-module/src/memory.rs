@@ -6,7 +6,7 @@ use std::sync::Arc;
 use cuda_driver_sys::CUdeviceptr;
 
 use crate::context::{Context, ContextInner};
-use crate::error::{ModuleError, check, driver};
+use crate::error::{About, ModuleError, check, driver};
 
 /// Device memory for tests and small programs: allocate, copy, free.
 ///
@@ -30,7 +30,7 @@ impl DeviceBuffer {
             let mut pointer = 0;
             // SAFETY: an out-pointer, in the pushed context.
             let status = unsafe { driver.cuMemAlloc_v2(&mut pointer, bytes.len().max(1)) }?;
-            check(driver, status, "cuMemAlloc", "")?;
+            check(driver, status, "cuMemAlloc", About::NOTHING)?;
             let buffer = DeviceBuffer {
                 pointer,
                 bytes: bytes.len(),
@@ -40,7 +40,7 @@ impl DeviceBuffer {
             // source is that many initialised host bytes.
             let status =
                 unsafe { driver.cuMemcpyHtoD_v2(pointer, bytes.as_ptr().cast(), bytes.len()) }?;
-            check(driver, status, "cuMemcpyHtoD", "")?;
+            check(driver, status, "cuMemcpyHtoD", About::NOTHING)?;
             Ok(buffer)
         })
     }
@@ -72,7 +72,7 @@ impl DeviceBuffer {
             // allocation; every byte pattern the copy leaves is a valid `T`.
             let status =
                 unsafe { driver.cuMemcpyDtoH_v2(out.as_mut_ptr().cast(), self.pointer, size) }?;
-            check(driver, status, "cuMemcpyDtoH", "")
+            check(driver, status, "cuMemcpyDtoH", About::NOTHING)
         })?;
         Ok(out)
     }
@@ -109,5 +109,5 @@ pub unsafe fn copy_to_device<T: bytemuck::NoUninit>(
     // `bytes.len()` initialised host bytes.
     let status =
         unsafe { driver.cuMemcpyHtoD_v2(destination, bytes.as_ptr().cast(), bytes.len()) }?;
-    check(driver, status, "cuMemcpyHtoD", "")
+    check(driver, status, "cuMemcpyHtoD", About::NOTHING)
 }

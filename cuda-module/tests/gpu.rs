@@ -206,9 +206,17 @@ fn module_fallback_and_missing_kernel() {
     assert_eq!(library.kernels().unwrap(), ["saxpy"]);
     let err = library.kernel("no_such_kernel").map(drop).unwrap_err();
     assert!(
-        matches!(&err, ModuleError::KernelNotFound { kernel, .. } if kernel == "no_such_kernel"),
+        matches!(&err, ModuleError::KernelNotFound { kernel, kernels, .. }
+            if kernel == "no_such_kernel" && kernels == &["saxpy"]),
         "{err}"
     );
+    // A near miss is offered the closest names.
+    let err = library.kernel("saxpi").map(drop).unwrap_err();
+    assert!(
+        matches!(&err, ModuleError::KernelNotFound { closest, .. } if closest == &["saxpy"]),
+        "{err}"
+    );
+    assert!(err.to_string().contains("did you mean `saxpy`?"), "{err}");
     // A second lookup is served from the cache: same kernel, same function.
     let first = library.kernel("saxpy").unwrap().function(&context).unwrap();
     let second = library.kernel("saxpy").unwrap().function(&context).unwrap();
@@ -350,10 +358,22 @@ fn a_jit_failure_carries_the_driver_log() {
         .and_then(|library| library.kernel("broken")?.function(&context))
         .map(drop)
         .unwrap_err();
-    let ModuleError::Call { name, log, .. } = &err else {
+    let ModuleError::Call {
+        library,
+        error,
+        log,
+        ..
+    } = &err
+    else {
         panic!("{err:?}")
     };
-    assert_eq!(name, "broken.ptx");
+    assert_eq!(library.as_deref(), Some("broken.ptx"));
+    assert_eq!(
+        error.result,
+        cuda_driver_sys::CUresult::CUDA_ERROR_INVALID_PTX,
+        "{err}"
+    );
+    assert!(!error.description.is_empty(), "{err}");
     assert!(log.contains("bogus"), "{err}");
     eprintln!("{err}");
 }

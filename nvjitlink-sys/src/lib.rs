@@ -37,6 +37,9 @@ pub use libloading::Library;
 mod bindings;
 pub use bindings::*;
 
+mod result;
+pub use result::{NvJitLinkError, result_name};
+
 /// The library's name in errors.
 const DISPLAY_NAME: &str = "nvJitLink";
 
@@ -278,35 +281,6 @@ impl NvJitLink {
     pub fn path(&self) -> &Path {
         &self.path
     }
-}
-
-/// The name of an `nvJitLinkResult`, e.g. `"NVJITLINK_ERROR_INVALID_INPUT"`.
-pub fn result_name(result: nvJitLinkResult) -> &'static str {
-    const NAMES: &[&str] = &[
-        "NVJITLINK_SUCCESS",
-        "NVJITLINK_ERROR_UNRECOGNIZED_OPTION",
-        "NVJITLINK_ERROR_MISSING_ARCH",
-        "NVJITLINK_ERROR_INVALID_INPUT",
-        "NVJITLINK_ERROR_PTX_COMPILE",
-        "NVJITLINK_ERROR_NVVM_COMPILE",
-        "NVJITLINK_ERROR_INTERNAL",
-        "NVJITLINK_ERROR_THREADPOOL",
-        "NVJITLINK_ERROR_UNRECOGNIZED_INPUT",
-        "NVJITLINK_ERROR_FINALIZE",
-        "NVJITLINK_ERROR_NULL_INPUT",
-        "NVJITLINK_ERROR_INCOMPATIBLE_OPTIONS",
-        "NVJITLINK_ERROR_INCORRECT_INPUT_TYPE",
-        "NVJITLINK_ERROR_ARCH_MISMATCH",
-        "NVJITLINK_ERROR_OUTDATED_LIBRARY",
-        "NVJITLINK_ERROR_MISSING_FATBIN",
-        "NVJITLINK_ERROR_UNRECOGNIZED_ARCH",
-        "NVJITLINK_ERROR_UNSUPPORTED_ARCH",
-        "NVJITLINK_ERROR_LTO_NOT_ENABLED",
-    ];
-    NAMES
-        .get(result.0 as usize)
-        .copied()
-        .unwrap_or("NVJITLINK_ERROR_UNKNOWN")
 }
 
 /// Opens a library that stays loaded until the process exits

@@ -91,7 +91,7 @@ fn an_error_mid_link_carries_the_log_and_frees_the_handle() {
         let err = linker.link(OutputKind::Cubin).unwrap_err();
         let LinkError::NvJitLink {
             call,
-            result,
+            error,
             input,
             error_log,
             ..
@@ -100,7 +100,10 @@ fn an_error_mid_link_carries_the_log_and_frees_the_handle() {
             panic!("{err:?}")
         };
         assert_eq!(*call, "nvJitLinkAddData");
-        assert_eq!(*result, "NVJITLINK_ERROR_INVALID_INPUT");
+        assert_eq!(
+            error.result,
+            nvjitlink_sys::nvJitLinkResult::NVJITLINK_ERROR_INVALID_INPUT
+        );
         assert_eq!(input.as_deref(), Some("second.ptx"));
         assert_eq!(error_log, "stub: input rejected mid-link");
     }

@@ -31,15 +31,14 @@ impl DeviceContext {
     /// and makes it current on this thread.
     pub fn make_current(ordinal: i32) -> Result<Self, LinkError> {
         let driver = Driver::global()?;
-        let fail = |call: &'static str, result: CUresult| LinkError::DeviceContext {
-            device: ordinal,
-            call,
-            result: driver.error_name(result),
-            code: result.0,
-        };
-        let ok = |call, result: CUresult| match result {
-            CUresult::CUDA_SUCCESS => Ok(()),
-            other => Err(fail(call, other)),
+        let ok = |call, result: CUresult| {
+            driver
+                .check(result)
+                .map_err(|error| LinkError::DeviceContext {
+                    device: ordinal,
+                    call,
+                    error,
+                })
         };
         // SAFETY: cuInit takes no pointers.
         ok("cuInit", unsafe { driver.cuInit(0) }?)?;

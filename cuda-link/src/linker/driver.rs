@@ -224,8 +224,7 @@ pub(super) fn link(
         let (info_log, error_log) = jit.logs();
         LinkError::Driver {
             call,
-            result: driver.error_name(result),
-            code: result.0,
+            error: driver.error(result),
             input: input.map(str::to_owned),
             inputs: names.clone(),
             error_log,

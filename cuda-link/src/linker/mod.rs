@@ -24,19 +24,19 @@ pub enum LinkError {
     /// An input was refused before linking.
     #[error(transparent)]
     Input(#[from] ObjectError),
-    /// nvJitLink could not be loaded.
-    #[error("nvJitLink is not available: {0}")]
+    /// nvJitLink could not be loaded; the source says why.
+    #[error("nvJitLink is not available")]
     NvJitLinkUnavailable(#[from] nvjitlink_sys::LoadError),
-    /// The driver could not be loaded.
-    #[error("the CUDA driver is not available: {0}")]
+    /// The driver could not be loaded; the source says why.
+    #[error("the CUDA driver is not available")]
     DriverUnavailable(#[from] cuda_driver_sys::LoadError),
     /// Neither backend loads.
     #[error("no linker backend: nvJitLink: {nvjitlink}; driver: {driver}")]
     NoBackend {
         /// Why nvJitLink did not load.
-        nvjitlink: String,
+        nvjitlink: nvjitlink_sys::LoadError,
         /// Why the driver did not load.
-        driver: String,
+        driver: cuda_driver_sys::LoadError,
     },
     /// A symbol the operation needs is absent from the loaded library.
     #[error("symbol `{symbol}` is not available in the loaded {library}")]
@@ -104,29 +104,25 @@ pub enum LinkError {
     #[error("nothing to link: add at least one input")]
     NoInputs,
     /// A device's primary context could not be made current.
-    #[error("device {device}: {call} failed with {result}")]
+    #[error("device {device}: {call} failed with {error}")]
     DeviceContext {
         /// The device ordinal.
         device: i32,
         /// The failing driver call.
         call: &'static str,
-        /// The `CUresult` name.
-        result: String,
-        /// Its code.
-        code: u32,
+        /// What it returned.
+        error: cuda_driver_sys::DriverError,
     },
     /// The driver backend without a current context.
     #[error("the driver backend needs a current CUDA context")]
     NoCurrentContext,
     /// nvJitLink returned an error.
-    #[error("{call} failed with {result} linking [{inputs}]{}{}", log_suffix("error log", error_log), log_suffix("info log", info_log), inputs = .inputs.join(", "))]
+    #[error("{call} failed with {error} linking [{inputs}]{}{}", log_suffix("error log", error_log), log_suffix("info log", info_log), inputs = .inputs.join(", "))]
     NvJitLink {
         /// The failing C function.
         call: &'static str,
-        /// The `nvJitLinkResult` name.
-        result: &'static str,
-        /// Its code.
-        code: u32,
+        /// What it returned.
+        error: nvjitlink_sys::NvJitLinkError,
         /// The input being added, if the failure was in `nvJitLinkAddData`.
         input: Option<String>,
         /// Every input's name.
@@ -137,14 +133,12 @@ pub enum LinkError {
         info_log: String,
     },
     /// The driver's `cuLink*` returned an error.
-    #[error("{call} failed with {result} linking [{inputs}]{}{}", log_suffix("error log", error_log), log_suffix("info log", info_log), inputs = .inputs.join(", "))]
+    #[error("{call} failed with {error} linking [{inputs}]{}{}", log_suffix("error log", error_log), log_suffix("info log", info_log), inputs = .inputs.join(", "))]
     Driver {
         /// The failing C function.
         call: &'static str,
-        /// The `CUresult` name.
-        result: String,
-        /// Its code.
-        code: u32,
+        /// What it returned.
+        error: cuda_driver_sys::DriverError,
         /// The input being added, if the failure was in `cuLinkAddData`.
         input: Option<String>,
         /// Every input's name.
@@ -341,12 +335,7 @@ impl Linker {
                 Ok(lib) => Resolved::NvJitLink(lib),
                 Err(nvjitlink) => match cuda_driver_sys::Driver::global() {
                     Ok(driver) => Resolved::Driver(driver),
-                    Err(driver) => {
-                        return Err(LinkError::NoBackend {
-                            nvjitlink: nvjitlink.to_string(),
-                            driver: driver.to_string(),
-                        });
-                    }
+                    Err(driver) => return Err(LinkError::NoBackend { nvjitlink, driver }),
                 },
             },
         };

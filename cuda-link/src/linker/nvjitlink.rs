@@ -2,7 +2,9 @@
 
 use std::ffi::{CString, c_char};
 
-use nvjitlink_sys::{NvJitLink, nvJitLinkHandle, nvJitLinkInputType, nvJitLinkResult, result_name};
+use nvjitlink_sys::{
+    NvJitLink, NvJitLinkError, nvJitLinkHandle, nvJitLinkInputType, nvJitLinkResult,
+};
 
 use super::{LinkError, LiveHandle, Logs, OutputKind, c_input_name, c_strings, log_text};
 use crate::{ObjectCode, ObjectKind};
@@ -87,8 +89,7 @@ impl Handle<'_> {
         let (info_log, error_log) = self.logs();
         LinkError::NvJitLink {
             call,
-            result: result_name(result),
-            code: result.0,
+            error: NvJitLinkError { result },
             input: input.map(str::to_owned),
             inputs: inputs.iter().map(|i| i.name().to_owned()).collect(),
             error_log,
@@ -118,8 +119,7 @@ pub(super) fn link(
         }
         return Err(LinkError::NvJitLink {
             call: "nvJitLinkCreate",
-            result: result_name(created),
-            code: created.0,
+            error: NvJitLinkError { result: created },
             input: None,
             inputs: inputs.iter().map(|i| i.name().to_owned()).collect(),
             error_log: String::new(),
