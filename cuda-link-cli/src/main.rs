@@ -306,9 +306,7 @@ fn link(args: LinkArgs) -> Result<(), String> {
     // a machine without the driver still hears what is wrong with them.
     Linker::check(&options, &inputs).map_err(|e| report(&e))?;
     let _context = match options.backend {
-        Backend::Driver => {
-            Some(DeviceContext::make_current(args.device).map_err(|e| report(&e))?)
-        }
+        Backend::Driver => Some(DeviceContext::make_current(args.device).map_err(|e| report(&e))?),
         _ => None,
     };
     let mut linker = Linker::new(options).map_err(|e| report(&e))?;

@@ -14,7 +14,10 @@ use std::time::Instant;
 use criterion::{Criterion, criterion_group};
 use cuda_link::{LinkCache, Linker, LinkerOptions, ObjectCode, ObjectKind, OutputKind};
 use cuda_link_tests::{fixtures, nvrtc, workloads};
-use nvjitlink_sys::{NvJitLink, nvJitLinkInputType, nvJitLinkResult};
+use nvjitlink_sys::{
+    NvJitLink,
+    sys::{nvJitLinkInputType, nvJitLinkResult},
+};
 
 struct Workload {
     name: &'static str,

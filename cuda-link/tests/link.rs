@@ -5,7 +5,7 @@ use std::sync::Arc;
 use cuda_link::inspect::Contents;
 use cuda_link::{LinkError, Linker, LinkerOptions, ObjectCode, ObjectKind, OutputKind, Reason};
 use cuda_link_tests::{FatbinInput, fixtures, nvfatbin, nvjitlink_libraries};
-use nvjitlink_sys::{NvJitLink, nvJitLinkResult};
+use nvjitlink_sys::{NvJitLink, sys::nvJitLinkResult};
 
 /// These tests run one at a time. Run in parallel, this binary died with
 /// SIGSEGV in 2 of about 10 full CI runs on 2026-12-02/03, never in 40

@@ -10,7 +10,7 @@ use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Instant;
 
-use cuda_driver_sys::{CUresult, Driver};
+use cuda_driver_sys::{Driver, sys::CUresult};
 use cuda_link::{LinkCache, Linker, LinkerOptions, ObjectCode, OutputKind};
 use cuda_link_tests::{fixtures, nvrtc, workloads};
 use cuda_module::{Context, Library, LoadOptions};

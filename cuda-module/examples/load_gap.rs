@@ -10,7 +10,7 @@ use std::ffi::CString;
 use std::ptr::null_mut;
 use std::time::Instant;
 
-use cuda_driver_sys::{CUresult, Driver};
+use cuda_driver_sys::{Driver, sys::CUresult};
 use cuda_link::{Linker, LinkerOptions, ObjectCode, OutputKind};
 use cuda_link_tests::{fixtures, nvrtc, workloads};
 use cuda_module::Context;

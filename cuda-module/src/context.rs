@@ -2,7 +2,10 @@
 
 use std::sync::Arc;
 
-use cuda_driver_sys::{CUcontext, CUdevice, Driver};
+use cuda_driver_sys::{
+    Driver,
+    sys::{CUcontext, CUdevice},
+};
 
 use crate::error::{About, ModuleError, check, driver};
 

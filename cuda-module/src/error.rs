@@ -3,7 +3,7 @@
 use std::ffi::CString;
 use std::sync::OnceLock;
 
-use cuda_driver_sys::{CUresult, Driver};
+use cuda_driver_sys::{Driver, sys::CUresult};
 use cuda_link::ObjectKind;
 
 /// Why loading, lookup or launching failed.
@@ -17,7 +17,11 @@ pub enum ModuleError {
     #[error(transparent)]
     SymbolUnavailable(#[from] cuda_driver_sys::SymbolUnavailable),
     /// A driver call failed.
-    #[error("{call} failed with {error}{}{}", about(library, symbol), log_suffix(log))]
+    #[error(
+        "{call} failed with {error}{}{}",
+        about(library, symbol),
+        log_suffix(log)
+    )]
     Call {
         /// The C function.
         call: &'static str,

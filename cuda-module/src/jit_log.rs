@@ -2,7 +2,7 @@
 
 use std::sync::Mutex;
 
-use cuda_driver_sys::{CUresult, Driver};
+use cuda_driver_sys::{Driver, sys::CUresult};
 
 use crate::error::{About, ModuleError, check};
 

@@ -4,7 +4,7 @@
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
-use cuda_driver_sys::{CUfunction, CUfunction_attribute, CUkernel, CUresult};
+use cuda_driver_sys::sys::{CUfunction, CUfunction_attribute, CUkernel, CUresult};
 
 use crate::context::{Context, ContextInner};
 use crate::error::{About, ModuleError, check, driver};

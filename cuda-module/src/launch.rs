@@ -1,6 +1,6 @@
 //! [`LaunchConfig`] and [`synchronize`].
 
-use cuda_driver_sys::CUstream;
+use cuda_driver_sys::sys::CUstream;
 
 use crate::context::Context;
 use crate::error::{About, ModuleError, check, driver};

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::ffi::{CStr, c_void};
 use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 
-use cuda_driver_sys::{CUdeviceptr, CUfunction, CUkernel, CUlibrary, CUmodule, CUresult};
+use cuda_driver_sys::sys::{CUdeviceptr, CUfunction, CUkernel, CUlibrary, CUmodule, CUresult};
 use cuda_link::{ObjectCode, ObjectKind};
 
 use crate::context::ContextInner;
@@ -46,12 +46,12 @@ pub enum LoadingMode {
 /// `CUDA_MODULE_LOADING=LAZY|EAGER`; set that before the first CUDA call.
 pub fn loading_mode() -> Result<LoadingMode, ModuleError> {
     let driver = driver()?;
-    let mut mode = cuda_driver_sys::CUmoduleLoadingMode::CU_MODULE_EAGER_LOADING;
+    let mut mode = cuda_driver_sys::sys::CUmoduleLoadingMode::CU_MODULE_EAGER_LOADING;
     // SAFETY: an out-pointer.
     let status = unsafe { driver.cuModuleGetLoadingMode(&mut mode) }?;
     check(driver, status, "cuModuleGetLoadingMode", About::NOTHING)?;
     Ok(
-        if mode == cuda_driver_sys::CUmoduleLoadingMode::CU_MODULE_LAZY_LOADING {
+        if mode == cuda_driver_sys::sys::CUmoduleLoadingMode::CU_MODULE_LAZY_LOADING {
             LoadingMode::Lazy
         } else {
             LoadingMode::Eager
@@ -185,15 +185,16 @@ impl Library {
         let driver = driver()?;
         let log = JitLog::new();
         let mut jit_keys = [
-            cuda_driver_sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
-            cuda_driver_sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+            cuda_driver_sys::sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
+            cuda_driver_sys::sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
         ];
         let mut jit_values = [
             log.buffer.cast::<c_void>(),
             std::ptr::without_provenance_mut(log.len),
         ];
         let preserve = options.binary_is_preserved;
-        let mut library_keys = [cuda_driver_sys::CUlibraryOption::CU_LIBRARY_BINARY_IS_PRESERVED];
+        let mut library_keys =
+            [cuda_driver_sys::sys::CUlibraryOption::CU_LIBRARY_BINARY_IS_PRESERVED];
         let mut library_values = [std::ptr::without_provenance_mut::<c_void>(1)];
         let library_count = u32::from(preserve);
         let use_library = !options.force_module_api && driver.cuLibraryLoadData.is_some();
@@ -259,7 +260,12 @@ impl Library {
         let mut context = std::ptr::null_mut();
         // SAFETY: an out-pointer.
         let status = unsafe { driver.cuCtxGetCurrent(&mut context) }?;
-        check(driver, status, "cuCtxGetCurrent", About::library(self.name()))?;
+        check(
+            driver,
+            status,
+            "cuCtxGetCurrent",
+            About::library(self.name()),
+        )?;
         for name in self.kernels()? {
             let kernel = self.kernel(&name)?;
             if !context.is_null() {
@@ -358,18 +364,33 @@ impl Library {
         let mut count = 0u32;
         // SAFETY: a live library and an out-pointer.
         let status = unsafe { driver.cuLibraryGetKernelCount(&mut count, library) }?;
-        check(driver, status, "cuLibraryGetKernelCount", About::library(self.name()))?;
+        check(
+            driver,
+            status,
+            "cuLibraryGetKernelCount",
+            About::library(self.name()),
+        )?;
         let mut raws: Vec<CUkernel> = vec![std::ptr::null_mut(); count as usize];
         // SAFETY: a buffer of `count` handles.
         let status =
             unsafe { driver.cuLibraryEnumerateKernels(raws.as_mut_ptr(), count, library) }?;
-        check(driver, status, "cuLibraryEnumerateKernels", About::library(self.name()))?;
+        check(
+            driver,
+            status,
+            "cuLibraryEnumerateKernels",
+            About::library(self.name()),
+        )?;
         raws.into_iter()
             .map(|raw| {
                 let mut text: *const std::ffi::c_char = std::ptr::null();
                 // SAFETY: a kernel of this library and an out-pointer.
                 let status = unsafe { driver.cuKernelGetName(&mut text, raw) }?;
-                check(driver, status, "cuKernelGetName", About::library(self.name()))?;
+                check(
+                    driver,
+                    status,
+                    "cuKernelGetName",
+                    About::library(self.name()),
+                )?;
                 if text.is_null() {
                     return Ok(String::new());
                 }

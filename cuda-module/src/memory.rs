@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use cuda_driver_sys::CUdeviceptr;
+use cuda_driver_sys::sys::CUdeviceptr;
 
 use crate::context::{Context, ContextInner};
 use crate::error::{About, ModuleError, check, driver};

@@ -370,7 +370,7 @@ fn a_jit_failure_carries_the_driver_log() {
     assert_eq!(library.as_deref(), Some("broken.ptx"));
     assert_eq!(
         error.result,
-        cuda_driver_sys::CUresult::CUDA_ERROR_INVALID_PTX,
+        cuda_driver_sys::sys::CUresult::CUDA_ERROR_INVALID_PTX,
         "{err}"
     );
     assert!(!error.description.is_empty(), "{err}");
@@ -556,7 +556,7 @@ fn hostile_images_are_refused_before_the_driver() {
 #[test]
 #[ignore = "needs a GPU"]
 fn entry_points_have_the_declared_abi() {
-    use cuda_driver_sys::{CUDA_VERSION, DriverFns};
+    use cuda_driver_sys::{DriverFns, sys::CUDA_VERSION};
     let _context = gpu();
     let driver = cuda_driver_sys::Driver::global().unwrap();
     assert_eq!(

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use nvjitlink_sys::{LoadError, NvJitLink, nvJitLinkResult};
+use nvjitlink_sys::{LoadError, NvJitLink, sys::nvJitLinkResult};
 
 /// The provisioned library of one major, or `None` (a skip) outside
 /// `cargo xtask test`, which sets `CUDA_LINK_REQUIRE_REDIST` to turn the

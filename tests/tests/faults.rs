@@ -102,7 +102,7 @@ fn an_error_mid_link_carries_the_log_and_frees_the_handle() {
         assert_eq!(*call, "nvJitLinkAddData");
         assert_eq!(
             error.result,
-            nvjitlink_sys::nvJitLinkResult::NVJITLINK_ERROR_INVALID_INPUT
+            nvjitlink_sys::sys::nvJitLinkResult::NVJITLINK_ERROR_INVALID_INPUT
         );
         assert_eq!(input.as_deref(), Some("second.ptx"));
         assert_eq!(error_log, "stub: input rejected mid-link");

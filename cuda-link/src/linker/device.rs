@@ -1,7 +1,10 @@
 //! [`DeviceContext`]: a device's primary context, made current for the
 //! driver backend, which links in the calling thread's current context.
 
-use cuda_driver_sys::{CUcontext, CUdevice, CUresult, Driver};
+use cuda_driver_sys::{
+    Driver,
+    sys::{CUcontext, CUdevice, CUresult},
+};
 
 use super::LinkError;
 

@@ -3,8 +3,10 @@
 use std::ffi::{CString, c_void};
 
 use cuda_driver_sys::{
-    CUdevice_attribute, CUjit_cacheMode, CUjit_option, CUjitInputType, CUlinkState, CUresult,
     Driver,
+    sys::{
+        CUdevice_attribute, CUjit_cacheMode, CUjit_option, CUjitInputType, CUlinkState, CUresult,
+    },
 };
 
 use super::{LinkError, LinkerOptions, LiveHandle, Logs, c_input_name, c_strings, log_text};

@@ -3,7 +3,8 @@
 use std::ffi::{CString, c_char};
 
 use nvjitlink_sys::{
-    NvJitLink, NvJitLinkError, nvJitLinkHandle, nvJitLinkInputType, nvJitLinkResult,
+    NvJitLink, NvJitLinkError,
+    sys::{nvJitLinkHandle, nvJitLinkInputType, nvJitLinkResult},
 };
 
 use super::{LinkError, LiveHandle, Logs, OutputKind, c_input_name, c_strings, log_text};
