@@ -13,9 +13,9 @@ pub struct DriverError {
     pub result: CUresult,
     /// `cuGetErrorName`, e.g. `"CUDA_ERROR_INVALID_PTX"`; `"CUresult N"`
     /// for a code the driver does not name.
-    pub name: String,
+    pub name: Box<str>,
     /// `cuGetErrorString`, e.g. `"a PTX JIT compilation failed"`.
-    pub description: String,
+    pub description: Box<str>,
 }
 
 impl Driver {
@@ -23,8 +23,8 @@ impl Driver {
     pub fn error(&self, result: CUresult) -> DriverError {
         DriverError {
             result,
-            name: self.error_name(result),
-            description: self.error_text(result),
+            name: self.error_name(result).into(),
+            description: self.error_text(result).into(),
         }
     }
 

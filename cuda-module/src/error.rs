@@ -28,12 +28,12 @@ pub enum ModuleError {
         /// What it returned.
         error: cuda_driver_sys::DriverError,
         /// The library's name, when the call was about one.
-        library: Option<String>,
+        library: Option<Box<str>>,
         /// The kernel, global or managed variable, when the call was
         /// about one.
-        symbol: Option<String>,
+        symbol: Option<Box<str>>,
         /// The JIT error log, for calls that may compile.
-        log: String,
+        log: Box<str>,
     },
     /// No kernel of that name.
     #[error(
@@ -118,13 +118,13 @@ pub(crate) fn check(
     driver.check(status).map_err(|error| ModuleError::Call {
         call,
         error,
-        library: about.library.map(str::to_owned),
-        symbol: about.symbol.map(str::to_owned),
-        log: String::new(),
+        library: about.library.map(Box::from),
+        symbol: about.symbol.map(Box::from),
+        log: Box::default(),
     })
 }
 
-fn about(library: &Option<String>, symbol: &Option<String>) -> String {
+fn about(library: &Option<Box<str>>, symbol: &Option<Box<str>>) -> String {
     match (library, symbol) {
         (Some(library), Some(symbol)) => format!(" for `{symbol}` of {library}"),
         (Some(library), None) => format!(" for {library}"),

@@ -83,7 +83,7 @@ pub(crate) fn check_with_log(
 ) -> Result<(), ModuleError> {
     check(driver, status, call, about).map_err(|mut error| {
         if let ModuleError::Call { log: text, .. } = &mut error {
-            *text = log.text();
+            *text = log.text().into();
         }
         error
     })
