@@ -1,35 +1,4 @@
-//! Raw bindings to the whole CUDA driver API, loaded at run time.
-//!
-//! The types, constants and the function table ([`DriverFns`]) are generated
-//! by `cargo xtask bindgen` from the pinned `cuda.h` of CUDA 12.9 (feature
-//! `cuda-12090`, the default) or 13.0 (feature `cuda-13000`, which wins when
-//! both are on) and checked in, so building needs neither CUDA nor libclang.
-//! [`Driver`] opens `libcuda.so.1` with `libloading` and resolves every
-//! entry point:
-//!
-//! * plain names through `cuGetProcAddress`, each at the version of the ABI
-//!   its declaration has ([`DriverFns::proc_version`], from the pinned
-//!   `cudaTypedefs.h`, never above [`CUDA_VERSION`]): asking at
-//!   `CUDA_VERSION` itself could hand out a newer ABI than the declaration
-//!   (13.0's `cuCtxSynchronize`);
-//! * versioned names (`cuMemAlloc_v2`, `cuCtxCreate_v4`, `_ptds`) through
-//!   plain `dlsym`, as the name fixes the ABI, and `dlsym` as the fallback
-//!   where `cuGetProcAddress` is absent or does not know a name.
-//!
-//! ```no_run
-//! use cuda_driver_sys::{Driver, Resolution, sys::CUresult};
-//!
-//! // With the default `discover` feature, `Driver::load()` searches.
-//! // SAFETY: the file is the CUDA driver.
-//! let driver = unsafe { Driver::open("libcuda.so.1", Resolution::ProcAddress) }?;
-//! // SAFETY: cuInit takes no pointers.
-//! let status = unsafe { driver.cuInit(0) }?;
-//! assert_eq!(status, CUresult::CUDA_SUCCESS);
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
-//!
-//! On a machine without the driver, `Driver::load` returns
-//! `LoadError::NotFound` naming every place tried; nothing panics.
+#![doc = include_str!("../README.md")]
 
 use std::ffi::{CStr, c_char, c_void};
 use std::path::{Path, PathBuf};

@@ -1,43 +1,4 @@
-//! Find and open NVIDIA shared libraries at run time.
-//!
-//! Both `nvjitlink-sys` and `cuda-driver-sys` load their library with
-//! [`libloading`] instead of linking it, so a program builds anywhere and
-//! reports a typed error where the library is missing. This crate holds the
-//! search they share, behind their default `discover` feature; a project
-//! that vendors a sys crate can leave it out.
-//!
-//! The search order, for a [`LibrarySpec`]:
-//!
-//! 1. the explicit override variable (e.g. `CUDA_LINK_NVJITLINK_PATH`), a file
-//!    or a directory. When it is set, nothing else is tried;
-//! 2. `CUDA_HOME`, then `CUDA_PATH`;
-//! 3. the site-packages of NVIDIA's Python wheels: those of `VIRTUAL_ENV`,
-//!    `CONDA_PREFIX`, of the `python3` on `PATH` (its prefix, the one its
-//!    symlinks resolve to, its `pyvenv.cfg` home, its pyenv version) and
-//!    the user site. They are found by looking at folders, never by running
-//!    Python, and only when the steps before found nothing;
-//! 4. `/usr/local/cuda`;
-//! 5. the system loader (`LD_LIBRARY_PATH`, `ld.so.cache`).
-//!
-//! Inside each place the file names are tried in the spec's order, so a
-//! spec that lists `libnvJitLink.so.13` before `libnvJitLink.so.12` prefers
-//! major 13.
-//!
-//! ```no_run
-//! use cuda_dylib::{LibrarySpec, SearchEnv};
-//!
-//! const SPEC: LibrarySpec = LibrarySpec {
-//!     display_name: "nvJitLink",
-//!     override_var: "CUDA_LINK_NVJITLINK_PATH",
-//!     file_names: &["libnvJitLink.so.13", "libnvJitLink.so.12"],
-//!     wheel_dirs: &["nvidia/cu13/lib", "nvidia/nvjitlink/lib"],
-//!     toolkit_dirs: &["lib64", "lib"],
-//! };
-//! // SAFETY: every candidate is NVIDIA's nvJitLink, whose initialisers
-//! // have no preconditions.
-//! let opened = unsafe { cuda_dylib::open(&SPEC, &SearchEnv::from_process()) }.unwrap();
-//! println!("loaded {}", opened.path.display());
-//! ```
+#![doc = include_str!("../README.md")]
 
 use std::fmt;
 use std::path::{Path, PathBuf};

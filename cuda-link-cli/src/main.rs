@@ -1,10 +1,4 @@
-//! `cuda-link`: link device code of any kind, or inspect it.
-//!
-//! ```text
-//! cuda-link link -arch sm_90 [--lto] [--backend driver [--device N]] [options] -o out.cubin INPUTS...
-//! cuda-link inspect FILE... [--json]
-//! cuda-link cache stats|clear|dir [--cache-dir DIR]
-//! ```
+#![doc = include_str!("../README.md")]
 
 use std::path::PathBuf;
 use std::process::ExitCode;

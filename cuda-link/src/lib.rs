@@ -1,19 +1,4 @@
-//! Backend-neutral CUDA device code: [`ObjectCode`] for every input kind,
-//! inspected in pure Rust.
-//!
-//! ```
-//! use cuda_link::{ObjectCode, ObjectKind};
-//!
-//! let ptx = b".version 8.0\n.target sm_90\n.address_size 64\n\
-//!             .visible .entry saxpy(.param .f32 a) { ret; }\n";
-//! let code = ObjectCode::from_bytes(ptx.to_vec(), "saxpy.ptx")?;
-//! assert_eq!(code.kind(), ObjectKind::Ptx);
-//! let inspection = code.inspect()?;
-//! assert_eq!(inspection.kernels(), ["saxpy"]);
-//! assert_eq!(inspection.arches()[0].to_string(), "sm_90");
-//! println!("{inspection}");
-//! # Ok::<(), cuda_link::ObjectError>(())
-//! ```
+#![doc = include_str!("../README.md")]
 
 // Link errors carry both logs and the input names by design; they are
 // returned once per link, so their size costs nothing that matters.

@@ -35,7 +35,7 @@ unsafe impl Send for KernelInner {}
 // SAFETY: as above.
 unsafe impl Sync for KernelInner {}
 
-/// A kernel of a [`Library`]; cheap to clone.
+/// A kernel of a `Library`; cheap to clone.
 #[derive(Clone)]
 pub struct Kernel {
     pub(crate) name: Arc<str>,

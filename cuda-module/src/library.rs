@@ -1,4 +1,4 @@
-//! [`Library`]: device code loaded once with `cuLibraryLoadData` (or a
+//! `Library`: device code loaded once with `cuLibraryLoadData` (or a
 //! module), its kernels, globals and managed variables.
 
 use std::collections::HashMap;

@@ -92,7 +92,7 @@ impl Drop for DeviceBuffer {
 }
 
 /// Copies host values to a device address, e.g. a global from
-/// [`Library::global`].
+/// `Library::global`.
 ///
 /// # Safety
 /// `destination` must be valid for writes of `size_of_val(data)` bytes in

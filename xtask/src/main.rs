@@ -135,7 +135,7 @@ fn demo(workspace: &Path) -> Result<()> {
             "run",
             "--quiet",
             "--package",
-            "cuda-link-tests",
+            "cuda-link-examples",
             "--example",
             "demo",
         ]),

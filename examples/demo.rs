@@ -1,6 +1,6 @@
 //! `cargo xtask demo`: the main job on a bundled example, no GPU needed.
 //!
-//! Compiles `tests/data/demo.cu` to LTO-IR and `demo_helpers.cu` to PTX with
+//! Compiles `examples/demo.cu` to LTO-IR and `demo_helpers.cu` to PTX with
 //! NVRTC, links both with `libcudadevrt.a` through nvJitLink, and prints
 //! the inspection of every input and of the linked cubin.
 
@@ -10,14 +10,14 @@ use cuda_link_tests::{cudadevrt, nvrtc};
 fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let arch = "sm_90";
     let main_ltoir = nvrtc(
-        include_str!("../data/demo.cu"),
+        include_str!("demo.cu"),
         "demo.cu",
         &["-arch=sm_90", "-rdc=true", "-dlto"],
     )?
     .ltoir
     .ok_or("NVRTC produced no LTO-IR")?;
     let helpers_ptx = nvrtc(
-        include_str!("../data/demo_helpers.cu"),
+        include_str!("demo_helpers.cu"),
         "demo_helpers.cu",
         &["-arch=compute_90", "-rdc=true"],
     )?
