@@ -1,5 +1,4 @@
 #![doc = include_str!("../README.md")]
-
 // Link errors carry both logs and the input names by design; they are
 // returned once per link, so their size costs nothing that matters.
 #![allow(clippy::result_large_err)]
