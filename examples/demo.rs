@@ -4,11 +4,11 @@
 //! NVRTC, links both with `libcudadevrt.a` through nvJitLink, and prints
 //! the inspection of every input and of the linked cubin.
 
-use cuda_link::{Linker, LinkerOptions, ObjectCode, OutputKind};
+use cuda_link::{Arch, Linker, LinkerOptions, ObjectCode, OutputKind};
 use cuda_link_tests::{cudadevrt, nvrtc};
 
 fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    let arch = "sm_90";
+    let arch = Arch::sm(90);
     let main_ltoir = nvrtc(
         include_str!("demo.cu"),
         "demo.cu",

@@ -5,7 +5,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use cuda_link::{Backend, DeviceContext, LinkCache, Linker, LinkerOptions, ObjectCode, OutputKind};
+use cuda_link::{
+    Arch, Backend, DeviceContext, LinkCache, Linker, LinkerOptions, ObjectCode, OutputKind,
+};
 
 #[derive(Parser)]
 #[command(
@@ -64,7 +66,7 @@ enum BackendArg {
 struct LinkArgs {
     /// Target architecture, e.g. sm_90, sm_90a, sm_100f (also `-arch`).
     #[arg(long)]
-    arch: Option<String>,
+    arch: Option<Arch>,
     /// Output file.
     #[arg(short, long)]
     output: PathBuf,
@@ -262,34 +264,34 @@ fn link(args: LinkArgs) -> Result<(), String> {
     } else {
         OutputKind::Cubin
     };
-    let options = LinkerOptions {
-        arch: args.arch,
-        max_register_count: args.max_register_count,
-        time: args.time,
-        verbose: args.verbose,
-        link_time_optimization: args.lto.then_some(true),
-        ptx: args.ptx,
-        optimization_level: args.optimization_level,
-        debug: args.debug,
-        lineinfo: args.lineinfo,
-        ftz: args.ftz,
-        prec_div: args.prec_div,
-        prec_sqrt: args.prec_sqrt,
-        fma: args.fma,
-        kernels_used: args.kernels_used,
-        variables_used: args.variables_used,
-        optimize_unused_variables: args.optimize_unused_variables,
-        ptxas_options: args.xptxas,
-        split_compile: args.split_compile,
-        split_compile_extended: args.split_compile_extended,
-        no_cache: args.no_cache,
-        extra_flags: args.flags,
-        backend: match args.backend {
+    let mut options = LinkerOptions::default()
+        .time(args.time)
+        .verbose(args.verbose)
+        .ptx(args.ptx)
+        .debug(args.debug)
+        .lineinfo(args.lineinfo)
+        .kernels_used(args.kernels_used)
+        .variables_used(args.variables_used)
+        .optimize_unused_variables(args.optimize_unused_variables)
+        .ptxas_options(args.xptxas)
+        .no_cache(args.no_cache)
+        .extra_flags(args.flags)
+        .backend(match args.backend {
             BackendArg::Auto => Backend::Auto,
             BackendArg::Nvjitlink => Backend::NvJitLink,
             BackendArg::Driver => Backend::Driver,
-        },
-    };
+        });
+    // The options that stay unset unless given.
+    options.arch = args.arch;
+    options.max_register_count = args.max_register_count;
+    options.link_time_optimization = args.lto.then_some(true);
+    options.optimization_level = args.optimization_level;
+    options.ftz = args.ftz;
+    options.prec_div = args.prec_div;
+    options.prec_sqrt = args.prec_sqrt;
+    options.fma = args.fma;
+    options.split_compile = args.split_compile;
+    options.split_compile_extended = args.split_compile_extended;
     let inputs = args
         .inputs
         .iter()

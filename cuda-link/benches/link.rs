@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use criterion::{Criterion, criterion_group};
-use cuda_link::{LinkCache, Linker, LinkerOptions, ObjectCode, ObjectKind, OutputKind};
+use cuda_link::{Arch, LinkCache, Linker, LinkerOptions, ObjectCode, ObjectKind, OutputKind};
 use cuda_link_tests::{fixtures, nvrtc, workloads};
 use nvjitlink_sys::{
     NvJitLink,
@@ -171,10 +171,7 @@ fn bench_links(c: &mut Criterion) {
         group.bench_function("raw", |b| {
             b.iter(|| black_box(raw_link(&lib, &flags, &raw_inputs)))
         });
-        let options = LinkerOptions {
-            no_cache: true,
-            ..LinkerOptions::for_arch("sm_90")
-        };
+        let options = LinkerOptions::for_arch(Arch::sm(90)).no_cache(true);
         group.bench_function("wrapper", |b| {
             b.iter(|| black_box(workload.wrapper_link(&lib, options.clone())))
         });
@@ -193,10 +190,7 @@ fn paired_overhead() {
     for workload in &workloads {
         let rounds = if workload.name == "big" { 30 } else { 60 };
         let (flags, raw_inputs) = (workload.raw_flags(), workload.raw_inputs());
-        let options = LinkerOptions {
-            no_cache: true,
-            ..LinkerOptions::for_arch("sm_90")
-        };
+        let options = LinkerOptions::for_arch(Arch::sm(90)).no_cache(true);
         let time_raw = || {
             let start = Instant::now();
             black_box(raw_link(&lib, &flags, &raw_inputs));
@@ -257,10 +251,7 @@ fn bench_cache(c: &mut Criterion) {
     let big = workloads.iter().find(|w| w.name == "big").unwrap();
     let dir = tempfile::tempdir().unwrap();
     let cache = Arc::new(LinkCache::new(dir.path()));
-    let options = LinkerOptions {
-        no_cache: true,
-        ..LinkerOptions::for_arch("sm_90")
-    };
+    let options = LinkerOptions::for_arch(Arch::sm(90)).no_cache(true);
     let link = |cache: Option<&Arc<LinkCache>>| {
         let mut linker = Linker::with_nvjitlink(Arc::clone(&lib), options.clone()).unwrap();
         if let Some(cache) = cache {
@@ -288,10 +279,7 @@ fn bench_validation(c: &mut Criterion) {
         return;
     };
     let big = workloads.iter().find(|w| w.name == "big").unwrap();
-    let options = LinkerOptions {
-        no_cache: true,
-        ..LinkerOptions::for_arch("sm_90")
-    };
+    let options = LinkerOptions::for_arch(Arch::sm(90)).no_cache(true);
     let cubin = big.wrapper_link(&lib, options.clone()).as_bytes().to_vec();
     let archive = fixtures::cudadevrt_bytes().unwrap();
     let mut group = c.benchmark_group("validation");

@@ -4,7 +4,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use cuda_link::cache::CacheKey;
-use cuda_link::{LinkCache, Linker, LinkerOptions, ObjectCode, OutputKind};
+use cuda_link::{Arch, LinkCache, Linker, LinkerOptions, ObjectCode, OutputKind};
 use cuda_link_tests::{fixtures, nvjitlink_libraries};
 use nvjitlink_sys::NvJitLink;
 
@@ -64,10 +64,7 @@ fn hit_after_miss_returns_identical_bytes_and_log() {
     };
     let dir = tempfile::tempdir().unwrap();
     let cache = Arc::new(LinkCache::new(dir.path()));
-    let options = LinkerOptions {
-        verbose: true,
-        ..LinkerOptions::for_arch("sm_90")
-    };
+    let options = LinkerOptions::for_arch(Arch::sm(90)).verbose(true);
     let (first, first_log) = link_logged(&lib, &cache, options.clone(), &input);
     let (second, second_log) = link_logged(&lib, &cache, options, &input);
     assert_eq!(first.as_bytes(), second.as_bytes());
@@ -92,7 +89,7 @@ fn any_change_misses() {
     let Some(lib12) = nvjitlink(12) else { return };
     let dir = tempfile::tempdir().unwrap();
     let cache = Arc::new(LinkCache::new(dir.path()));
-    let sm90 = LinkerOptions::for_arch("sm_90");
+    let sm90 = LinkerOptions::for_arch(Arch::sm(90));
     link_with(&lib13, &cache, sm90.clone(), &input);
 
     // One byte of the input: a space in the PTX changes nothing but the key.
@@ -101,15 +98,7 @@ fn any_change_misses() {
     let changed = ObjectCode::from_ptx(bytes, "saxpy.ptx").unwrap();
     link_with(&lib13, &cache, sm90.clone(), &changed);
     // One option.
-    link_with(
-        &lib13,
-        &cache,
-        LinkerOptions {
-            lineinfo: true,
-            ..sm90.clone()
-        },
-        &input,
-    );
+    link_with(&lib13, &cache, sm90.clone().lineinfo(true), &input);
     // The library version.
     link_with(&lib12, &cache, sm90.clone(), &input);
     let stats = cache.stats();
@@ -139,10 +128,10 @@ fn order_dependent_flags_miss() {
     };
     let dir = tempfile::tempdir().unwrap();
     let cache = Arc::new(LinkCache::new(dir.path()));
-    let with = |level: u32, raw: &str| LinkerOptions {
-        optimization_level: Some(level),
-        extra_flags: vec![raw.to_owned()],
-        ..LinkerOptions::for_arch("sm_90")
+    let with = |level: u32, raw: &str| {
+        LinkerOptions::for_arch(Arch::sm(90))
+            .optimization_level(level)
+            .extra_flags([raw.to_owned()])
     };
     link_with(&lib, &cache, with(3, "-O0"), &input);
     link_with(&lib, &cache, with(0, "-O3"), &input);
@@ -163,148 +152,40 @@ fn every_option_and_every_input_byte_is_in_the_key() {
     let (Some(input), Some(lib)) = (saxpy(), nvjitlink(13)) else {
         return;
     };
-    let base = LinkerOptions::for_arch("sm_90");
+    let base = LinkerOptions::for_arch(Arch::sm(90));
     let variants: Vec<(&str, LinkerOptions)> = vec![
-        ("arch", LinkerOptions::for_arch("sm_90a")),
-        (
-            "max_register_count",
-            LinkerOptions {
-                max_register_count: Some(32),
-                ..base.clone()
-            },
-        ),
-        (
-            "time",
-            LinkerOptions {
-                time: true,
-                ..base.clone()
-            },
-        ),
-        (
-            "verbose",
-            LinkerOptions {
-                verbose: true,
-                ..base.clone()
-            },
-        ),
+        ("arch", LinkerOptions::for_arch("sm_90a".parse().unwrap())),
+        ("max_register_count", base.clone().max_register_count(32)),
+        ("time", base.clone().time(true)),
+        ("verbose", base.clone().verbose(true)),
         (
             "link_time_optimization",
-            LinkerOptions {
-                link_time_optimization: Some(true),
-                ..base.clone()
-            },
+            base.clone().link_time_optimization(true),
         ),
-        (
-            "ptx",
-            LinkerOptions {
-                ptx: true,
-                ..base.clone()
-            },
-        ),
-        (
-            "optimization_level",
-            LinkerOptions {
-                optimization_level: Some(1),
-                ..base.clone()
-            },
-        ),
-        (
-            "debug",
-            LinkerOptions {
-                debug: true,
-                ..base.clone()
-            },
-        ),
-        (
-            "lineinfo",
-            LinkerOptions {
-                lineinfo: true,
-                ..base.clone()
-            },
-        ),
-        (
-            "ftz",
-            LinkerOptions {
-                ftz: Some(true),
-                ..base.clone()
-            },
-        ),
-        (
-            "prec_div",
-            LinkerOptions {
-                prec_div: Some(false),
-                ..base.clone()
-            },
-        ),
-        (
-            "prec_sqrt",
-            LinkerOptions {
-                prec_sqrt: Some(false),
-                ..base.clone()
-            },
-        ),
-        (
-            "fma",
-            LinkerOptions {
-                fma: Some(false),
-                ..base.clone()
-            },
-        ),
-        (
-            "kernels_used",
-            LinkerOptions {
-                kernels_used: vec!["saxpy".into()],
-                ..base.clone()
-            },
-        ),
-        (
-            "variables_used",
-            LinkerOptions {
-                variables_used: vec!["v".into()],
-                ..base.clone()
-            },
-        ),
+        ("ptx", base.clone().ptx(true)),
+        ("optimization_level", base.clone().optimization_level(1)),
+        ("debug", base.clone().debug(true)),
+        ("lineinfo", base.clone().lineinfo(true)),
+        ("ftz", base.clone().ftz(true)),
+        ("prec_div", base.clone().prec_div(false)),
+        ("prec_sqrt", base.clone().prec_sqrt(false)),
+        ("fma", base.clone().fma(false)),
+        ("kernels_used", base.clone().kernels_used(["saxpy"])),
+        ("variables_used", base.clone().variables_used(["v"])),
         (
             "optimize_unused_variables",
-            LinkerOptions {
-                optimize_unused_variables: true,
-                ..base.clone()
-            },
+            base.clone().optimize_unused_variables(true),
         ),
-        (
-            "ptxas_options",
-            LinkerOptions {
-                ptxas_options: vec!["-v".into()],
-                ..base.clone()
-            },
-        ),
-        (
-            "split_compile",
-            LinkerOptions {
-                split_compile: Some(2),
-                ..base.clone()
-            },
-        ),
+        ("ptxas_options", base.clone().ptxas_options(["-v"])),
+        ("split_compile", base.clone().split_compile(2)),
         (
             "split_compile_extended",
-            LinkerOptions {
-                split_compile_extended: Some(2),
-                ..base.clone()
-            },
+            base.clone().split_compile_extended(2),
         ),
-        (
-            "no_cache",
-            LinkerOptions {
-                no_cache: true,
-                ..base.clone()
-            },
-        ),
+        ("no_cache", base.clone().no_cache(true)),
         (
             "extra_flags",
-            LinkerOptions {
-                extra_flags: vec!["-jump-table-density=50".into()],
-                ..base.clone()
-            },
+            base.clone().extra_flags(["-jump-table-density=50"]),
         ),
     ];
     let inputs = std::slice::from_ref(&input);
@@ -349,7 +230,7 @@ fn corrupt_and_truncated_entries_are_relinked() {
     };
     let dir = tempfile::tempdir().unwrap();
     let cache = Arc::new(LinkCache::new(dir.path()));
-    let options = LinkerOptions::for_arch("sm_90");
+    let options = LinkerOptions::for_arch(Arch::sm(90));
     let good = link_with(&lib, &cache, options.clone(), &input);
     let entry = entries(dir.path()).remove(0);
 
@@ -388,7 +269,7 @@ fn a_checksummed_but_invalid_entry_is_relinked() {
     };
     let dir = tempfile::tempdir().unwrap();
     let cache = Arc::new(LinkCache::new(dir.path()));
-    let options = LinkerOptions::for_arch("sm_90");
+    let options = LinkerOptions::for_arch(Arch::sm(90));
     let key = key_of(&lib, options.clone(), std::slice::from_ref(&input));
     cache.store(&key, b"\x7fELF but not a cubin", "");
     let linked = link_with(&lib, &cache, options.clone(), &input);
@@ -424,7 +305,7 @@ fn stale_temporaries_are_cleaned() {
         .set_modified(an_hour_ago)
         .unwrap();
     let cache = Arc::new(LinkCache::new(dir.path()));
-    link_with(&lib, &cache, LinkerOptions::for_arch("sm_90"), &input);
+    link_with(&lib, &cache, LinkerOptions::for_arch(Arch::sm(90)), &input);
     assert!(!stale.exists());
     assert!(fresh.exists());
     assert_eq!(cache.stats().stale_temporaries, 1);
@@ -450,7 +331,7 @@ fn planted_entries_are_never_served() {
         eprintln!("skipped: chown needs root (CI runs as root)");
         return;
     }
-    let options = LinkerOptions::for_arch("sm_90");
+    let options = LinkerOptions::for_arch(Arch::sm(90));
     let key = key_of(&lib, options.clone(), std::slice::from_ref(&input));
     let plant = |dir: &Path| {
         let planter = LinkCache::new(dir);
@@ -512,7 +393,7 @@ fn a_new_directory_is_private() {
     let root = tempfile::tempdir().unwrap();
     let dir = root.path().join("new/cache");
     let cache = Arc::new(LinkCache::new(&dir));
-    link_with(&lib, &cache, LinkerOptions::for_arch("sm_90"), &input);
+    link_with(&lib, &cache, LinkerOptions::for_arch(Arch::sm(90)), &input);
     let mode = std::fs::metadata(&dir).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o700);
     let entry = entries(&dir).remove(0);
@@ -525,10 +406,7 @@ fn a_new_directory_is_private() {
 /// Options of the four keys the races use; four entries overflow the
 /// bound the races set, so eviction runs throughout.
 fn race_options(key: usize) -> LinkerOptions {
-    LinkerOptions {
-        max_register_count: Some(32 + 8 * key as u32),
-        ..LinkerOptions::for_arch("sm_90")
-    }
+    LinkerOptions::for_arch(Arch::sm(90)).max_register_count(32 + 8 * key as u32)
 }
 
 /// A bound of about two and a half entries.
@@ -647,10 +525,7 @@ fn four_processes_race_on_same_and_different_keys() {
     // Each process sees the others' entries at its next scan; a new
     // process's first store is one.
     let cache = Arc::new(LinkCache::new(dir.path()).with_max_bytes(bound));
-    let extra = LinkerOptions {
-        lineinfo: true,
-        ..race_options(0)
-    };
+    let extra = race_options(0).lineinfo(true);
     link_with(&lib, &cache, extra, &input);
     let (_, bytes) = cache.disk_usage().unwrap();
     assert!(bytes <= bound, "{bytes} > {bound}");
@@ -668,7 +543,7 @@ fn an_unwritable_directory_still_links() {
     std::fs::write(&blocker, b"").unwrap();
     let cache = Arc::new(LinkCache::new(blocker.join("cache")));
     for _ in 0..2 {
-        let linked = link_with(&lib, &cache, LinkerOptions::for_arch("sm_90"), &input);
+        let linked = link_with(&lib, &cache, LinkerOptions::for_arch(Arch::sm(90)), &input);
         assert_eq!(linked.inspect().unwrap().kernels(), ["saxpy"]);
     }
     let stats = cache.stats();
@@ -687,15 +562,12 @@ fn least_recently_used_entries_are_evicted() {
     let dir = tempfile::tempdir().unwrap();
     let one = {
         let probe = Arc::new(LinkCache::new(dir.path().join("probe")));
-        link_with(&lib, &probe, LinkerOptions::for_arch("sm_90"), &input);
+        link_with(&lib, &probe, LinkerOptions::for_arch(Arch::sm(90)), &input);
         std::fs::metadata(&entries(probe.dir())[0]).unwrap().len()
     };
     // Room for two entries of about this size.
     let cache = Arc::new(LinkCache::new(dir.path().join("lru")).with_max_bytes(one * 2 + one / 2));
-    let options = |registers| LinkerOptions {
-        max_register_count: Some(registers),
-        ..LinkerOptions::for_arch("sm_90")
-    };
+    let options = |registers| LinkerOptions::for_arch(Arch::sm(90)).max_register_count(registers);
     link_with(&lib, &cache, options(32), &input);
     std::thread::sleep(std::time::Duration::from_millis(20));
     link_with(&lib, &cache, options(40), &input);

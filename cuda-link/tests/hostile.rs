@@ -7,7 +7,7 @@ use std::process::Command;
 use std::sync::Arc;
 
 use cuda_link::linker::NvJitLink;
-use cuda_link::{Linker, LinkerOptions, ObjectCode, OutputKind, Reason};
+use cuda_link::{Arch, Linker, LinkerOptions, ObjectCode, OutputKind, Reason};
 use cuda_link_tests::hostile::{self, Hostile};
 use cuda_link_tests::{fixtures, nvjitlink_libraries};
 
@@ -110,7 +110,8 @@ fn hostile_child() {
                 continue;
             };
             let mut linker =
-                Linker::with_nvjitlink(Arc::clone(&lib), LinkerOptions::for_arch("sm_90")).unwrap();
+                Linker::with_nvjitlink(Arc::clone(&lib), LinkerOptions::for_arch(Arch::sm(90)))
+                    .unwrap();
             let linked = linker.add(&code).and_then(|l| l.link(OutputKind::Cubin));
             panic!(
                 "{} reached nvJitLink {major}: {:?}",
@@ -141,7 +142,7 @@ fn ptx_without_a_nul_links_every_time() {
             assert_eq!(code.image().as_bytes().last(), Some(&0));
             for round in 0..50 {
                 let mut linker =
-                    Linker::with_nvjitlink(Arc::clone(&lib), LinkerOptions::for_arch("sm_90"))
+                    Linker::with_nvjitlink(Arc::clone(&lib), LinkerOptions::for_arch(Arch::sm(90)))
                         .unwrap();
                 linker.add(&code).unwrap();
                 let cubin = linker

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use cuda_driver_sys::{Driver, sys::CUresult};
-use cuda_link::{LinkCache, Linker, LinkerOptions, ObjectCode, OutputKind};
+use cuda_link::{Arch, LinkCache, Linker, LinkerOptions, ObjectCode, OutputKind};
 use cuda_link_tests::{fixtures, nvrtc, workloads};
 use cuda_module::{Context, Library, LoadOptions};
 
@@ -36,11 +36,7 @@ fn time(runs: usize, mut f: impl FnMut()) -> f64 {
 }
 
 fn link(ptx: &ObjectCode) -> ObjectCode {
-    let mut linker = Linker::new(LinkerOptions {
-        no_cache: true,
-        ..LinkerOptions::for_arch("sm_90")
-    })
-    .unwrap();
+    let mut linker = Linker::new(LinkerOptions::for_arch(Arch::sm(90)).no_cache(true)).unwrap();
     linker.add(ptx).unwrap();
     linker.link(OutputKind::Cubin).unwrap()
 }
@@ -194,12 +190,9 @@ fn main() {
     record(
         "small/e2e_link_load_lookup_cached",
         time(30, || {
-            let mut linker = Linker::new(LinkerOptions {
-                no_cache: true,
-                ..LinkerOptions::for_arch("sm_90")
-            })
-            .unwrap()
-            .with_cache(Arc::clone(&cache));
+            let mut linker = Linker::new(LinkerOptions::for_arch(Arch::sm(90)).no_cache(true))
+                .unwrap()
+                .with_cache(Arc::clone(&cache));
             linker.add(&ptx).unwrap();
             let library = Library::load(&linker.link(OutputKind::Cubin).unwrap()).unwrap();
             black_box(library.kernel("saxpy").unwrap().function(&context).unwrap());

@@ -60,7 +60,7 @@ fn prepare(dir: &Path) {
             .expect("NVRTC produced no PTX");
         let executable = ptxas(&ptx, ARCH, false).unwrap();
         let relocatable = ptxas(&ptx, ARCH, true).unwrap();
-        let mut linker = Linker::new(LinkerOptions::for_arch(ARCH)).unwrap();
+        let mut linker = Linker::new(LinkerOptions::for_arch(ARCH.parse().unwrap())).unwrap();
         linker
             .add(&ObjectCode::from_ptx(ptx, format!("{name}.ptx")).unwrap())
             .unwrap();

@@ -11,7 +11,7 @@ use std::ptr::null_mut;
 use std::time::Instant;
 
 use cuda_driver_sys::{Driver, sys::CUresult};
-use cuda_link::{Linker, LinkerOptions, ObjectCode, OutputKind};
+use cuda_link::{Arch, Linker, LinkerOptions, ObjectCode, OutputKind};
 use cuda_link_tests::{fixtures, nvrtc, workloads};
 use cuda_module::Context;
 
@@ -22,7 +22,7 @@ fn cubin(source: &str, name: &str) -> ObjectCode {
         .unwrap()
         .ptx
         .expect("NVRTC produced no PTX");
-    let mut linker = Linker::new(LinkerOptions::for_arch("sm_90")).unwrap();
+    let mut linker = Linker::new(LinkerOptions::for_arch(Arch::sm(90))).unwrap();
     linker
         .add(&ObjectCode::from_ptx(ptx, name).unwrap())
         .unwrap();

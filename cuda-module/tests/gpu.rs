@@ -7,7 +7,7 @@
 
 use std::ffi::c_void;
 
-use cuda_link::{Backend, LinkError, Linker, LinkerOptions, ObjectCode, OutputKind};
+use cuda_link::{Arch, Backend, LinkError, Linker, LinkerOptions, ObjectCode, OutputKind};
 use cuda_link_tests::{FatbinInput, fixtures, nvfatbin, nvrtc, ptxas};
 use cuda_module::{Context, DeviceBuffer, LaunchConfig, Library, LoadOptions, ModuleError};
 
@@ -20,8 +20,8 @@ fn gpu() -> Context {
     context
 }
 
-fn arch() -> String {
-    std::env::var("CUDA_LINK_GPU_ARCH").unwrap_or_else(|_| "sm_90".into())
+fn arch() -> Arch {
+    std::env::var("CUDA_LINK_GPU_ARCH").map_or(Arch::sm(90), |arch| arch.parse().unwrap())
 }
 
 fn ptx_of(source: &str, name: &str) -> ObjectCode {
@@ -36,10 +36,7 @@ fn ltoir_of(source: &str, name: &str) -> ObjectCode {
 }
 
 fn link(inputs: &[ObjectCode], backend: Backend) -> Result<ObjectCode, LinkError> {
-    let mut linker = Linker::new(LinkerOptions {
-        backend,
-        ..LinkerOptions::for_arch(arch())
-    })?;
+    let mut linker = Linker::new(LinkerOptions::for_arch(arch()).backend(backend))?;
     linker.add_many(inputs)?;
     let linked = linker.link(OutputKind::Cubin);
     eprintln!(
@@ -121,10 +118,17 @@ fn run_saxpy(context: &Context, library: &Library, kernel: &str) {
 fn saxpy_from_every_input_kind() {
     let context = gpu();
     let ptx = ptx_of(fixtures::SAXPY_CU, "saxpy.cu");
-    let cubin = ptxas(ptx.as_bytes(), &arch(), true).unwrap();
+    let cubin = ptxas(ptx.as_bytes(), &arch().to_string(), true).unwrap();
     let cubin = ObjectCode::from_cubin(cubin, "saxpy.cubin").unwrap();
     let ltoir = ltoir_of(fixtures::SAXPY_CU, "saxpy.cu");
-    let fatbin = nvfatbin(&[FatbinInput::Cubin(cubin.as_bytes(), &arch()[3..])], &[]).unwrap();
+    let fatbin = nvfatbin(
+        &[FatbinInput::Cubin(
+            cubin.as_bytes(),
+            &arch().to_string()[3..],
+        )],
+        &[],
+    )
+    .unwrap();
     let fatbin = ObjectCode::from_fatbin(fatbin, "saxpy.fatbin").unwrap();
     for input in [&ptx, &cubin, &ltoir, &fatbin] {
         let linked =
@@ -166,11 +170,11 @@ fn driver_backend_links_and_refuses_ltoir() {
     );
     // An option the driver cannot honour is refused by name, before the
     // linker is made.
-    let refused = Linker::new(LinkerOptions {
-        backend: Backend::Driver,
-        split_compile: Some(2),
-        ..LinkerOptions::for_arch(arch())
-    });
+    let refused = Linker::new(
+        LinkerOptions::for_arch(arch())
+            .backend(Backend::Driver)
+            .split_compile(2),
+    );
     assert!(matches!(
         refused,
         Err(LinkError::UnsupportedOption {
@@ -516,7 +520,7 @@ fn the_arch_defaults_to_the_current_device() {
     let cubin = linker.link(OutputKind::Cubin).unwrap();
     let arches = cubin.inspect().unwrap().arches();
     assert_eq!(arches.len(), 1);
-    assert_eq!(arches[0].to_string(), arch(), "{arches:?}");
+    assert_eq!(arches[0], arch(), "{arches:?}");
 }
 
 /// Every hostile image, bare and in every container, is refused by both
@@ -528,7 +532,7 @@ fn hostile_images_are_refused_before_the_driver() {
     let _context = gpu();
     let ptx = ptx_of(fixtures::SAXPY_CU, "saxpy.cu");
     for relocatable in [false, true] {
-        let cubin = ptxas(ptx.as_bytes(), &arch(), relocatable).unwrap();
+        let cubin = ptxas(ptx.as_bytes(), &arch().to_string(), relocatable).unwrap();
         for image in cuda_link_tests::hostile::images(&cubin) {
             let from_bytes = ObjectCode::from_bytes(image.bytes.clone(), image.name.as_str());
             assert!(from_bytes.is_err(), "{} was accepted", image.name);
@@ -541,7 +545,7 @@ fn hostile_images_are_refused_before_the_driver() {
         }
     }
     // The real cubin itself still loads from a file.
-    let cubin = ptxas(ptx.as_bytes(), &arch(), false).unwrap();
+    let cubin = ptxas(ptx.as_bytes(), &arch().to_string(), false).unwrap();
     let (_dir, path) = cuda_link_tests::temp_file("saxpy.cubin", &cubin);
     let library = Library::from_file(&path).unwrap();
     assert_eq!(library.kernel("saxpy").unwrap().name(), "saxpy");

@@ -9,7 +9,7 @@
 use std::ffi::c_void;
 use std::path::{Path, PathBuf};
 
-use cuda_link::{Backend, LinkError, Linker, LinkerOptions, ObjectCode, OutputKind};
+use cuda_link::{Arch, Backend, LinkError, Linker, LinkerOptions, ObjectCode, OutputKind};
 use cuda_link_tests::corpus;
 use cuda_module::{Context, DeviceBuffer, LaunchConfig, Library};
 
@@ -30,10 +30,7 @@ fn load(dir: &Path, name: &str) -> ObjectCode {
 }
 
 fn link(dir: &Path, names: &[&str], backend: Backend) -> Result<ObjectCode, LinkError> {
-    let mut linker = Linker::new(LinkerOptions {
-        backend,
-        ..LinkerOptions::for_arch("sm_90")
-    })?;
+    let mut linker = Linker::new(LinkerOptions::for_arch(Arch::sm(90)).backend(backend))?;
     for name in names {
         linker.add(&load(dir, name))?;
     }

@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use cuda_link::inspect::{Contents, Payload};
-use cuda_link::{LinkError, Linker, LinkerOptions, ObjectCode, ObjectError, OutputKind, Reason};
+use cuda_link::{
+    Arch, LinkError, Linker, LinkerOptions, ObjectCode, ObjectError, OutputKind, Reason,
+};
 use cuda_link_tests::corpus::{self, CALLER_KERNELS};
 use nvjitlink_sys::NvJitLink;
 
@@ -48,10 +50,7 @@ fn link_with(
 }
 
 fn link(lib: &Arc<NvJitLink>, dir: &Path, names: &[&str]) -> Result<ObjectCode, LinkError> {
-    let options = LinkerOptions {
-        no_cache: true,
-        ..LinkerOptions::for_arch("sm_90")
-    };
+    let options = LinkerOptions::for_arch(Arch::sm(90)).no_cache(true);
     link_with(lib, dir, names, options)
 }
 
@@ -140,7 +139,8 @@ fn device_functions_link_from_every_container() {
             set(&CALLER_KERNELS),
             "{caller} + {callee}"
         );
-        let mut linker = Linker::with_nvjitlink(Arc::clone(&lib), LinkerOptions::for_arch("sm_90"));
+        let mut linker =
+            Linker::with_nvjitlink(Arc::clone(&lib), LinkerOptions::for_arch(Arch::sm(90)));
         let linker = linker.as_mut().unwrap();
         linker
             .add_many([&load(&dir, caller), &load(&dir, callee)])
@@ -300,7 +300,7 @@ fn duplicate_strong_definitions_fail_from_every_container() {
     }
     // A refused input leaves nothing behind: the link goes on without it.
     let mut linker =
-        Linker::with_nvjitlink(Arc::clone(&lib), LinkerOptions::for_arch("sm_90")).unwrap();
+        Linker::with_nvjitlink(Arc::clone(&lib), LinkerOptions::for_arch(Arch::sm(90))).unwrap();
     linker.add(&load(&dir, "device_functions.o")).unwrap();
     assert!(linker.add(&load(&dir, "libduplicate_add.a")).is_err());
     linker.add(&load(&dir, "use_device_functions.o")).unwrap();
@@ -321,7 +321,8 @@ fn executable_cubins_are_refused_in_every_container() {
         "libstandalone.a",
     ] {
         let mut linker =
-            Linker::with_nvjitlink(Arc::clone(&lib), LinkerOptions::for_arch("sm_90")).unwrap();
+            Linker::with_nvjitlink(Arc::clone(&lib), LinkerOptions::for_arch(Arch::sm(90)))
+                .unwrap();
         let error = linker.add(&load(&dir, file)).expect_err(file);
         let LinkError::Input(ObjectError { name, reason }) = error else {
             panic!("{file}: {error}")

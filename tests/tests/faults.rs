@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
-use cuda_link::{LinkError, Linker, LinkerOptions, ObjectCode, OutputKind};
+use cuda_link::{Arch, LinkError, Linker, LinkerOptions, ObjectCode, OutputKind};
 use nvjitlink_sys::{LoadError, NvJitLink};
 
 /// Compiles the stub nvJitLink with `defines` into `dir`.
@@ -84,7 +84,8 @@ fn an_error_mid_link_carries_the_log_and_frees_the_handle() {
     let lib = Arc::new(unsafe { NvJitLink::open(&path) }.unwrap());
     for _ in 0..3 {
         let mut linker =
-            Linker::with_nvjitlink(Arc::clone(&lib), LinkerOptions::for_arch("sm_90")).unwrap();
+            Linker::with_nvjitlink(Arc::clone(&lib), LinkerOptions::for_arch(Arch::sm(90)))
+                .unwrap();
         linker
             .add_many([&ptx("first"), &ptx("second"), &ptx("third")])
             .unwrap();
@@ -117,7 +118,7 @@ fn a_successful_link_frees_the_handle_too() {
     // SAFETY: our own stub, with nvJitLink's signatures.
     let lib = Arc::new(unsafe { NvJitLink::open(&path) }.unwrap());
     let mut linker =
-        Linker::with_nvjitlink(Arc::clone(&lib), LinkerOptions::for_arch("sm_90")).unwrap();
+        Linker::with_nvjitlink(Arc::clone(&lib), LinkerOptions::for_arch(Arch::sm(90))).unwrap();
     linker.add(&ptx("only")).unwrap();
     // The stub returns four bytes of ELF magic: not a valid cubin, which
     // the linker reports as an input error rather than returning it.
@@ -142,7 +143,7 @@ fn a_file_vanishing_after_from_path_still_links() {
     assert!(!file.exists());
     // SAFETY: the pinned nvJitLink wheel that `cargo xtask test` installed.
     let lib = Arc::new(unsafe { NvJitLink::open(path) }.unwrap());
-    let mut linker = Linker::with_nvjitlink(lib, LinkerOptions::for_arch("sm_90")).unwrap();
+    let mut linker = Linker::with_nvjitlink(lib, LinkerOptions::for_arch(Arch::sm(90))).unwrap();
     linker.add(&code).unwrap();
     let cubin = linker.link(OutputKind::Cubin).unwrap();
     assert_eq!(cubin.inspect().unwrap().kernels(), ["saxpy"]);

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use cuda_link::{Linker, LinkerOptions, ObjectCode, ObjectKind, OutputKind};
+use cuda_link::{Arch, Linker, LinkerOptions, ObjectCode, ObjectKind, OutputKind};
 use cuda_link_tests::{FatbinInput, fixtures, nvfatbin};
 use nvjitlink_sys::NvJitLink;
 
@@ -69,9 +69,11 @@ fn run(lib: &Arc<NvJitLink>, jobs: &[Job], threads: usize, links: usize) {
             scope.spawn(move || {
                 for n in 0..links {
                     let job = &jobs[(thread + n) % jobs.len()];
-                    let mut linker =
-                        Linker::with_nvjitlink(Arc::clone(lib), LinkerOptions::for_arch("sm_90"))
-                            .unwrap();
+                    let mut linker = Linker::with_nvjitlink(
+                        Arc::clone(lib),
+                        LinkerOptions::for_arch(Arch::sm(90)),
+                    )
+                    .unwrap();
                     linker.add_many(&job.inputs).unwrap();
                     let cubin = linker
                         .link(OutputKind::Cubin)

@@ -28,10 +28,10 @@
 //!
 //! ```no_run
 //! use std::sync::Arc;
-//! use cuda_link::{LinkCache, Linker, LinkerOptions, ObjectCode, OutputKind};
+//! use cuda_link::{Arch, LinkCache, Linker, LinkerOptions, ObjectCode, OutputKind};
 //!
 //! let cache = Arc::new(LinkCache::open_default());
-//! let mut linker = Linker::new(LinkerOptions::for_arch("sm_90"))?.with_cache(Arc::clone(&cache));
+//! let mut linker = Linker::new(LinkerOptions::for_arch(Arch::sm(90)))?.with_cache(Arc::clone(&cache));
 //! linker.add(&ObjectCode::from_path("kernels.ptx")?)?;
 //! let cubin = linker.link(OutputKind::Cubin)?; // a file read from the second run on
 //! println!("{:?}", cache.stats());

@@ -16,10 +16,7 @@ use super::LinkError;
 /// use cuda_link::{Backend, DeviceContext, Linker, LinkerOptions};
 ///
 /// let _context = DeviceContext::make_current(0)?;
-/// let linker = Linker::new(LinkerOptions {
-///     backend: Backend::Driver,
-///     ..LinkerOptions::default()
-/// })?;
+/// let linker = Linker::new(LinkerOptions::default().backend(Backend::Driver))?;
 /// # Ok::<(), cuda_link::LinkError>(())
 /// ```
 #[derive(Debug)]

@@ -15,7 +15,7 @@ use crate::{Arch, ArchVariant, ObjectCode, ObjectKind};
 const LOG_SIZE: usize = 64 * 1024;
 
 /// `sm_XY` of the current context's device, if a context is current.
-pub(super) fn current_device_arch() -> Option<String> {
+pub(super) fn current_device_arch() -> Option<Arch> {
     let driver = Driver::global().ok()?;
     let mut context = std::ptr::null_mut();
     // SAFETY: out-pointers only.
@@ -37,24 +37,18 @@ pub(super) fn current_device_arch() -> Option<String> {
         if driver.cuDeviceGetAttribute(&mut minor, attr, device).ok()? != CUresult::CUDA_SUCCESS {
             return None;
         }
-        Some(format!("sm_{major}{minor}"))
+        Some(Arch::sm(u32::try_from(major * 10 + minor).ok()?))
     }
 }
 
 /// `CU_JIT_TARGET` value for an arch.
-fn jit_target(arch: &str) -> Result<u32, LinkError> {
-    let arch: Arch =
-        arch.parse()
-            .map_err(|e: crate::arch::ParseArchError| LinkError::InvalidOption {
-                option: "arch",
-                detail: e.to_string(),
-            })?;
+fn jit_target(arch: Arch) -> u32 {
     // cuda.h: CU_COMPUTE_ACCELERATED_TARGET_BASE and CU_COMPUTE_FAMILY_TARGET_BASE.
-    Ok(match arch.variant {
+    match arch.variant {
         ArchVariant::Base => arch.sm,
         ArchVariant::Specific => 0x10000 + arch.sm,
         ArchVariant::Family => 0x20000 + arch.sm,
-    })
+    }
 }
 
 /// Option keys and values as `cuLinkCreate` takes them: scalars are passed
@@ -93,7 +87,7 @@ impl JitOptions {
         Ok(())
     }
 
-    fn new(options: &LinkerOptions, arch: &str, lto: bool) -> Result<Self, LinkError> {
+    fn new(options: &LinkerOptions, arch: Arch, lto: bool) -> Result<Self, LinkError> {
         let mut jit = JitOptions {
             keys: Vec::new(),
             values: Vec::new(),
@@ -110,7 +104,7 @@ impl JitOptions {
         jit.keys.push(CUjit_option::CU_JIT_ERROR_LOG_BUFFER);
         jit.values.push(error_ptr.cast());
         jit.scalar(CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, LOG_SIZE);
-        jit.scalar(CUjit_option::CU_JIT_TARGET, jit_target(arch)? as usize);
+        jit.scalar(CUjit_option::CU_JIT_TARGET, jit_target(arch) as usize);
         let flag = |on: bool| usize::from(on);
         if options.verbose {
             jit.scalar(CUjit_option::CU_JIT_LOG_VERBOSE, 1);
@@ -209,7 +203,7 @@ fn input_type(kind: ObjectKind) -> CUjitInputType {
 pub(super) fn link(
     driver: &'static Driver,
     options: &LinkerOptions,
-    arch: &str,
+    arch: Arch,
     lto: bool,
     inputs: &[ObjectCode],
 ) -> Result<(Vec<u8>, Logs), LinkError> {

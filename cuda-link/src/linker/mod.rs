@@ -64,7 +64,7 @@ pub enum LinkError {
     },
     /// No architecture given and no current context to take it from.
     #[error(
-        "no target architecture: set LinkerOptions::arch (e.g. \"sm_90\"); no current CUDA context to take it from"
+        "no target architecture: set LinkerOptions::arch (e.g. Arch::sm(90)); no current CUDA context to take it from"
     )]
     MissingArch,
     /// LTO-IR given to the driver backend.
@@ -283,9 +283,9 @@ enum Resolved {
 /// thread's current context.
 ///
 /// ```no_run
-/// use cuda_link::{Linker, LinkerOptions, ObjectCode, OutputKind};
+/// use cuda_link::{Arch, Linker, LinkerOptions, ObjectCode, OutputKind};
 ///
-/// let mut linker = Linker::new(LinkerOptions::for_arch("sm_90"))?;
+/// let mut linker = Linker::new(LinkerOptions::for_arch(Arch::sm(90)))?;
 /// linker.add(&ObjectCode::from_path("kernels.ptx")?)?;
 /// linker.add(&ObjectCode::from_path("libcudadevrt.a")?)?;
 /// let cubin = linker.link(OutputKind::Cubin)?;
@@ -324,7 +324,6 @@ impl Linker {
     /// A linker with the backend `options.backend` picks.
     pub fn new(options: LinkerOptions) -> Result<Self, LinkError> {
         // What can be known without a driver is reported before loading one.
-        Self::check_arch(&options)?;
         if options.backend == Backend::Driver {
             options.check_driver_options()?;
         }
@@ -352,7 +351,6 @@ impl Linker {
     }
 
     fn from_parts(options: LinkerOptions, backend: Resolved) -> Result<Self, LinkError> {
-        Self::check_arch(&options)?;
         Ok(Linker {
             options,
             backend,
@@ -363,16 +361,6 @@ impl Linker {
             cache: None,
             backend_identity: std::sync::OnceLock::new(),
         })
-    }
-
-    fn check_arch(options: &LinkerOptions) -> Result<(), LinkError> {
-        if let Some(arch) = &options.arch {
-            arch.parse::<Arch>().map_err(|e| LinkError::InvalidOption {
-                option: "arch",
-                detail: e.to_string(),
-            })?;
-        }
-        Ok(())
     }
 
     /// Serves repeated links from `cache` (see [`LinkCache`]).
@@ -471,7 +459,6 @@ impl Linker {
     /// those of nvJitLink. Lets a tool report these on a machine without
     /// the driver or nvJitLink.
     pub fn check(options: &LinkerOptions, inputs: &[ObjectCode]) -> Result<(), LinkError> {
-        Self::check_arch(options)?;
         if options.backend == Backend::Driver {
             options.check_driver_options()?;
         }
@@ -510,13 +497,13 @@ impl Linker {
 
     /// The target arch, as set or from the current context, and the final
     /// nvJitLink flag list for `output`.
-    fn resolved_flags(&self, output: OutputKind) -> Result<(String, Vec<String>), LinkError> {
-        let arch = match &self.options.arch {
-            Some(arch) => arch.clone(),
+    fn resolved_flags(&self, output: OutputKind) -> Result<(Arch, Vec<String>), LinkError> {
+        let arch = match self.options.arch {
+            Some(arch) => arch,
             None => driver::current_device_arch().ok_or(LinkError::MissingArch)?,
         };
-        let lto = self.lto_for(arch.parse().ok().as_ref());
-        let flags = self.options.nvjitlink_flags(&arch, lto, output);
+        let lto = self.lto_for(Some(&arch));
+        let flags = self.options.nvjitlink_flags(arch, lto, output);
         Ok((arch, flags))
     }
 
@@ -536,8 +523,7 @@ impl Linker {
     /// or in an object, archive or fatbin) for the target arch; any LTO-IR
     /// when the arch comes from the current context.
     pub fn uses_lto(&self) -> bool {
-        let arch = self.options.arch.as_deref().and_then(|a| a.parse().ok());
-        self.lto_for(arch.as_ref())
+        self.lto_for(self.options.arch.as_ref())
     }
 
     fn lto_for(&self, arch: Option<&Arch>) -> bool {
@@ -574,11 +560,12 @@ impl Linker {
         let (arch, flags) = self.resolved_flags(output)?;
         self.info_log.clear();
         self.error_log.clear();
-        let (kind, name) = match output {
+        let (kind, default_name) = match output {
             OutputKind::Cubin => (ObjectKind::Cubin, "linked.cubin"),
             OutputKind::Ptx => (ObjectKind::Ptx, "linked.ptx"),
             OutputKind::Ltoir => (ObjectKind::Ltoir, "linked.ltoir"),
         };
+        let name = self.options.name.as_deref().unwrap_or(default_name);
         let cached = self.cache.as_ref().map(|cache| {
             let key = CacheKey::new(self.backend_identity(), output, &flags, &self.inputs);
             (Arc::clone(cache), key)
@@ -604,7 +591,7 @@ impl Linker {
             }
             Resolved::Driver(driver) => {
                 self.options.check_driver_support(output)?;
-                driver::link(driver, &self.options, &arch, lto, &self.inputs)
+                driver::link(driver, &self.options, arch, lto, &self.inputs)
             }
         };
         let (bytes, logs) = match result {

@@ -1,5 +1,6 @@
 //! [`LinkerOptions`]: cuda.core's `LinkerOptions`, field for field.
 
+use crate::Arch;
 use crate::linker::LinkError;
 
 /// Which library performs the link.
@@ -41,11 +42,30 @@ pub enum OutputKind {
 /// Each maps to its nvJitLink flag and, where one exists, to its `CU_JIT_*`
 /// driver option; an option the chosen backend cannot honour is an
 /// [`LinkError::UnsupportedOption`], never silently dropped.
+///
+/// Build it with [`for_arch`](Self::for_arch) or `default()` and the
+/// setters, which are named after the fields; new options will be added,
+/// so it cannot be written as a struct literal outside this crate:
+///
+/// ```
+/// use cuda_link::{Arch, LinkerOptions};
+///
+/// let options = LinkerOptions::for_arch(Arch::sm(90))
+///     .max_register_count(64)
+///     .ftz(true)
+///     .kernels_used(["saxpy"])
+///     .name("saxpy link");
+/// assert_eq!(options.arch.unwrap().to_string(), "sm_90");
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct LinkerOptions {
-    /// `-arch=sm_90` / `CU_JIT_TARGET`. `sm_90a` and `sm_100f` are accepted.
-    /// When `None`, the current context's device decides, if there is one.
-    pub arch: Option<String>,
+    /// `-arch=sm_90` / `CU_JIT_TARGET`; `sm_90a` and `sm_100f` too. When
+    /// `None`, the current context's device decides, if there is one.
+    pub arch: Option<Arch>,
+    /// cuda.core's `name`: the name of the linked output, in its logs and
+    /// errors. `None`: `linked.cubin`, `linked.ptx` or `linked.ltoir`.
+    pub name: Option<String>,
     /// `-maxrregcount=N` / `CU_JIT_MAX_REGISTERS`.
     pub max_register_count: Option<u32>,
     /// `-time` / `CU_JIT_WALL_TIME`: timing in the info log.
@@ -91,18 +111,103 @@ pub struct LinkerOptions {
     pub backend: Backend,
 }
 
+/// A setter for each field: `options.field(value)`; options that are
+/// `Option<T>` take the `T`.
+macro_rules! setters {
+    ($($(#[$doc:meta])* $field:ident: $kind:tt $ty:ty;)*) => {
+        $(setters!(@one $(#[$doc])* $field $kind $ty);)*
+    };
+    (@one $(#[$doc:meta])* $field:ident some $ty:ty) => {
+        $(#[$doc])*
+        pub fn $field(mut self, value: $ty) -> Self {
+            self.$field = Some(value);
+            self
+        }
+    };
+    (@one $(#[$doc:meta])* $field:ident text $ty:ty) => {
+        $(#[$doc])*
+        pub fn $field(mut self, value: impl Into<$ty>) -> Self {
+            self.$field = Some(value.into());
+            self
+        }
+    };
+    (@one $(#[$doc:meta])* $field:ident flag $ty:ty) => {
+        $(#[$doc])*
+        pub fn $field(mut self, on: $ty) -> Self {
+            self.$field = on;
+            self
+        }
+    };
+    (@one $(#[$doc:meta])* $field:ident list $ty:ty) => {
+        $(#[$doc])*
+        pub fn $field<S: Into<String>>(mut self, values: impl IntoIterator<Item = S>) -> Self {
+            self.$field = values.into_iter().map(Into::into).collect();
+            self
+        }
+    };
+}
+
 impl LinkerOptions {
     /// Options for one architecture, everything else default.
-    pub fn for_arch(arch: impl Into<String>) -> Self {
+    pub fn for_arch(arch: Arch) -> Self {
         LinkerOptions {
-            arch: Some(arch.into()),
+            arch: Some(arch),
             ..Self::default()
         }
     }
 
+    setters! {
+        /// Sets [`arch`](Self::arch).
+        arch: some Arch;
+        /// Sets [`name`](Self::name).
+        name: text String;
+        /// Sets [`max_register_count`](Self::max_register_count).
+        max_register_count: some u32;
+        /// Sets [`time`](Self::time).
+        time: flag bool;
+        /// Sets [`verbose`](Self::verbose).
+        verbose: flag bool;
+        /// Sets [`link_time_optimization`](Self::link_time_optimization).
+        link_time_optimization: some bool;
+        /// Sets [`ptx`](Self::ptx).
+        ptx: flag bool;
+        /// Sets [`optimization_level`](Self::optimization_level).
+        optimization_level: some u32;
+        /// Sets [`debug`](Self::debug).
+        debug: flag bool;
+        /// Sets [`lineinfo`](Self::lineinfo).
+        lineinfo: flag bool;
+        /// Sets [`ftz`](Self::ftz).
+        ftz: some bool;
+        /// Sets [`prec_div`](Self::prec_div).
+        prec_div: some bool;
+        /// Sets [`prec_sqrt`](Self::prec_sqrt).
+        prec_sqrt: some bool;
+        /// Sets [`fma`](Self::fma).
+        fma: some bool;
+        /// Sets [`kernels_used`](Self::kernels_used).
+        kernels_used: list String;
+        /// Sets [`variables_used`](Self::variables_used).
+        variables_used: list String;
+        /// Sets [`optimize_unused_variables`](Self::optimize_unused_variables).
+        optimize_unused_variables: flag bool;
+        /// Sets [`ptxas_options`](Self::ptxas_options).
+        ptxas_options: list String;
+        /// Sets [`split_compile`](Self::split_compile).
+        split_compile: some u32;
+        /// Sets [`split_compile_extended`](Self::split_compile_extended).
+        split_compile_extended: some u32;
+        /// Sets [`no_cache`](Self::no_cache).
+        no_cache: flag bool;
+        /// Sets [`extra_flags`](Self::extra_flags).
+        extra_flags: list String;
+        /// Sets [`backend`](Self::backend).
+        backend: flag Backend;
+    }
+
     /// The nvJitLink command line for these options. `arch` and `lto` are
     /// the resolved values.
-    pub(crate) fn nvjitlink_flags(&self, arch: &str, lto: bool, output: OutputKind) -> Vec<String> {
+    pub(crate) fn nvjitlink_flags(&self, arch: Arch, lto: bool, output: OutputKind) -> Vec<String> {
         let mut flags = vec![format!("-arch={arch}")];
         let mut push_if = |on: bool, flag: &str| {
             if on {
@@ -199,7 +304,8 @@ mod tests {
     #[test]
     fn every_option_has_its_flag() {
         let options = LinkerOptions {
-            arch: Some("sm_90".into()),
+            arch: Some(Arch::sm(90)),
+            name: Some("options test".into()),
             max_register_count: Some(32),
             time: true,
             verbose: true,
@@ -222,7 +328,7 @@ mod tests {
             extra_flags: vec!["-jump-table-density=50".into()],
             backend: Backend::NvJitLink,
         };
-        let flags = options.nvjitlink_flags("sm_90", true, OutputKind::Cubin);
+        let flags = options.nvjitlink_flags(Arch::sm(90), true, OutputKind::Cubin);
         for expected in [
             "-arch=sm_90",
             "-lto",
@@ -252,6 +358,10 @@ mod tests {
             );
         }
         assert_eq!(flags.len(), 21);
+        // However it was spelled, the arch reaches nvJitLink as sm_NN.
+        let bare: Arch = "90".parse().unwrap();
+        let flags = LinkerOptions::for_arch(bare).nvjitlink_flags(bare, false, OutputKind::Cubin);
+        assert_eq!(flags, ["-arch=sm_90"]);
         assert!(matches!(
             options.check_driver_support(OutputKind::Cubin),
             Err(LinkError::UnsupportedOption { option: "ptx", .. })
