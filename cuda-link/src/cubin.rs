@@ -34,6 +34,7 @@ pub enum ElfType {
 
 /// What a cubin holds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct CubinInfo {
     /// The SM it runs on.
     pub arch: Arch,

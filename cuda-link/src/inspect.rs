@@ -6,16 +6,22 @@ use std::fmt::{self, Write as _};
 use serde::Serialize;
 
 use crate::arch::Arch;
-use crate::cubin::{self, CubinInfo};
+use crate::cubin;
 use crate::error::{ParseResult, Reason};
-use crate::fatbin::{self, Compression, Entry, EntryKind, Fatbin};
+use crate::fatbin::{self, Entry, Fatbin};
 use crate::host;
-use crate::ltoir::{self, LtoirInfo};
+use crate::ltoir;
 use crate::object_code::ObjectKind;
-use crate::ptx::{self, PtxInfo};
+use crate::ptx;
+
+pub use crate::cubin::{CubinInfo, ElfType};
+pub use crate::fatbin::{Compression, EntryKind};
+pub use crate::ltoir::LtoirInfo;
+pub use crate::ptx::PtxInfo;
 
 /// Everything an object holds.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct Inspection {
     /// The object's name.
     pub name: String,
@@ -30,6 +36,7 @@ pub struct Inspection {
 /// Kind-specific contents.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Contents {
     /// A cubin's arch and symbols.
     Cubin(CubinInfo),
@@ -47,6 +54,7 @@ pub enum Contents {
 
 /// The entries of one fatbin.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct FatbinInfo {
     /// In order.
     pub entries: Vec<EntryInfo>,
@@ -54,6 +62,7 @@ pub struct FatbinInfo {
 
 /// One fatbin entry and, where decodable, what it holds.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct EntryInfo {
     /// Position in the fatbin.
     pub index: usize,
@@ -82,6 +91,7 @@ pub struct EntryInfo {
 /// What a fatbin entry's payload turned out to be.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Payload {
     /// An inner cubin.
     Cubin(CubinInfo),
@@ -99,6 +109,7 @@ pub enum Payload {
 
 /// A host object's fatbins.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct ObjectInfo {
     /// The host architecture.
     pub machine: String,
@@ -108,6 +119,7 @@ pub struct ObjectInfo {
 
 /// One fatbin inside a host object.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct EmbeddedInfo {
     /// The section.
     pub section: String,
@@ -119,6 +131,7 @@ pub struct EmbeddedInfo {
 
 /// An archive's members.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct LibraryInfo {
     /// In order.
     pub members: Vec<MemberInfo>,
@@ -126,6 +139,7 @@ pub struct LibraryInfo {
 
 /// One archive member.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct MemberInfo {
     /// Its name.
     pub name: String,

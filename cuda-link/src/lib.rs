@@ -3,27 +3,40 @@
 // returned once per link, so their size costs nothing that matters.
 #![allow(clippy::result_large_err)]
 
-pub mod arch;
-pub mod cache;
-pub mod cubin;
+mod arch;
+mod cache;
+mod cubin;
 mod elf;
 mod error;
-pub mod fatbin;
-pub mod host;
+mod fatbin;
+mod host;
 pub mod inspect;
-pub mod linker;
-pub mod ltoir;
+mod linker;
+mod ltoir;
 mod object_code;
-pub mod ptx;
+mod ptx;
 mod reader;
 #[cfg(unix)]
 mod streamed;
 
-pub use arch::{Arch, ArchVariant};
-pub use cache::{CacheStats, LinkCache};
+pub use arch::{Arch, ArchVariant, ParseArchError};
+pub use cache::{CacheKey, CacheStats, LinkCache};
 pub use error::{ObjectError, Reason};
 pub use inspect::Inspection;
-pub use linker::{Backend, DeviceContext, LinkError, Linker, LinkerOptions, OutputKind};
+pub use linker::{Backend, DeviceContext, LinkError, Linker, LinkerOptions, NvJitLink, OutputKind};
 pub use object_code::{ObjectCode, ObjectKind, ValidatedImage};
 #[cfg(unix)]
 pub use streamed::inspect_path;
+
+/// Backend handles open right now, across all linkers: a leak check for
+/// tests, not part of the API.
+#[doc(hidden)]
+pub use linker::live_handles;
+
+/// The parsers' entry points, for the fuzz targets in `fuzz/`; not part of
+/// the API.
+#[doc(hidden)]
+pub mod fuzzing {
+    pub use crate::fatbin::{MAX_DECOMPRESSED_SIZE, parse_all};
+    pub use crate::ptx::{inspect, looks_like_ptx, strip_comments, validate};
+}

@@ -14,6 +14,7 @@ const ARCH_SPECIFIC_MARK: [u8; 4] = [0x20, 0x00, 0x01, 0x00];
 
 /// What an LTO-IR header says.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct LtoirInfo {
     /// The target; `f` leaves no mark in the header and reads as the base.
     pub arch: Arch,

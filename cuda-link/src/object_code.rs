@@ -15,6 +15,7 @@ use crate::{fatbin, host, ltoir, ptx};
 /// The kinds of device code a linker takes or produces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum ObjectKind {
     /// A CUDA ELF (`.cubin`).
     Cubin,

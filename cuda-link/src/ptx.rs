@@ -6,6 +6,7 @@ use crate::error::{ParseResult, Reason};
 
 /// What a PTX module declares.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct PtxInfo {
     /// `.version`, e.g. `"8.8"`.
     pub version: String,

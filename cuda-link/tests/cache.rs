@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use cuda_link::cache::CacheKey;
+use cuda_link::CacheKey;
 use cuda_link::{Arch, LinkCache, Linker, LinkerOptions, ObjectCode, OutputKind};
 use cuda_link_tests::{fixtures, nvjitlink_libraries};
 use nvjitlink_sys::NvJitLink;

@@ -6,7 +6,7 @@
 use std::process::Command;
 use std::sync::Arc;
 
-use cuda_link::linker::NvJitLink;
+use cuda_link::NvJitLink;
 use cuda_link::{Arch, Linker, LinkerOptions, ObjectCode, OutputKind, Reason};
 use cuda_link_tests::hostile::{self, Hostile};
 use cuda_link_tests::{fixtures, nvjitlink_libraries};

@@ -1,6 +1,6 @@
 //! ObjectCode on real NVIDIA output: NVRTC, ptxas, nvFatbin, libcudadevrt.a.
 
-use cuda_link::fatbin::{Compression, EntryKind};
+use cuda_link::inspect::{Compression, EntryKind};
 use cuda_link::inspect::{Contents, Payload};
 use cuda_link::{Arch, ObjectCode, ObjectKind, Reason};
 use cuda_link_tests::{FatbinInput, fixtures, host_object, nvfatbin, ptxas, temp_file};

@@ -44,6 +44,7 @@ pub struct Kernel {
 
 /// A kernel's resource use on one device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct KernelAttributes {
     /// Registers per thread.
     pub registers: i32,

@@ -58,7 +58,7 @@ fn report_the_machine() {
         driver.path().display(),
         driver.resolution(),
         cuda_module::device_count().unwrap(),
-        cuda_link::linker::NvJitLink::global().map(|l| format!(
+        cuda_link::NvJitLink::global().map(|l| format!(
             "{} from {}",
             l.version_string(),
             l.path().display()

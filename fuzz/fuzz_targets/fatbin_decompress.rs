@@ -2,7 +2,7 @@
 //! entry; LZ4 and zstd payloads with lying sizes must give errors.
 #![no_main]
 
-use cuda_link::fatbin;
+use cuda_link::fuzzing as fatbin;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -2,7 +2,7 @@
 //! PTX text on any bytes.
 #![no_main]
 
-use cuda_link::ptx;
+use cuda_link::fuzzing as ptx;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

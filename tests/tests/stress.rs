@@ -102,11 +102,7 @@ fn threads_link_mixed_kinds_without_leaking() {
 
     // Every kind, LTO-IR included: all results right, no handle left open.
     run(&lib, &jobs, threads, links);
-    assert_eq!(
-        cuda_link::linker::live_handles(),
-        0,
-        "a backend handle leaked"
-    );
+    assert_eq!(cuda_link::live_handles(), 0, "a backend handle leaked");
 
     // Resident memory, in four equal phases on the same number of threads.
     // The first warms nvJitLink's pools and malloc's per-thread arenas;
@@ -134,5 +130,5 @@ fn threads_link_mixed_kinds_without_leaking() {
         "RSS grew by {} MiB over the last two phases: {mib:?}",
         growth >> 20
     );
-    assert_eq!(cuda_link::linker::live_handles(), 0);
+    assert_eq!(cuda_link::live_handles(), 0);
 }
