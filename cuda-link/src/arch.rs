@@ -3,11 +3,10 @@
 use std::fmt;
 use std::str::FromStr;
 
-use serde::Serialize;
-
 /// Which variant of an SM number a binary targets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Default)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
 pub enum ArchVariant {
     /// Plain `sm_90`: runs on that SM and newer ones.
     #[default]
@@ -63,7 +62,8 @@ impl fmt::Display for Arch {
     }
 }
 
-impl Serialize for Arch {
+#[cfg(feature = "serde")]
+impl serde::Serialize for Arch {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_str(self)
     }

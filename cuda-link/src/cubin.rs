@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 
 use object::elf;
 use object::read::elf::{FileHeader, SectionHeader, Sym};
-use serde::Serialize;
 
 use crate::arch::{Arch, ArchVariant};
 use crate::error::{ParseResult, Reason};
@@ -23,8 +22,9 @@ const EIFMT_SVAL: u8 = 0x04;
 type Header = elf::FileHeader64<LittleEndian>;
 
 /// Relocatable (linkable) or executable (loadable only).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
 pub enum ElfType {
     /// ET_REL: from `ptxas -c`, `nvcc -rdc`; a link input.
     Relocatable,
@@ -33,7 +33,8 @@ pub enum ElfType {
 }
 
 /// What a cubin holds.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 pub struct CubinInfo {
     /// The SM it runs on.

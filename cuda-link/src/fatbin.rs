@@ -7,8 +7,6 @@
 
 use std::borrow::Cow;
 
-use serde::Serialize;
-
 use crate::arch::{Arch, ArchVariant};
 use crate::error::{ParseResult, Reason};
 use crate::reader::{read_u16, read_u32, read_u64, slice};
@@ -31,8 +29,9 @@ const FLAG_FAMILY: u64 = 0x20_0000;
 pub const MAX_DECOMPRESSED_SIZE: u64 = 1 << 30;
 
 /// What an entry holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum EntryKind {
     /// PTX text (kind 1).
     Ptx,
@@ -70,8 +69,9 @@ impl EntryKind {
 }
 
 /// How an entry's payload is stored.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Compression {
     /// Stored as is.
     None,

@@ -3,8 +3,6 @@
 
 use std::fmt::{self, Write as _};
 
-use serde::Serialize;
-
 use crate::arch::Arch;
 use crate::cubin;
 use crate::error::{ParseResult, Reason};
@@ -20,7 +18,8 @@ pub use crate::ltoir::LtoirInfo;
 pub use crate::ptx::PtxInfo;
 
 /// Everything an object holds.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 pub struct Inspection {
     /// The object's name.
@@ -34,8 +33,9 @@ pub struct Inspection {
 }
 
 /// Kind-specific contents.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 #[non_exhaustive]
 pub enum Contents {
     /// A cubin's arch and symbols.
@@ -53,7 +53,8 @@ pub enum Contents {
 }
 
 /// The entries of one fatbin.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 pub struct FatbinInfo {
     /// In order.
@@ -61,7 +62,8 @@ pub struct FatbinInfo {
 }
 
 /// One fatbin entry and, where decodable, what it holds.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 pub struct EntryInfo {
     /// Position in the fatbin.
@@ -89,8 +91,9 @@ pub struct EntryInfo {
 }
 
 /// What a fatbin entry's payload turned out to be.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 #[non_exhaustive]
 pub enum Payload {
     /// An inner cubin.
@@ -108,7 +111,8 @@ pub enum Payload {
 }
 
 /// A host object's fatbins.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 pub struct ObjectInfo {
     /// The host architecture.
@@ -118,7 +122,8 @@ pub struct ObjectInfo {
 }
 
 /// One fatbin inside a host object.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 pub struct EmbeddedInfo {
     /// The section.
@@ -130,7 +135,8 @@ pub struct EmbeddedInfo {
 }
 
 /// An archive's members.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 pub struct LibraryInfo {
     /// In order.
@@ -138,7 +144,8 @@ pub struct LibraryInfo {
 }
 
 /// One archive member.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 pub struct MemberInfo {
     /// Its name.
@@ -297,6 +304,7 @@ impl Inspection {
             .collect()
     }
 
+    #[cfg(feature = "serde")]
     /// The inspection as pretty JSON.
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))

@@ -4,6 +4,7 @@
 #![allow(clippy::result_large_err)]
 
 mod arch;
+#[cfg(feature = "cache")]
 mod cache;
 mod cubin;
 mod elf;
@@ -11,6 +12,7 @@ mod error;
 mod fatbin;
 mod host;
 pub mod inspect;
+#[cfg(feature = "link")]
 mod linker;
 mod ltoir;
 mod object_code;
@@ -20,9 +22,11 @@ mod reader;
 mod streamed;
 
 pub use arch::{Arch, ArchVariant, ParseArchError};
+#[cfg(feature = "cache")]
 pub use cache::{CacheKey, CacheStats, LinkCache};
 pub use error::{ObjectError, Reason};
 pub use inspect::Inspection;
+#[cfg(feature = "link")]
 pub use linker::{Backend, DeviceContext, LinkError, Linker, LinkerOptions, NvJitLink, OutputKind};
 pub use object_code::{ObjectCode, ObjectKind, ValidatedImage};
 #[cfg(unix)]
@@ -31,6 +35,7 @@ pub use streamed::inspect_path;
 /// Backend handles open right now, across all linkers: a leak check for
 /// tests, not part of the API.
 #[doc(hidden)]
+#[cfg(feature = "link")]
 pub use linker::live_handles;
 
 /// The parsers' entry points, for the fuzz targets in `fuzz/`; not part of

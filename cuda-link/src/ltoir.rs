@@ -1,8 +1,6 @@
 //! LTO-IR: NVVM IR for link-time optimisation. Only its header is readable;
 //! the body is opaque by design.
 
-use serde::Serialize;
-
 use crate::arch::{Arch, ArchVariant};
 use crate::error::{ParseResult, Reason};
 use crate::reader::{read_u16, read_u32};
@@ -13,7 +11,8 @@ const ARCH_OFFSET: u64 = 0x1a;
 const ARCH_SPECIFIC_MARK: [u8; 4] = [0x20, 0x00, 0x01, 0x00];
 
 /// What an LTO-IR header says.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 pub struct LtoirInfo {
     /// The target; `f` leaves no mark in the header and reads as the base.

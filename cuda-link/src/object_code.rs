@@ -2,19 +2,21 @@
 
 use std::fmt;
 use std::path::Path;
-use std::sync::{Arc, OnceLock};
-
-use serde::Serialize;
+use std::sync::Arc;
+#[cfg(feature = "link")]
+use std::sync::OnceLock;
 
 use crate::cubin;
 use crate::error::{ObjectError, ParseResult, Reason};
 use crate::inspect::{self, Inspection};
+#[cfg(feature = "link")]
 use crate::linker::InputFacts;
 use crate::{fatbin, host, ltoir, ptx};
 
 /// The kinds of device code a linker takes or produces.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
 #[non_exhaustive]
 pub enum ObjectKind {
     /// A CUDA ELF (`.cubin`).
@@ -138,6 +140,7 @@ pub struct ObjectCode {
     len: usize,
     /// What a linker needs to know of it, read once and shared by clones:
     /// the same object is often added to many links.
+    #[cfg(feature = "link")]
     link_facts: Arc<OnceLock<Result<InputFacts, Reason>>>,
 }
 
@@ -266,6 +269,7 @@ impl ObjectCode {
             name: name.into(),
             image: ValidatedImage { kind, bytes },
             len,
+            #[cfg(feature = "link")]
             link_facts: Arc::default(),
         })
     }
@@ -347,6 +351,7 @@ impl ObjectCode {
         }
     }
 
+    #[cfg(feature = "link")]
     /// Refuses inputs a linker would mishandle: an executable cubin, bare or
     /// anywhere in a fatbin, host object or archive, whose kernels nvJitLink
     /// silently drops. The error names the entry.
@@ -356,6 +361,7 @@ impl ObjectCode {
 
     /// What a linker needs to know, from our own inspection, read on
     /// first use.
+    #[cfg(feature = "link")]
     pub(crate) fn link_facts(&self) -> Result<&InputFacts, ObjectError> {
         self.link_facts
             .get_or_init(|| {

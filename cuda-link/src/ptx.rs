@@ -1,11 +1,10 @@
 //! PTX text: header directives and kernel names, without a full parser.
 
-use serde::Serialize;
-
 use crate::error::{ParseResult, Reason};
 
 /// What a PTX module declares.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 pub struct PtxInfo {
     /// `.version`, e.g. `"8.8"`.

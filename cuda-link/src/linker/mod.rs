@@ -1,5 +1,7 @@
 //! [`Linker`]: one linker over nvJitLink and the driver's `cuLink*`.
 
+#[cfg(feature = "cache")]
+mod cached;
 mod device;
 mod driver;
 mod inputs;
@@ -13,7 +15,8 @@ pub use device::DeviceContext;
 pub use nvjitlink_sys::NvJitLink;
 pub use options::{Backend, LinkerOptions, OutputKind};
 
-use crate::cache::{CacheKey, LinkCache};
+#[cfg(feature = "cache")]
+use crate::cache::LinkCache;
 use crate::{Arch, ObjectCode, ObjectError, ObjectKind};
 pub(crate) use inputs::InputFacts;
 
@@ -252,21 +255,6 @@ fn log_text(buffer: &[u8]) -> String {
     String::from_utf8_lossy(&buffer[..end]).into_owned()
 }
 
-/// The file behind a library path: itself when absolute; for a bare name
-/// that the system loader resolved, the mapped file of that name, found in
-/// `/proc/self/maps`.
-fn loaded_file(path: &std::path::Path) -> std::path::PathBuf {
-    if path.is_absolute() {
-        return path.to_path_buf();
-    }
-    let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
-    maps.lines()
-        .filter_map(|line| line.split_whitespace().nth(5))
-        .map(std::path::Path::new)
-        .find(|mapped| mapped.file_name() == path.file_name())
-        .map_or_else(|| path.to_path_buf(), std::path::Path::to_path_buf)
-}
-
 /// The backend a linker resolved to.
 #[derive(Clone)]
 enum Resolved {
@@ -300,10 +288,12 @@ pub struct Linker {
     definitions: inputs::Definitions,
     info_log: String,
     error_log: String,
+    #[cfg(feature = "cache")]
     cache: Option<Arc<LinkCache>>,
     /// The backend's identity for cache keys, computed once per linker:
     /// it costs a `stat`, and for a library the system loader found, a
     /// read of `/proc/self/maps`.
+    #[cfg(feature = "cache")]
     backend_identity: std::sync::OnceLock<String>,
 }
 
@@ -358,20 +348,11 @@ impl Linker {
             definitions: inputs::Definitions::default(),
             info_log: String::new(),
             error_log: String::new(),
+            #[cfg(feature = "cache")]
             cache: None,
+            #[cfg(feature = "cache")]
             backend_identity: std::sync::OnceLock::new(),
         })
-    }
-
-    /// Serves repeated links from `cache` (see [`LinkCache`]).
-    pub fn with_cache(mut self, cache: Arc<LinkCache>) -> Self {
-        self.cache = Some(cache);
-        self
-    }
-
-    /// The cache in use, if any.
-    pub fn cache(&self) -> Option<&Arc<LinkCache>> {
-        self.cache.as_ref()
     }
 
     /// `"nvJitLink 13.5"` or `"driver 13000"`: the backend and its version.
@@ -383,36 +364,6 @@ impl Linker {
                 Err(_) => "driver".to_owned(),
             },
         }
-    }
-
-    /// What the cache key holds of the backend: its name and version, and
-    /// the loaded file's path, size and modification time, so that a
-    /// replaced library never serves another's output.
-    fn backend_identity(&self) -> &str {
-        self.backend_identity
-            .get_or_init(|| self.read_backend_identity())
-    }
-
-    fn read_backend_identity(&self) -> String {
-        let path = match &self.backend {
-            Resolved::NvJitLink(lib) => lib.path().to_path_buf(),
-            Resolved::Driver(driver) => driver.path().to_path_buf(),
-        };
-        let file = loaded_file(&path);
-        let (size, modified) = std::fs::metadata(&file)
-            .map(|m| {
-                let modified = m
-                    .modified()
-                    .ok()
-                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
-                (m.len(), modified.map_or(0, |d| d.as_nanos()))
-            })
-            .unwrap_or((0, 0));
-        format!(
-            "{} | {} | {size} bytes | modified {modified}",
-            self.backend_name(),
-            file.display()
-        )
     }
 
     /// The backend in use.
@@ -507,18 +458,6 @@ impl Linker {
         Ok((arch, flags))
     }
 
-    /// The persistent-cache key a [`link`](Self::link) to `output` would
-    /// use now (see [`CacheKey::new`]): to find out why a link missed.
-    pub fn cache_key(&self, output: OutputKind) -> Result<CacheKey, LinkError> {
-        let (_, flags) = self.resolved_flags(output)?;
-        Ok(CacheKey::new(
-            self.backend_identity(),
-            output,
-            &flags,
-            &self.inputs,
-        ))
-    }
-
     /// Whether LTO is on: as set, or because an input carries LTO-IR (bare,
     /// or in an object, archive or fatbin) for the target arch; any LTO-IR
     /// when the arch comes from the current context.
@@ -565,20 +504,16 @@ impl Linker {
             OutputKind::Ptx => (ObjectKind::Ptx, "linked.ptx"),
             OutputKind::Ltoir => (ObjectKind::Ltoir, "linked.ltoir"),
         };
-        let name = self.options.name.as_deref().unwrap_or(default_name);
-        let cached = self.cache.as_ref().map(|cache| {
-            let key = CacheKey::new(self.backend_identity(), output, &flags, &self.inputs);
-            (Arc::clone(cache), key)
-        });
-        if let Some((cache, key)) = &cached {
-            // An entry whose output fails validation is dropped and relinked.
-            let hit = cache.load_with(key, |hit| {
-                ObjectCode::with_kind(kind, hit.output, name).map(|code| (code, hit.info_log))
-            });
-            if let Some((code, info_log)) = hit {
-                self.info_log = info_log;
-                return Ok(code);
-            }
+        let name = self
+            .options
+            .name
+            .clone()
+            .unwrap_or_else(|| default_name.to_owned());
+        #[cfg(feature = "cache")]
+        let cached = self.cache_entry(output, &flags);
+        #[cfg(feature = "cache")]
+        if let Some(code) = self.cache_hit(cached.as_ref(), kind, &name) {
+            return Ok(code);
         }
         let result = match &self.backend {
             Resolved::NvJitLink(lib) => {
@@ -604,6 +539,7 @@ impl Linker {
         };
         (self.info_log, self.error_log) = logs;
         let linked = ObjectCode::with_kind(kind, bytes, name)?;
+        #[cfg(feature = "cache")]
         if let Some((cache, key)) = cached {
             cache.store(&key, linked.as_bytes(), &self.info_log);
         }
