@@ -26,7 +26,7 @@ pub mod sys {
 use sys::*;
 
 mod result;
-pub use result::DriverError;
+pub use result::{DriverError, log_text};
 
 /// The library's name in errors.
 const DISPLAY_NAME: &str = "libcuda (the CUDA driver)";

@@ -72,3 +72,11 @@ fn static_text(
         _ => None,
     }
 }
+
+/// The text of a log buffer that C code filled, such as the driver's
+/// `CU_JIT_ERROR_LOG_BUFFER` or nvJitLink's logs: up to the first NUL (or
+/// the whole buffer), invalid UTF-8 replaced.
+pub fn log_text(buffer: &[u8]) -> String {
+    let end = buffer.iter().position(|&b| b == 0).unwrap_or(buffer.len());
+    String::from_utf8_lossy(&buffer[..end]).into_owned()
+}

@@ -59,8 +59,7 @@ impl LogGuard<'_> {
         // driver call that may write it runs under this lock (see `JitLog`),
         // and none is running: this guard holds the lock.
         let bytes = unsafe { std::slice::from_raw_parts(self.log.buffer, self.log.len) };
-        let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
-        String::from_utf8_lossy(&bytes[..end]).into_owned()
+        cuda_driver_sys::log_text(bytes)
     }
 }
 

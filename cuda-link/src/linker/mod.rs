@@ -18,6 +18,7 @@ pub use options::{Backend, LinkerOptions, OutputKind};
 #[cfg(feature = "cache")]
 use crate::cache::LinkCache;
 use crate::{Arch, ObjectCode, ObjectError, ObjectKind};
+use cuda_driver_sys::log_text;
 pub(crate) use inputs::InputFacts;
 
 /// Why a link failed. Backend failures carry both logs and the input names.
@@ -247,12 +248,6 @@ fn c_strings(
 /// becomes `?` rather than failing the link.
 fn c_input_name(input: &ObjectCode) -> std::ffi::CString {
     std::ffi::CString::new(input.name().replace('\0', "?")).unwrap_or_default()
-}
-
-/// The text of a log buffer, up to its first NUL.
-fn log_text(buffer: &[u8]) -> String {
-    let end = buffer.iter().position(|&b| b == 0).unwrap_or(buffer.len());
-    String::from_utf8_lossy(&buffer[..end]).into_owned()
 }
 
 /// The backend a linker resolved to.
