@@ -270,14 +270,12 @@ impl Driver {
     }
 
     /// The driver's CUDA version, e.g. 13000 for CUDA 13.0.
-    pub fn version(&self) -> Result<i32, CUresult> {
+    pub fn version(&self) -> Result<i32, DriverError> {
         let mut version = 0;
         // SAFETY: a valid out-pointer; the symbol is checked at load time.
-        match unsafe { self.fns.cuDriverGetVersion(&mut version) } {
-            Ok(CUresult::CUDA_SUCCESS) => Ok(version),
-            Ok(error) => Err(error),
-            Err(_) => Err(CUresult::CUDA_ERROR_NOT_FOUND),
-        }
+        let status = unsafe { self.fns.cuDriverGetVersion(&mut version) }
+            .unwrap_or(CUresult::CUDA_ERROR_NOT_FOUND);
+        self.check(status).map(|()| version)
     }
 }
 

@@ -93,12 +93,12 @@ pub enum LoadError {
         missing: SymbolUnavailable,
     },
     /// `nvJitLinkVersion` failed.
-    #[error("nvJitLinkVersion failed in {path} with code {code}")]
+    #[error("nvJitLinkVersion failed in {path} with {error}")]
     Version {
         /// The file that was opened.
         path: PathBuf,
-        /// The raw `nvJitLinkResult`.
-        code: u32,
+        /// What it returned.
+        error: NvJitLinkError,
     },
     /// A major release whose ABI these bindings were not made for.
     #[error("{path} is nvJitLink {major}.{minor}; supported majors are 12 and 13")]
@@ -232,7 +232,10 @@ impl NvJitLink {
         let result = unsafe { fns.nvJitLinkVersion(&mut major, &mut minor) };
         match result {
             Ok(nvJitLinkResult::NVJITLINK_SUCCESS) => {}
-            Ok(code) => return Err(LoadError::Version { path, code: code.0 }),
+            Ok(result) => {
+                let error = NvJitLinkError { result };
+                return Err(LoadError::Version { path, error });
+            }
             Err(missing) => return Err(LoadError::MissingSymbol { path, missing }),
         }
         if !SUPPORTED_MAJORS.contains(&major) {
