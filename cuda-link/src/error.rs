@@ -15,8 +15,13 @@ pub struct ObjectError {
 #[non_exhaustive]
 pub enum Reason {
     /// The file could not be read.
-    #[error("cannot read file: {0}")]
-    Io(String),
+    #[error("cannot read file: {message}")]
+    Io {
+        /// The I/O error's kind, as `std::io` typed it.
+        kind: std::io::ErrorKind,
+        /// Its message.
+        message: String,
+    },
     /// The leading bytes match no known kind.
     #[error("unrecognized input: not a cubin, PTX, LTO-IR, fatbin, host object or archive")]
     Unrecognized,
@@ -117,6 +122,14 @@ impl ObjectError {
 }
 
 impl Reason {
+    /// An I/O failure, its kind kept.
+    pub(crate) fn io(error: &std::io::Error) -> Self {
+        Reason::Io {
+            kind: error.kind(),
+            message: error.to_string(),
+        }
+    }
+
     /// `reason`, found at `place` inside a container.
     pub(crate) fn inside(place: impl Into<String>, reason: Reason) -> Self {
         Reason::Inside {

@@ -222,8 +222,7 @@ impl ObjectCode {
     pub fn from_path(path: impl AsRef<Path>) -> Result<Self, ObjectError> {
         let path = path.as_ref();
         let name = path.display().to_string();
-        let data =
-            std::fs::read(path).map_err(|e| ObjectError::new(&name, Reason::Io(e.to_string())))?;
+        let data = std::fs::read(path).map_err(|e| ObjectError::new(&name, Reason::io(&e)))?;
         let kind = match ObjectKind::detect(&data) {
             Ok(kind) => kind,
             Err(reason) => path

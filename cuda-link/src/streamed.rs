@@ -25,7 +25,7 @@ pub fn inspect_path(path: impl AsRef<Path>) -> Result<Inspection, ObjectError> {
     let path = path.as_ref();
     let name = path.display().to_string();
     let fail = |reason| ObjectError::new(&name, reason);
-    let io = |e: std::io::Error| fail(Reason::Io(e.to_string()));
+    let io = |e: std::io::Error| fail(Reason::io(&e));
     let file = File::open(path).map_err(io)?;
     let size = file.metadata().map_err(io)?.len();
     let mut head = [0u8; 64];
@@ -84,8 +84,7 @@ fn read_into<'a>(
     if buffer.len() < len {
         buffer.resize(len, 0);
     }
-    let read =
-        read_up_to(file, offset, &mut buffer[..len]).map_err(|e| Reason::Io(e.to_string()))?;
+    let read = read_up_to(file, offset, &mut buffer[..len]).map_err(|e| Reason::io(&e))?;
     if read < len {
         return Err(truncated(read as u64));
     }

@@ -294,5 +294,14 @@ fn validation_errors_name_the_input_and_the_problem() {
     let err = ObjectCode::from_bytes(b"!<thin>\n".to_vec(), "thin.a").unwrap_err();
     assert_eq!(err.reason, Reason::ThinArchive);
     let err = ObjectCode::from_path("/nonexistent/k.ptx").unwrap_err();
-    assert!(matches!(err.reason, Reason::Io(_)), "{err}");
+    assert!(
+        matches!(
+            err.reason,
+            Reason::Io {
+                kind: std::io::ErrorKind::NotFound,
+                ..
+            }
+        ),
+        "{err}"
+    );
 }

@@ -58,7 +58,7 @@ fn a_file_cut_short_is_a_typed_error() {
         );
     }
     let err = inspect_path("/nonexistent/k.o").unwrap_err();
-    assert!(matches!(err.reason, Reason::Io(_)), "{err}");
+    assert!(matches!(err.reason, Reason::Io { .. }), "{err}");
 }
 
 /// Another thread truncates and restores the file while it is inspected:
@@ -91,7 +91,7 @@ fn a_file_truncated_while_read_never_crashes() {
                     assert!(
                         matches!(
                             err.reason,
-                            Reason::Malformed { .. } | Reason::Truncated { .. } | Reason::Io(_)
+                            Reason::Malformed { .. } | Reason::Truncated { .. } | Reason::Io { .. }
                         ),
                         "{err}"
                     );
