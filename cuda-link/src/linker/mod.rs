@@ -548,6 +548,28 @@ pub(crate) type Logs = (String, String);
 mod tests {
     use super::*;
 
+    /// `{:#}` of anyhow, or any report that walks `source()`, prints each
+    /// cause once.
+    #[test]
+    fn sources_print_once() {
+        let load = nvjitlink_sys::LoadError::Open {
+            path: "/nowhere/libnvJitLink.so.13".into(),
+            reason: "no such file".into(),
+        };
+        let error = LinkError::from(load);
+        let mut chain = vec![error.to_string()];
+        let mut source = std::error::Error::source(&error);
+        while let Some(cause) = source {
+            chain.push(cause.to_string());
+            source = cause.source();
+        }
+        let report = chain.join(": ");
+        assert_eq!(
+            report,
+            "nvJitLink is not available: cannot open /nowhere/libnvJitLink.so.13: no such file"
+        );
+    }
+
     #[test]
     fn linker_is_send() {
         fn assert_send<T: Send>() {}
