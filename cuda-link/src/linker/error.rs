@@ -1,0 +1,185 @@
+//! [`LinkError`]: why a link failed.
+
+use crate::ObjectError;
+
+/// Why a link failed. Backend failures carry both logs and the input names.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum LinkError {
+    /// An input was refused before linking.
+    #[error(transparent)]
+    Input(#[from] ObjectError),
+    /// nvJitLink could not be loaded; the source says why.
+    #[error("nvJitLink is not available")]
+    NvJitLinkUnavailable(#[from] nvjitlink_sys::LoadError),
+    /// The driver could not be loaded; the source says why.
+    #[error("the CUDA driver is not available")]
+    DriverUnavailable(#[from] cuda_driver_sys::LoadError),
+    /// Neither backend loads.
+    #[error("no linker backend: nvJitLink: {nvjitlink}; driver: {driver}")]
+    NoBackend {
+        /// Why nvJitLink did not load.
+        nvjitlink: nvjitlink_sys::LoadError,
+        /// Why the driver did not load.
+        driver: cuda_driver_sys::LoadError,
+    },
+    /// A symbol the operation needs is absent from the loaded library.
+    #[error("symbol `{symbol}` is not available in the loaded {library}")]
+    SymbolUnavailable {
+        /// The library's display name.
+        library: &'static str,
+        /// The missing symbol.
+        symbol: &'static str,
+    },
+    /// An option the backend cannot honour.
+    #[error("option `{option}` is not supported by the {backend} backend")]
+    UnsupportedOption {
+        /// The `LinkerOptions` field.
+        option: &'static str,
+        /// The backend's name.
+        backend: &'static str,
+    },
+    /// An option value that is not valid.
+    #[error("invalid option `{option}`: {detail}")]
+    InvalidOption {
+        /// The `LinkerOptions` field.
+        option: &'static str,
+        /// What is wrong.
+        detail: String,
+    },
+    /// No architecture given and no current context to take it from.
+    #[error(
+        "no target architecture: set LinkerOptions::arch (e.g. Arch::sm(90)); no current CUDA context to take it from"
+    )]
+    MissingArch,
+    /// LTO-IR given to the driver backend.
+    #[error(
+        "{input}: LTO-IR input requires the nvJitLink backend; the driver's cuLink* cannot link it"
+    )]
+    LtoirNeedsNvJitLink {
+        /// The input's name.
+        input: String,
+    },
+    /// PTX or LTO-IR output without LTO.
+    #[error(
+        "{output} output requires link-time optimization (LTO-IR inputs or link_time_optimization = true)"
+    )]
+    OutputNeedsLto {
+        /// `"PTX"` or `"LTO-IR"`.
+        output: &'static str,
+    },
+    /// LTO-IR output from nvJitLink 12, which cannot produce it.
+    #[error("LTO-IR output requires nvJitLink 13 or newer; the loaded one is {version}")]
+    LtoirOutputNeedsNvJitLink13 {
+        /// The loaded version.
+        version: String,
+    },
+    /// Two inputs define the same strong (non-weak) symbol. nvJitLink 13
+    /// would keep one, report it only on the process's stderr, and succeed.
+    #[error("multiple definition of `{symbol}`: in {first} and in {second}")]
+    DuplicateDefinition {
+        /// The symbol.
+        symbol: String,
+        /// The input defining it first (with the archive member, if any).
+        first: String,
+        /// The input defining it again.
+        second: String,
+    },
+    /// `link` with no inputs.
+    #[error("nothing to link: add at least one input")]
+    NoInputs,
+    /// A device's primary context could not be made current.
+    #[error("device {device}: {call} failed with {error}")]
+    DeviceContext {
+        /// The device ordinal.
+        device: i32,
+        /// The failing driver call.
+        call: &'static str,
+        /// What it returned.
+        error: cuda_driver_sys::DriverError,
+    },
+    /// The driver backend without a current context.
+    #[error("the driver backend needs a current CUDA context")]
+    NoCurrentContext,
+    /// nvJitLink returned an error.
+    #[error("{call} failed with {error} linking [{inputs}]{}{}", log_suffix("error log", error_log), log_suffix("info log", info_log), inputs = .inputs.join(", "))]
+    NvJitLink {
+        /// The failing C function.
+        call: &'static str,
+        /// What it returned.
+        error: nvjitlink_sys::NvJitLinkError,
+        /// The input being added, if the failure was in `nvJitLinkAddData`.
+        input: Option<String>,
+        /// Every input's name.
+        inputs: Vec<String>,
+        /// nvJitLink's error log.
+        error_log: String,
+        /// nvJitLink's info log.
+        info_log: String,
+    },
+    /// The driver's `cuLink*` returned an error.
+    #[error("{call} failed with {error} linking [{inputs}]{}{}", log_suffix("error log", error_log), log_suffix("info log", info_log), inputs = .inputs.join(", "))]
+    Driver {
+        /// The failing C function.
+        call: &'static str,
+        /// What it returned.
+        error: cuda_driver_sys::DriverError,
+        /// The input being added, if the failure was in `cuLinkAddData`.
+        input: Option<String>,
+        /// Every input's name.
+        inputs: Vec<String>,
+        /// The JIT error log.
+        error_log: String,
+        /// The JIT info log.
+        info_log: String,
+    },
+}
+
+impl From<nvjitlink_sys::SymbolUnavailable> for LinkError {
+    fn from(e: nvjitlink_sys::SymbolUnavailable) -> Self {
+        LinkError::SymbolUnavailable {
+            library: e.library,
+            symbol: e.symbol,
+        }
+    }
+}
+
+impl From<cuda_driver_sys::SymbolUnavailable> for LinkError {
+    fn from(e: cuda_driver_sys::SymbolUnavailable) -> Self {
+        LinkError::SymbolUnavailable {
+            library: e.library,
+            symbol: e.symbol,
+        }
+    }
+}
+
+fn log_suffix(label: &str, log: &str) -> String {
+    let log = log.trim_end();
+    if log.is_empty() {
+        String::new()
+    } else {
+        format!("\n{label}:\n{log}")
+    }
+}
+
+impl LinkError {
+    /// The backend's error log, when the backend failed.
+    pub fn error_log(&self) -> Option<&str> {
+        match self {
+            LinkError::NvJitLink { error_log, .. } | LinkError::Driver { error_log, .. } => {
+                Some(error_log)
+            }
+            _ => None,
+        }
+    }
+
+    /// The backend's info log, when the backend failed.
+    pub fn info_log(&self) -> Option<&str> {
+        match self {
+            LinkError::NvJitLink { info_log, .. } | LinkError::Driver { info_log, .. } => {
+                Some(info_log)
+            }
+            _ => None,
+        }
+    }
+}
