@@ -32,6 +32,10 @@ enum Command {
         /// Print JSON instead of tables.
         #[arg(long)]
         json: bool,
+        /// Show C++ kernels by their demangled names (`saxpy<float>`), as
+        /// `cuda-module`'s `Library::kernel` also finds them.
+        #[arg(long)]
+        demangle: bool,
     },
     /// The persistent link cache: where it is, what it holds, emptying it.
     Cache {
@@ -167,7 +171,11 @@ fn main() -> ExitCode {
     let cli = Cli::parse_from(normalise_args());
     let result = match cli.command {
         Command::Link(args) => link(*args),
-        Command::Inspect { files, json } => inspect(&files, json),
+        Command::Inspect {
+            files,
+            json,
+            demangle,
+        } => inspect(&files, json, demangle),
         Command::Cache { action, cache_dir } => cache(action, cache_dir),
     };
     match result {
@@ -191,12 +199,15 @@ fn report(error: &dyn std::error::Error) -> String {
     text
 }
 
-fn inspect(files: &[PathBuf], json: bool) -> Result<(), String> {
+fn inspect(files: &[PathBuf], json: bool, demangle: bool) -> Result<(), String> {
     use std::io::Write as _;
     let mut stdout = std::io::stdout().lock();
     for file in files {
         // Host objects and libraries are read a fatbin at a time.
-        let info = cuda_link::inspect_path(file).map_err(|e| report(&e))?;
+        let mut info = cuda_link::inspect_path(file).map_err(|e| report(&e))?;
+        if demangle {
+            info.demangle_kernels();
+        }
         let written = if json {
             writeln!(stdout, "{}", info.to_json())
         } else {

@@ -265,6 +265,43 @@ impl Inspection {
         }
     }
 
+    /// Replaces every C++ kernel name with its [`demangle`](crate::demangle)d
+    /// form (`saxpy<float>`), the name `cuda-module` also finds it by.
+    pub fn demangle_kernels(&mut self) {
+        let rename = |names: &mut Vec<String>| {
+            for name in names.iter_mut() {
+                if let Some(demangled) = crate::demangle(name) {
+                    *name = demangled;
+                }
+            }
+        };
+        let fatbin = |fatbin: &mut FatbinInfo| {
+            for entry in &mut fatbin.entries {
+                match &mut entry.payload {
+                    Payload::Cubin(info) => rename(&mut info.kernels),
+                    Payload::Ptx(info) => rename(&mut info.kernels),
+                    _ => {}
+                }
+            }
+        };
+        match &mut self.contents {
+            Contents::Cubin(info) => rename(&mut info.kernels),
+            Contents::Ptx(info) => rename(&mut info.kernels),
+            Contents::Ltoir(_) => {}
+            Contents::Fatbin(info) => fatbin(info),
+            Contents::Object(object) => object
+                .fatbins
+                .iter_mut()
+                .for_each(|e| fatbin(&mut e.fatbin)),
+            Contents::Library(library) => library
+                .members
+                .iter_mut()
+                .filter_map(|m| m.object.as_mut().ok())
+                .flat_map(|o| o.fatbins.iter_mut())
+                .for_each(|e| fatbin(&mut e.fatbin)),
+        }
+    }
+
     /// Every architecture inside, sorted and deduplicated.
     pub fn arches(&self) -> Vec<Arch> {
         let mut arches = Vec::new();

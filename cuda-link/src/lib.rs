@@ -7,6 +7,7 @@ mod arch;
 #[cfg(feature = "cache")]
 mod cache;
 mod cubin;
+mod demangle;
 mod elf;
 mod error;
 mod fatbin;
@@ -24,6 +25,7 @@ mod streamed;
 pub use arch::{Arch, ArchVariant, ParseArchError};
 #[cfg(feature = "cache")]
 pub use cache::{CacheKey, CacheStats, LinkCache};
+pub use demangle::demangle;
 pub use error::{ObjectError, Reason};
 pub use inspect::Inspection;
 #[cfg(feature = "link")]

@@ -1,4 +1,4 @@
-//! [`Context`]: a device's primary context or a created one.
+//! [`Context`]: a device's primary context, a created one, or cudarc's.
 
 use std::sync::Arc;
 
@@ -21,7 +21,18 @@ pub struct Context {
 pub(crate) struct ContextInner {
     raw: CUcontext,
     device: CUdevice,
-    primary: bool,
+    owner: Owner,
+}
+
+/// Who ends the context's life.
+enum Owner {
+    /// A retained primary context: released on drop.
+    Primary,
+    /// A context we created: destroyed on drop.
+    Created,
+    /// cudarc's: kept alive by this reference, ended by cudarc.
+    #[cfg(feature = "cudarc")]
+    Cudarc(Arc<cudarc::driver::CudaContext>),
 }
 
 // SAFETY: a CUcontext may be used from any thread; the driver synchronises.
@@ -38,7 +49,7 @@ impl Context {
         // SAFETY: an out-pointer and a valid device.
         let status = unsafe { driver.cuDevicePrimaryCtxRetain(&mut raw, device) }?;
         check(driver, status, "cuDevicePrimaryCtxRetain", About::NOTHING)?;
-        Ok(Self::wrap(raw, device, true))
+        Ok(Self::wrap(raw, device, Owner::Primary))
     }
 
     /// Creates a new context on device `ordinal` (it becomes current).
@@ -51,16 +62,33 @@ impl Context {
         // SAFETY: an out-pointer, null optional parameters and a valid device.
         let status = unsafe { driver.cuCtxCreate_v4(&mut raw, std::ptr::null_mut(), 0, device) }?;
         check(driver, status, "cuCtxCreate", About::NOTHING)?;
-        Ok(Self::wrap(raw, device, false))
+        Ok(Self::wrap(raw, device, Owner::Created))
     }
 
-    fn wrap(raw: CUcontext, device: CUdevice, primary: bool) -> Self {
+    fn wrap(raw: CUcontext, device: CUdevice, owner: Owner) -> Self {
         Context {
-            inner: Arc::new(ContextInner {
-                raw,
-                device,
-                primary,
-            }),
+            inner: Arc::new(ContextInner { raw, device, owner }),
+        }
+    }
+
+    /// cudarc's context as ours, kept alive as long as this value: kernels
+    /// then cache their `CUfunction` for it, and launches go to its
+    /// streams (see [`Kernel::launch_on`](crate::Kernel::launch_on)).
+    #[cfg(feature = "cudarc")]
+    pub fn from_cudarc(context: &Arc<cudarc::driver::CudaContext>) -> Self {
+        Self::wrap(
+            context.cu_ctx().cast(),
+            context.cu_device(),
+            Owner::Cudarc(Arc::clone(context)),
+        )
+    }
+
+    /// The cudarc context this was made from, if any.
+    #[cfg(feature = "cudarc")]
+    pub fn cudarc(&self) -> Option<&Arc<cudarc::driver::CudaContext>> {
+        match &self.inner.owner {
+            Owner::Cudarc(context) => Some(context),
+            _ => None,
         }
     }
 
@@ -112,12 +140,13 @@ impl Drop for ContextInner {
     fn drop(&mut self) {
         if let Ok(driver) = driver() {
             // SAFETY: releases what `primary` retained or destroys what
-            // `create` made, once.
+            // `create` made, once; cudarc's ends with its last reference.
             let _ = unsafe {
-                if self.primary {
-                    driver.cuDevicePrimaryCtxRelease_v2(self.device)
-                } else {
-                    driver.cuCtxDestroy_v2(self.raw)
+                match self.owner {
+                    Owner::Primary => driver.cuDevicePrimaryCtxRelease_v2(self.device),
+                    Owner::Created => driver.cuCtxDestroy_v2(self.raw),
+                    #[cfg(feature = "cudarc")]
+                    Owner::Cudarc(_) => return,
                 }
             };
         }

@@ -50,6 +50,20 @@ pub enum ModuleError {
         /// The names among them closest to `kernel`, best first.
         closest: Vec<String>,
     },
+    /// A demangled name that more than one kernel has (`scale<float>` for
+    /// two overloads).
+    #[error(
+        "`{kernel}` in {library} names several kernels: {}",
+        quoted(candidates)
+    )]
+    AmbiguousKernel {
+        /// The name looked up.
+        kernel: String,
+        /// The library's name.
+        library: String,
+        /// The mangled names it matches.
+        candidates: Vec<String>,
+    },
     /// LTO-IR, a library or host object cannot be loaded as is.
     #[error("{name}: {kind} cannot be loaded; link it into a cubin first")]
     NotLoadable {
@@ -61,6 +75,43 @@ pub enum ModuleError {
     /// The bytes or file to load failed validation.
     #[error(transparent)]
     Object(#[from] cuda_link::ObjectError),
+    /// A checked launch was given more or fewer arguments than the kernel
+    /// has parameters.
+    #[error("kernel `{kernel}` takes {expected} arguments; {given} were given")]
+    ArgumentCount {
+        /// The kernel.
+        kernel: String,
+        /// Its parameter count.
+        expected: usize,
+        /// The argument count.
+        given: usize,
+    },
+    /// A checked launch's argument differs in size from its parameter.
+    #[error(
+        "kernel `{kernel}`: argument {index} is {given} bytes; the parameter is {expected} bytes"
+    )]
+    ArgumentSize {
+        /// The kernel.
+        kernel: String,
+        /// The argument's position, from 0.
+        index: usize,
+        /// The parameter's size.
+        expected: usize,
+        /// The argument's size.
+        given: usize,
+    },
+    /// A launch on a stream of another context than the one given.
+    #[error(
+        "kernel `{kernel}`: the stream does not belong to the context (make it with Context::from_cudarc of the stream's context)"
+    )]
+    ForeignStream {
+        /// The kernel.
+        kernel: String,
+    },
+    /// cudarc reported an error.
+    #[cfg(feature = "cudarc")]
+    #[error("cudarc: {0}")]
+    Cudarc(cudarc::driver::DriverError),
     /// A name with an interior NUL.
     #[error("name contains a NUL byte: {0:?}")]
     BadName(String),

@@ -1,37 +1,84 @@
-//! [`LaunchConfig`] and [`synchronize`].
+//! [`LaunchConfig`], the raw [`Kernel::launch`], and [`synchronize`].
+
+use std::ffi::c_void;
 
 use cuda_driver_sys::sys::CUstream;
 
 use crate::context::Context;
 use crate::error::{About, ModuleError, check, driver};
+use crate::kernel::Kernel;
 
-/// Grid, block, dynamic shared memory and stream of a launch.
+/// Grid, block and dynamic shared memory of a launch, with cudarc's
+/// field names; the stream is the launch's own argument.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LaunchConfig {
     /// Blocks in x, y, z.
-    pub grid: (u32, u32, u32),
+    pub grid_dim: (u32, u32, u32),
     /// Threads per block in x, y, z.
-    pub block: (u32, u32, u32),
+    pub block_dim: (u32, u32, u32),
     /// Dynamic shared memory per block, in bytes.
-    pub shared_bytes: u32,
-    /// The stream; null is the context's default stream.
-    pub stream: CUstream,
+    pub shared_mem_bytes: u32,
 }
 
 impl LaunchConfig {
     /// One thread per element: `block` threads a block, enough blocks to
-    /// cover `elements`, on the default stream.
+    /// cover `elements`.
     pub fn for_elements(elements: u32, block: u32) -> Self {
         LaunchConfig {
-            grid: (elements.div_ceil(block.max(1)), 1, 1),
-            block: (block, 1, 1),
-            shared_bytes: 0,
-            stream: std::ptr::null_mut(),
+            grid_dim: (elements.div_ceil(block.max(1)), 1, 1),
+            block_dim: (block, 1, 1),
+            shared_mem_bytes: 0,
         }
     }
 }
 
-/// Waits for all work in the current context.
+impl Kernel {
+    /// Launches on `stream` of `context` (null: its default stream), with
+    /// no check of the arguments: with the `cudarc` feature,
+    /// [`Kernel::launch_on`] checks them against the kernel's signature.
+    ///
+    /// # Safety
+    /// `params` must point at one value per kernel parameter, of the
+    /// parameter's type, and every pointer argument must be valid for what
+    /// the kernel does with it, for as long as it runs. `stream` must be
+    /// null or a live stream of `context`.
+    pub unsafe fn launch(
+        &self,
+        context: &Context,
+        stream: CUstream,
+        config: LaunchConfig,
+        params: &mut [*mut c_void],
+    ) -> Result<(), ModuleError> {
+        let function = self.function(context)?;
+        let driver = driver()?;
+        let LaunchConfig {
+            grid_dim: grid,
+            block_dim: block,
+            shared_mem_bytes,
+        } = config;
+        context.with_current(|| {
+            // SAFETY: the caller vouches for the parameters and the stream.
+            let status = unsafe {
+                driver.cuLaunchKernel(
+                    function,
+                    grid.0,
+                    grid.1,
+                    grid.2,
+                    block.0,
+                    block.1,
+                    block.2,
+                    shared_mem_bytes,
+                    stream,
+                    params.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                )
+            }?;
+            check(driver, status, "cuLaunchKernel", self.about())
+        })
+    }
+}
+
+/// Waits for all work in `context`.
 pub fn synchronize(context: &Context) -> Result<(), ModuleError> {
     let driver = driver()?;
     context.with_current(|| {

@@ -1,16 +1,22 @@
 #![doc = include_str!("../README.md")]
 
+mod attributes;
 mod context;
 mod error;
+#[cfg(feature = "cudarc")]
+mod interop;
 mod jit_log;
 mod kernel;
 mod launch;
 mod library;
 mod memory;
 
+pub use attributes::{KernelAttributes, ParamInfo};
 pub use context::{Context, device_count};
 pub use error::ModuleError;
-pub use kernel::{Kernel, KernelAttributes};
+#[cfg(feature = "cudarc")]
+pub use interop::Launch;
+pub use kernel::Kernel;
 pub use launch::{LaunchConfig, synchronize};
 pub use library::{Library, LoadOptions, LoadingMode, loading_mode};
 pub use memory::{DeviceBuffer, copy_to_device};

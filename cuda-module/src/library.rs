@@ -300,48 +300,15 @@ impl Library {
         if let Some(kernel) = cache.get(name) {
             return Ok(kernel.clone());
         }
-        let driver = driver()?;
-        let c = c_name(name)?;
-        let not_found = || {
-            // The driver lists a library's kernels; a module's, it cannot.
-            let kernels = self.kernels().unwrap_or_default();
-            ModuleError::KernelNotFound {
-                kernel: name.to_owned(),
-                library: self.name().to_owned(),
-                closest: closest_names(name, &kernels),
-                kernels,
-            }
+        let handle = match self.find(name)? {
+            Some(handle) => handle,
+            None => self.find_demangled(name)?,
         };
-        let log = self.loaded.log.lock();
-        let handle = match self.loaded.handle {
-            Handle::Library(library) => {
-                let mut raw: CUkernel = std::ptr::null_mut();
-                // SAFETY: a live library, a C string and an out-pointer.
-                let status = unsafe { driver.cuLibraryGetKernel(&mut raw, library, c.as_ptr()) }?;
-                if status == CUresult::CUDA_ERROR_NOT_FOUND {
-                    return Err(not_found());
-                }
-                let about = About::symbol(self.name(), name);
-                check_with_log(driver, status, "cuLibraryGetKernel", about, &log)?;
-                KernelHandle::Kernel(raw)
-            }
-            Handle::Module(module) => {
-                let mut raw: CUfunction = std::ptr::null_mut();
-                // SAFETY: a live module, a C string and an out-pointer.
-                let status = unsafe { driver.cuModuleGetFunction(&mut raw, module, c.as_ptr()) }?;
-                if status == CUresult::CUDA_ERROR_NOT_FOUND {
-                    return Err(not_found());
-                }
-                let about = About::symbol(self.name(), name);
-                check_with_log(driver, status, "cuModuleGetFunction", about, &log)?;
-                KernelHandle::Function(raw)
-            }
-        };
-        drop(log);
         let kernel = Kernel {
             name: name.into(),
             inner: Arc::new(KernelInner {
                 handle,
+                params: OnceLock::new(),
                 first_context: OnceLock::new(),
                 other_contexts: Mutex::default(),
                 loaded: Arc::clone(&self.loaded),
@@ -349,6 +316,71 @@ impl Library {
         };
         cache.insert(name.into(), kernel.clone());
         Ok(kernel)
+    }
+
+    /// The handle of the kernel of exactly this (mangled) name, or `None`.
+    fn find(&self, name: &str) -> Result<Option<KernelHandle>, ModuleError> {
+        let driver = driver()?;
+        let c = c_name(name)?;
+        let about = About::symbol(self.name(), name);
+        let log = self.loaded.log.lock();
+        Ok(match self.loaded.handle {
+            Handle::Library(library) => {
+                let mut raw: CUkernel = std::ptr::null_mut();
+                // SAFETY: a live library, a C string and an out-pointer.
+                let status = unsafe { driver.cuLibraryGetKernel(&mut raw, library, c.as_ptr()) }?;
+                if status == CUresult::CUDA_ERROR_NOT_FOUND {
+                    return Ok(None);
+                }
+                check_with_log(driver, status, "cuLibraryGetKernel", about, &log)?;
+                Some(KernelHandle::Kernel(raw))
+            }
+            Handle::Module(module) => {
+                let mut raw: CUfunction = std::ptr::null_mut();
+                // SAFETY: a live module, a C string and an out-pointer.
+                let status = unsafe { driver.cuModuleGetFunction(&mut raw, module, c.as_ptr()) }?;
+                if status == CUresult::CUDA_ERROR_NOT_FOUND {
+                    return Ok(None);
+                }
+                check_with_log(driver, status, "cuModuleGetFunction", about, &log)?;
+                Some(KernelHandle::Function(raw))
+            }
+        })
+    }
+
+    /// The one kernel whose demangled name (`saxpy<float>`, see
+    /// `cuda_link::demangle`) is `name`, as NVRTC name expressions name
+    /// them; several are ambiguous, none is not found. The driver lists
+    /// only a library's kernels, not a module's.
+    fn find_demangled(&self, name: &str) -> Result<KernelHandle, ModuleError> {
+        let kernels = self.kernels().unwrap_or_default();
+        let candidates: Vec<&String> = kernels
+            .iter()
+            .filter(|k| cuda_link::demangle(k).as_deref() == Some(name))
+            .collect();
+        match candidates[..] {
+            [mangled] => self
+                .find(mangled)?
+                .ok_or_else(|| self.not_found(name, &kernels)),
+            [] => Err(self.not_found(name, &kernels)),
+            _ => Err(ModuleError::AmbiguousKernel {
+                kernel: name.to_owned(),
+                library: self.name().to_owned(),
+                candidates: candidates.into_iter().cloned().collect(),
+            }),
+        }
+    }
+
+    fn not_found(&self, name: &str, kernels: &[String]) -> ModuleError {
+        // Near misses among both spellings of each kernel's name.
+        let mut spellings = kernels.to_vec();
+        spellings.extend(kernels.iter().filter_map(|k| cuda_link::demangle(k)));
+        ModuleError::KernelNotFound {
+            kernel: name.to_owned(),
+            library: self.name().to_owned(),
+            closest: closest_names(name, &spellings),
+            kernels: kernels.to_vec(),
+        }
     }
 
     /// Every kernel's name, through `cuLibraryEnumerateKernels`.

@@ -94,6 +94,7 @@ fn run_saxpy(context: &Context, library: &Library, kernel: &str) {
     unsafe {
         kernel.launch(
             context,
+            std::ptr::null_mut(),
             LaunchConfig::for_elements(N as u32, 256),
             &mut params,
         )
@@ -239,17 +240,20 @@ fn attributes_and_param_info_match_the_signature() {
     let library = Library::load(&linked).unwrap();
     let saxpy = library.kernel("saxpy").unwrap();
     // saxpy(float a, const float *x, float *y, int n)
-    assert_eq!(
-        saxpy.param_info().unwrap(),
-        [(0, 4), (8, 8), (16, 8), (24, 4)]
-    );
+    let params: Vec<(usize, usize)> = saxpy
+        .param_info()
+        .unwrap()
+        .iter()
+        .map(|p| (p.offset, p.size))
+        .collect();
+    assert_eq!(params, [(0, 4), (8, 8), (16, 8), (24, 4)]);
     let attributes = saxpy.attributes(&context).unwrap();
     assert!(
-        attributes.registers > 0 && attributes.registers <= 255,
+        attributes.num_regs > 0 && attributes.num_regs <= 255,
         "{attributes:?}"
     );
-    assert_eq!(attributes.shared_bytes, 0);
-    assert_eq!(attributes.local_bytes, 0);
+    assert_eq!(attributes.shared_size_bytes, 0);
+    assert_eq!(attributes.local_size_bytes, 0);
     assert_eq!(attributes.max_threads_per_block, 1024);
 }
 
@@ -275,6 +279,7 @@ fn a_global_written_from_the_host_is_read_by_the_kernel() {
     unsafe {
         kernel.launch(
             &context,
+            std::ptr::null_mut(),
             LaunchConfig::for_elements(4 * 256, 256),
             &mut params,
         )
@@ -458,6 +463,7 @@ fn unloading_waits_for_running_work() {
                 unsafe {
                     kernel.launch(
                         &device_context,
+                        std::ptr::null_mut(),
                         LaunchConfig::for_elements(1, 1),
                         &mut params,
                     )
@@ -504,7 +510,15 @@ fn a_managed_variable_is_shared_with_the_host() {
     unsafe { host.write_volatile(0) };
     let kernel = library.kernel("count_hits").unwrap();
     // SAFETY: count_hits takes no parameters.
-    unsafe { kernel.launch(&context, LaunchConfig::for_elements(4 * 256, 256), &mut []) }.unwrap();
+    unsafe {
+        kernel.launch(
+            &context,
+            std::ptr::null_mut(),
+            LaunchConfig::for_elements(4 * 256, 256),
+            &mut [],
+        )
+    }
+    .unwrap();
     cuda_module::synchronize(&context).unwrap();
     // SAFETY: as above, after synchronising.
     assert_eq!(unsafe { host.read_volatile() }, 1024);

@@ -69,6 +69,7 @@ fn launch_binary<T: bytemuck::NoUninit + bytemuck::AnyBitPattern + Default + Cop
     unsafe {
         function.launch(
             context,
+            std::ptr::null_mut(),
             LaunchConfig::for_elements(N as u32, 128),
             &mut params,
         )
@@ -91,7 +92,15 @@ fn launch_on_32<T: bytemuck::NoUninit + bytemuck::AnyBitPattern + Default + Copy
     let function = library.kernel(kernel).unwrap();
     // SAFETY: the kernel takes one pointer to 32 values of T and runs with
     // 32 threads, each writing its own element.
-    unsafe { function.launch(context, LaunchConfig::for_elements(32, 32), &mut params) }.unwrap();
+    unsafe {
+        function.launch(
+            context,
+            std::ptr::null_mut(),
+            LaunchConfig::for_elements(32, 32),
+            &mut params,
+        )
+    }
+    .unwrap();
     cuda_module::synchronize(context).unwrap();
     out.to_vec().unwrap()
 }
@@ -162,6 +171,7 @@ fn multi_file_lto_device_launch_and_variables() {
         unsafe {
             function.launch(
                 &context,
+                std::ptr::null_mut(),
                 LaunchConfig::for_elements(N as u32, 128),
                 &mut params,
             )

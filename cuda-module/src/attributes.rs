@@ -1,0 +1,250 @@
+//! What a kernel asks of a device: [`KernelAttributes`] as cuda.core names
+//! them, the dynamic shared memory limit, occupancy, and [`ParamInfo`].
+
+use cuda_driver_sys::sys::{CUfunction_attribute, CUresult};
+
+use crate::context::Context;
+use crate::error::{ModuleError, check, driver};
+use crate::kernel::{Kernel, KernelHandle};
+
+/// A kernel's attributes on one device, named as cuda.core's
+/// `Kernel.attributes` names them (`CU_FUNC_ATTRIBUTE_*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct KernelAttributes {
+    /// The largest block this kernel can launch with.
+    pub max_threads_per_block: i32,
+    /// Static shared memory per block, in bytes.
+    pub shared_size_bytes: i32,
+    /// Constant memory, in bytes.
+    pub const_size_bytes: i32,
+    /// Local memory per thread, in bytes.
+    pub local_size_bytes: i32,
+    /// Registers per thread.
+    pub num_regs: i32,
+    /// The PTX ISA version it was compiled for, major × 10 + minor.
+    pub ptx_version: i32,
+    /// The SASS version it was compiled for, major × 10 + minor.
+    pub binary_version: i32,
+    /// Whether it was compiled with `-Xptxas --dlcm=ca`.
+    pub cache_mode_ca: i32,
+    /// The most dynamic shared memory a launch may ask for, in bytes; see
+    /// [`Kernel::set_max_dynamic_shared_size_bytes`].
+    pub max_dynamic_shared_size_bytes: i32,
+    /// The preferred shared memory carveout, in percent of the maximum.
+    pub preferred_shared_memory_carveout: i32,
+    /// Whether a launch must set a cluster size.
+    pub cluster_size_must_be_set: i32,
+    /// The cluster width required at compile time, or 0.
+    pub required_cluster_width: i32,
+    /// The cluster height required at compile time, or 0.
+    pub required_cluster_height: i32,
+    /// The cluster depth required at compile time, or 0.
+    pub required_cluster_depth: i32,
+    /// Whether a non-portable cluster size is allowed.
+    pub non_portable_cluster_size_allowed: i32,
+    /// The cluster scheduling policy preference.
+    pub cluster_scheduling_policy_preference: i32,
+}
+
+/// Where one kernel parameter lives in the parameter buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct ParamInfo {
+    /// Its offset, in bytes.
+    pub offset: usize,
+    /// Its size, in bytes.
+    pub size: usize,
+}
+
+impl Kernel {
+    /// One attribute on `context`'s device: `cuKernelGetAttribute` for a
+    /// library's kernel (no context needed), `cuFuncGetAttribute` after a
+    /// module fallback.
+    pub fn attribute(
+        &self,
+        context: &Context,
+        attribute: CUfunction_attribute,
+    ) -> Result<i32, ModuleError> {
+        let driver = driver()?;
+        let mut value = 0;
+        // SAFETY: a live kernel or function, an out-pointer and the
+        // context's device.
+        let (status, call) = unsafe {
+            match self.inner.handle {
+                KernelHandle::Kernel(raw) => (
+                    driver.cuKernelGetAttribute(&mut value, attribute, raw, context.device())?,
+                    "cuKernelGetAttribute",
+                ),
+                KernelHandle::Function(raw) => (
+                    driver.cuFuncGetAttribute(&mut value, attribute, raw)?,
+                    "cuFuncGetAttribute",
+                ),
+            }
+        };
+        check(driver, status, call, self.about())?;
+        Ok(value)
+    }
+
+    /// Every attribute of cuda.core's `Kernel.attributes`, on `context`'s
+    /// device.
+    pub fn attributes(&self, context: &Context) -> Result<KernelAttributes, ModuleError> {
+        use CUfunction_attribute as A;
+        let get = |attribute| self.attribute(context, attribute);
+        Ok(KernelAttributes {
+            max_threads_per_block: get(A::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+            shared_size_bytes: get(A::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?,
+            const_size_bytes: get(A::CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES)?,
+            local_size_bytes: get(A::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)?,
+            num_regs: get(A::CU_FUNC_ATTRIBUTE_NUM_REGS)?,
+            ptx_version: get(A::CU_FUNC_ATTRIBUTE_PTX_VERSION)?,
+            binary_version: get(A::CU_FUNC_ATTRIBUTE_BINARY_VERSION)?,
+            cache_mode_ca: get(A::CU_FUNC_ATTRIBUTE_CACHE_MODE_CA)?,
+            max_dynamic_shared_size_bytes: get(A::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)?,
+            preferred_shared_memory_carveout: get(
+                A::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+            )?,
+            cluster_size_must_be_set: get(A::CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET)?,
+            required_cluster_width: get(A::CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH)?,
+            required_cluster_height: get(A::CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT)?,
+            required_cluster_depth: get(A::CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH)?,
+            non_portable_cluster_size_allowed: get(
+                A::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED,
+            )?,
+            cluster_scheduling_policy_preference: get(
+                A::CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE,
+            )?,
+        })
+    }
+
+    /// Lets launches on `context`'s device ask for up to `bytes` of dynamic
+    /// shared memory: a kernel needs this for more than 48 KiB.
+    pub fn set_max_dynamic_shared_size_bytes(
+        &self,
+        context: &Context,
+        bytes: i32,
+    ) -> Result<(), ModuleError> {
+        let driver = driver()?;
+        let attribute = CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+        // SAFETY: a live kernel or function and the context's device; the
+        // driver checks the value.
+        let (status, call) = unsafe {
+            match self.inner.handle {
+                KernelHandle::Kernel(raw) => (
+                    driver.cuKernelSetAttribute(attribute, bytes, raw, context.device())?,
+                    "cuKernelSetAttribute",
+                ),
+                KernelHandle::Function(raw) => (
+                    driver.cuFuncSetAttribute(raw, attribute, bytes)?,
+                    "cuFuncSetAttribute",
+                ),
+            }
+        };
+        check(driver, status, call, self.about())
+    }
+
+    /// How many blocks of `block_size` threads, each with
+    /// `dynamic_shared_bytes`, fit on one multiprocessor of `context`'s
+    /// device (`cuOccupancyMaxActiveBlocksPerMultiprocessor`).
+    pub fn max_active_blocks_per_multiprocessor(
+        &self,
+        context: &Context,
+        block_size: i32,
+        dynamic_shared_bytes: usize,
+    ) -> Result<i32, ModuleError> {
+        let function = self.function(context)?;
+        let driver = driver()?;
+        let mut blocks = 0;
+        // SAFETY: a live function of `context` and an out-pointer.
+        let status = unsafe {
+            driver.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                &mut blocks,
+                function,
+                block_size,
+                dynamic_shared_bytes,
+            )
+        }?;
+        check(
+            driver,
+            status,
+            "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+            self.about(),
+        )?;
+        Ok(blocks)
+    }
+
+    /// The block size that gives the most occupancy, and the smallest grid
+    /// that reaches it: `(min_grid_size, block_size)`, for a fixed
+    /// `dynamic_shared_bytes` per block and at most `block_size_limit`
+    /// threads (0: no limit) (`cuOccupancyMaxPotentialBlockSize`).
+    pub fn max_potential_block_size(
+        &self,
+        context: &Context,
+        dynamic_shared_bytes: usize,
+        block_size_limit: i32,
+    ) -> Result<(i32, i32), ModuleError> {
+        let function = self.function(context)?;
+        let driver = driver()?;
+        let (mut min_grid, mut block) = (0, 0);
+        // SAFETY: a live function of `context`, out-pointers and no
+        // callback.
+        let status = unsafe {
+            driver.cuOccupancyMaxPotentialBlockSize(
+                &mut min_grid,
+                &mut block,
+                function,
+                None,
+                dynamic_shared_bytes,
+                block_size_limit,
+            )
+        }?;
+        check(
+            driver,
+            status,
+            "cuOccupancyMaxPotentialBlockSize",
+            self.about(),
+        )?;
+        Ok((min_grid, block))
+    }
+
+    /// Each parameter's offset and size, through `cuKernelGetParamInfo`
+    /// (or `cuFuncGetParamInfo` after a module fallback); read once and
+    /// cached.
+    pub fn param_info(&self) -> Result<&[ParamInfo], ModuleError> {
+        if let Some(params) = self.inner.params.get() {
+            return Ok(params);
+        }
+        let params = self.read_param_info()?;
+        Ok(self.inner.params.get_or_init(|| params))
+    }
+
+    fn read_param_info(&self) -> Result<Vec<ParamInfo>, ModuleError> {
+        let driver = driver()?;
+        let mut params = Vec::new();
+        for index in 0.. {
+            let (mut offset, mut size) = (0usize, 0usize);
+            // SAFETY: a live handle and out-pointers; the driver reports an
+            // error past the last parameter.
+            let (status, call) = unsafe {
+                match self.inner.handle {
+                    KernelHandle::Kernel(raw) => (
+                        driver.cuKernelGetParamInfo(raw, index, &mut offset, &mut size)?,
+                        "cuKernelGetParamInfo",
+                    ),
+                    KernelHandle::Function(raw) => (
+                        driver.cuFuncGetParamInfo(raw, index, &mut offset, &mut size)?,
+                        "cuFuncGetParamInfo",
+                    ),
+                }
+            };
+            // CUDA_ERROR_INVALID_VALUE past the last parameter ends the
+            // list (checked on the H200); any other failure is an error.
+            if status == CUresult::CUDA_ERROR_INVALID_VALUE {
+                break;
+            }
+            check(driver, status, call, self.about())?;
+            params.push(ParamInfo { offset, size });
+        }
+        Ok(params)
+    }
+}
