@@ -33,14 +33,15 @@ enum Arg {
 /// #        saxpy: cuda_module::Kernel) -> Result<(), Box<dyn std::error::Error>> {
 /// use cuda_module::LaunchConfig;
 ///
-/// let x = stream.memcpy_stod(&[1.0f32; 256])?;
-/// let mut y = stream.memcpy_stod(&[2.0f32; 256])?;
+/// let x = stream.clone_htod(&[1.0f32; 256])?;
+/// let mut y = stream.clone_htod(&[2.0f32; 256])?;
 /// let (a, n) = (3.0f32, 256i32);
 /// let mut launch = saxpy.launch_on(&context, &stream)?;
 /// launch.arg(&a).slice(&x).slice_mut(&mut y).arg(&n);
 /// // SAFETY: saxpy reads x and writes y within their 256 elements.
 /// unsafe { launch.launch(LaunchConfig::for_elements(256, 128)) }?;
-/// assert!(stream.memcpy_dtov(&y)?.iter().all(|&v| v == 5.0));
+/// drop(launch); // its borrows of x and y end here
+/// assert!(stream.clone_dtoh(&y)?.iter().all(|&v| v == 5.0));
 /// # Ok(()) }
 /// ```
 pub struct Launch<'a> {

@@ -28,7 +28,7 @@ export CUDA_LINK_CUDADEVRT=${CUDA_LINK_CUDADEVRT:-$CUDA/lib64/libcudadevrt.a}
 /// the nvcc corpus tests with the bundled corpus and CLI.
 const RUN_SH: &str = r#"status=0
 export CUDA_LINK_CORPUS="$PWD/corpus/files" CUDA_LINK_CLI="$PWD/cuda-link"
-for tests in gpu-tests gpu-tests-cuda-13000 gpu-corpus-tests; do
+for tests in gpu-tests gpu-tests-cuda-13000 gpu-corpus-tests gpu-cudarc-tests; do
     for mode in EAGER LAZY; do
         echo "== $tests, CUDA_MODULE_LOADING=$mode"
         CUDA_MODULE_LOADING=$mode ./$tests --include-ignored --test-threads=1 --show-output "$@" || status=1
@@ -64,6 +64,14 @@ while [ "$(date +%s)" -lt "$end" ]; do
 done
 echo "fuzz: $seed batches of $batch in ${seconds}s: $tried mutants, $valid passed validation, $loaded loaded, $refused refused by the driver, $crashes batches crashed"
 [ "$crashes" -eq 0 ]
+"#;
+
+/// `launch_overhead.sh`: the checked launch against cudarc's
+/// `launch_builder`, once per module loading mode.
+const LAUNCH_OVERHEAD_SH: &str = r#"for mode in EAGER LAZY; do
+    echo "== CUDA_MODULE_LOADING=$mode"
+    CUDA_MODULE_LOADING=$mode ./launch-overhead || exit 1
+done
 "#;
 
 /// `load_gap.sh`: raw load, lookup and unload times per driver API, once
@@ -117,7 +125,16 @@ fn build_executable(workspace: &Path, args: &[&str], target: &str) -> Result<Str
 
 /// Builds a release example of `cuda-module`; returns its path.
 fn build_example(workspace: &Path, name: &str) -> Result<String> {
-    let args = ["build", "--release", "-p", "cuda-module", "--example", name];
+    let args = [
+        "build",
+        "--release",
+        "-p",
+        "cuda-module",
+        "--features",
+        "cudarc",
+        "--example",
+        name,
+    ];
     build_executable(workspace, &args, name)
 }
 
@@ -182,6 +199,21 @@ pub fn test_gpu(workspace: &Path, args: &[String]) -> Result<()> {
         ],
         "gpu_corpus",
     )?;
+    let cudarc_tests = build_executable(
+        workspace,
+        &[
+            "test",
+            "-p",
+            "cuda-module",
+            "--features",
+            "cudarc",
+            "--test",
+            "gpu_cudarc",
+            "--no-run",
+        ],
+        "gpu_cudarc",
+    )?;
+    let launch_overhead = build_example(workspace, "launch_overhead")?;
     let cli = build_executable(
         workspace,
         &["build", "--release", "-p", "cuda-link-cli"],
@@ -195,6 +227,9 @@ pub fn test_gpu(workspace: &Path, args: &[String]) -> Result<()> {
     std::fs::copy(&executable, bundle.join("gpu-tests"))?;
     std::fs::copy(&executable_13000, bundle.join("gpu-tests-cuda-13000"))?;
     std::fs::copy(&corpus_tests, bundle.join("gpu-corpus-tests"))?;
+    std::fs::copy(&cudarc_tests, bundle.join("gpu-cudarc-tests"))?;
+    std::fs::copy(&launch_overhead, bundle.join("launch-overhead"))?;
+    write_script(&bundle.join("launch_overhead.sh"), LAUNCH_OVERHEAD_SH)?;
     std::fs::copy(&cli, bundle.join("cuda-link"))?;
     copy_dir(
         &workspace.join("target/corpus/files"),
