@@ -35,7 +35,7 @@ impl LaunchConfig {
 impl Kernel {
     /// Launches on `stream` of `context` (null: its default stream), with
     /// no check of the arguments: with the `cudarc` feature,
-    /// [`Kernel::launch_on`] checks them against the kernel's signature.
+    /// `Kernel::launch_on` checks them against the kernel's signature.
     ///
     /// # Safety
     /// `params` must point at one value per kernel parameter, of the
