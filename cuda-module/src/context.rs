@@ -73,7 +73,8 @@ impl Context {
 
     /// cudarc's context as ours, kept alive as long as this value: kernels
     /// then cache their `CUfunction` for it, and launches go to its
-    /// streams (see `Kernel::launch_on`).
+    /// streams (see `Kernel::launch_on`). Make one per cudarc context and
+    /// keep it: kernels cache their function per `Context`.
     #[cfg(feature = "cudarc")]
     pub fn from_cudarc(context: &Arc<cudarc::driver::CudaContext>) -> Self {
         Self::wrap(
