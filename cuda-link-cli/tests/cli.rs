@@ -201,3 +201,32 @@ fn inspect_into_a_closed_pipe_exits_quietly() {
     assert!(output.status.success(), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+/// `inspect --demangle` shows C++ kernels by the names `Library::kernel`
+/// also finds them by.
+#[test]
+fn inspect_demangles_kernel_names() {
+    let Some(dir) = cuda_link_tests::corpus::dir() else {
+        return;
+    };
+    let file = dir.join("params.cubin");
+    let plain = cuda_link().arg("inspect").arg(&file).output().unwrap();
+    let plain = String::from_utf8_lossy(&plain.stdout);
+    assert!(plain.contains("_Z10p_templateIfEvPT_S0_"), "{plain}");
+    let run = cuda_link()
+        .args(["inspect", "--demangle", "--json"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(run.status.success());
+    let json: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    let kernels: Vec<&str> = json["contents"]["cubin"]["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|k| k.as_str())
+        .collect();
+    assert!(kernels.contains(&"p_template<float>"), "{kernels:?}");
+    assert!(kernels.contains(&"p_template<int>"), "{kernels:?}");
+    assert!(kernels.contains(&"p_scalars"), "{kernels:?}");
+}
