@@ -16,8 +16,10 @@ pub struct PtxInfo {
     /// Kernels defined (not only declared), deduplicated, in order.
     pub kernels: Vec<String>,
     /// `.visible` functions and variables defined here (not `.extern`,
-    /// `.weak` or `.common`): what two inputs of one link must not both
-    /// define.
+    /// `.weak` or `.common`), in order: what two inputs of one link must
+    /// not both define. Read in the same pass as the kernels:
+    /// `.visible .entry|.func [(return)] NAME (...) ... {` and
+    /// `.visible .global|.const ... NAME [= ...|[N]];`.
     pub strong_symbols: Vec<String>,
 }
 
@@ -104,22 +106,34 @@ pub fn validate(data: &[u8]) -> ParseResult<()> {
 /// Reads the header directives and kernel names in one pass over the
 /// tokens, holding none of them: time and memory stay linear in the text.
 pub fn inspect(data: &[u8]) -> ParseResult<PtxInfo> {
-    let mut tokens = Tokens::new(text(data)?).peekable();
+    let text = text(data)?;
+    let mut tokens = Tokens::new(text).peekable();
     let (mut version, mut target, mut address_size) = (None, None, None);
     let mut kernels: Vec<String> = Vec::new();
     // foldhash: SipHash's cost dominated inspecting 40,000 kernels, and
     // foldhash's per-process seed still keeps hostile names from colliding.
-    let mut seen = foldhash::HashSet::default();
-    // An entry's name, until its `{` (a definition) or `;` (a declaration).
-    let mut pending: Option<(&str, usize)> = None;
+    // Sized for a kernel per 128 bytes, so that growing rarely rehashes.
+    let mut seen = foldhash::HashSet::with_capacity_and_hasher(
+        text.len() / 128,
+        foldhash::fast::RandomState::default(),
+    );
+    let mut strong_symbols = Vec::new();
+    // An entry's name and whether it is `.visible`, until its `{` (a
+    // definition) or `;` (a declaration).
+    let mut pending: Option<(&str, usize, bool)> = None;
+    // Whether the previous token was `.visible`.
+    let mut visible = false;
     while let Some(token) = tokens.next() {
-        if let Some((name, depth)) = pending.as_mut() {
+        if let Some((name, depth, exported)) = pending.as_mut() {
             match token {
                 "(" => *depth += 1,
                 ")" => *depth = depth.saturating_sub(1),
                 "{" if *depth == 0 => {
                     if seen.insert(*name) {
                         kernels.push((*name).to_owned());
+                        if *exported {
+                            strong_symbols.push((*name).to_owned());
+                        }
                     }
                     pending = None;
                 }
@@ -131,6 +145,7 @@ pub fn inspect(data: &[u8]) -> ParseResult<PtxInfo> {
             }
             pending = None;
         }
+        let after_visible = std::mem::replace(&mut visible, token == ".visible");
         match token {
             ".version" if version.is_none() => version = Some(tokens.next()),
             ".target" if target.is_none() => {
@@ -149,7 +164,13 @@ pub fn inspect(data: &[u8]) -> ParseResult<PtxInfo> {
             ".entry" => {
                 pending = tokens
                     .next_if(|name| is_identifier(name))
-                    .map(|name| (name, 0));
+                    .map(|name| (name, 0, after_visible));
+            }
+            ".func" if after_visible => {
+                strong_symbols.extend(visible_function(&mut tokens).map(str::to_owned));
+            }
+            ".global" | ".const" if after_visible => {
+                strong_symbols.extend(visible_variable(&mut tokens).map(str::to_owned));
             }
             _ => {}
         }
@@ -167,32 +188,8 @@ pub fn inspect(data: &[u8]) -> ParseResult<PtxInfo> {
         target,
         address_size: address_size.flatten(),
         kernels,
-        strong_symbols: strong_symbols(text(data)?),
+        strong_symbols,
     })
-}
-
-/// The names `.visible` definitions give, in one pass over the tokens:
-/// `.visible .entry|.func [(return)] NAME (...) ... {` and
-/// `.visible .global|.const ... NAME [= ...|[N]];`. Declarations (ending
-/// in `;` before any body) and other linkages are skipped.
-fn strong_symbols(text: &str) -> Vec<String> {
-    let mut tokens = Tokens::new(text).peekable();
-    let mut names = Vec::new();
-    let mut seen = foldhash::HashSet::default();
-    while let Some(token) = tokens.next() {
-        if token != ".visible" {
-            continue;
-        }
-        let name = match tokens.next() {
-            Some(".entry" | ".func") => visible_function(&mut tokens),
-            Some(".global" | ".const") => visible_variable(&mut tokens),
-            _ => None,
-        };
-        if let Some(name) = name.filter(|name| seen.insert(*name)) {
-            names.push(name.to_owned());
-        }
-    }
-    names
 }
 
 /// After `.visible .func`: the name, if a body `{` follows its signature.
