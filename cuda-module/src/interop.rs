@@ -6,7 +6,7 @@ use std::ffi::c_void;
 use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, SyncOnDrop};
 
 use crate::context::Context;
-use crate::error::{About, ModuleError, check, driver};
+use crate::error::ModuleError;
 use crate::kernel::Kernel;
 use crate::launch::LaunchConfig;
 
@@ -126,7 +126,6 @@ impl<'a> Launch<'a> {
     pub unsafe fn launch(&mut self, config: LaunchConfig) -> Result<(), ModuleError> {
         self.check_arguments()?;
         let function = self.kernel.function(self.context)?;
-        let driver = driver()?;
         let mut params: Vec<*mut c_void> = self
             .args
             .iter()
@@ -137,39 +136,22 @@ impl<'a> Launch<'a> {
                     .cast_mut(),
             })
             .collect();
-        let LaunchConfig {
-            grid_dim: grid,
-            block_dim: block,
-            shared_mem_bytes,
-        } = config;
         self.stream
             .context()
             .bind_to_thread()
             .map_err(ModuleError::Cudarc)?;
-        // SAFETY: a function of the stream's context; one parameter
-        // pointer per kernel parameter, each to a value of the checked
-        // size that lives until this returns; the caller vouches for what
-        // the kernel does with them.
-        let status = unsafe {
-            driver.cuLaunchKernel(
+        // SAFETY: a function of the stream's context, now current; one
+        // parameter pointer per kernel parameter, each to a value of the
+        // checked size that lives until this returns; the caller vouches
+        // for what the kernel does with them.
+        unsafe {
+            self.kernel.launch_function(
                 function,
-                grid.0,
-                grid.1,
-                grid.2,
-                block.0,
-                block.1,
-                block.2,
-                shared_mem_bytes,
                 self.stream.cu_stream().cast(),
-                params.as_mut_ptr(),
-                std::ptr::null_mut(),
+                config,
+                &mut params,
             )
-        }?;
-        check(driver, status, "cuLaunchKernel", self.about())
-    }
-
-    fn about(&self) -> About<'_> {
-        self.kernel.about()
+        }
     }
 
     fn check_arguments(&self) -> Result<(), ModuleError> {

@@ -2,7 +2,7 @@
 
 use std::ffi::c_void;
 
-use cuda_driver_sys::sys::CUstream;
+use cuda_driver_sys::sys::{CUfunction, CUstream};
 
 use crate::context::Context;
 use crate::error::{About, ModuleError, check, driver};
@@ -50,31 +50,48 @@ impl Kernel {
         params: &mut [*mut c_void],
     ) -> Result<(), ModuleError> {
         let function = self.function(context)?;
+        // SAFETY: the caller vouches for the parameters and the stream;
+        // `function` is this kernel's in `context`, made current here.
+        context.with_current(|| unsafe { self.launch_function(function, stream, config, params) })
+    }
+
+    /// `cuLaunchKernel` of `function` on `stream`.
+    ///
+    /// # Safety
+    /// `function` is this kernel's in `stream`'s context, which is current
+    /// or owns `stream`; the parameters are as [`Kernel::launch`] asks.
+    pub(crate) unsafe fn launch_function(
+        &self,
+        function: CUfunction,
+        stream: CUstream,
+        config: LaunchConfig,
+        params: &mut [*mut c_void],
+    ) -> Result<(), ModuleError> {
         let driver = driver()?;
         let LaunchConfig {
             grid_dim: grid,
             block_dim: block,
             shared_mem_bytes,
         } = config;
-        context.with_current(|| {
-            // SAFETY: the caller vouches for the parameters and the stream.
-            let status = unsafe {
-                driver.cuLaunchKernel(
-                    function,
-                    grid.0,
-                    grid.1,
-                    grid.2,
-                    block.0,
-                    block.1,
-                    block.2,
-                    shared_mem_bytes,
-                    stream,
-                    params.as_mut_ptr(),
-                    std::ptr::null_mut(),
-                )
-            }?;
-            check(driver, status, "cuLaunchKernel", self.about())
-        })
+        // SAFETY: the caller vouches for the function, stream and
+        // parameters; `params` has one pointer per parameter and outlives
+        // the call.
+        let status = unsafe {
+            driver.cuLaunchKernel(
+                function,
+                grid.0,
+                grid.1,
+                grid.2,
+                block.0,
+                block.1,
+                block.2,
+                shared_mem_bytes,
+                stream,
+                params.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        }?;
+        check(driver, status, "cuLaunchKernel", self.about())
     }
 }
 
