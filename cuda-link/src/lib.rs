@@ -23,6 +23,9 @@ mod reader;
 mod streamed;
 
 pub use arch::{Arch, ArchVariant, ParseArchError};
+/// The byte buffer [`ObjectCode`] keeps: a `Vec<u8>` or `String` given to a
+/// constructor becomes one without a copy, and clones share it.
+pub use bytes::Bytes;
 #[cfg(feature = "cache")]
 pub use cache::{CacheKey, CacheStats, LinkCache};
 pub use demangle::demangle;

@@ -3,6 +3,8 @@
 use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
+
+use bytes::Bytes;
 #[cfg(feature = "link")]
 use std::sync::OnceLock;
 
@@ -121,6 +123,11 @@ impl fmt::Display for ObjectKind {
 /// are shared: cloning is cheap and the linker passes them to the backend
 /// without copying.
 ///
+/// Constructors take anything that becomes [`Bytes`]: a `Vec<u8>` or
+/// `String` is kept without a copy (PTX gets its NUL in the same buffer),
+/// a `&'static [u8]` is borrowed; copy a borrowed slice with
+/// [`Bytes::copy_from_slice`].
+///
 /// ```
 /// use cuda_link::{ObjectCode, ObjectKind};
 ///
@@ -163,7 +170,7 @@ pub struct ObjectCode {
 #[derive(Clone)]
 pub struct ValidatedImage {
     kind: ObjectKind,
-    bytes: Arc<[u8]>,
+    bytes: Bytes,
 }
 
 impl ValidatedImage {
@@ -177,9 +184,10 @@ impl ValidatedImage {
         &self.bytes
     }
 
-    /// The bytes, shared, e.g. to keep them alive for a loaded library.
-    pub fn shared(&self) -> Arc<[u8]> {
-        Arc::clone(&self.bytes)
+    /// The bytes, shared without copying, e.g. to keep them alive for a
+    /// loaded library.
+    pub fn shared(&self) -> Bytes {
+        self.bytes.clone()
     }
 }
 
@@ -202,10 +210,20 @@ impl fmt::Debug for ObjectCode {
     }
 }
 
+/// `text` with a NUL after it. The NUL goes at the end of the caller's
+/// buffer when `text` is its only owner, as a `Vec` given to a constructor
+/// is: a multi-megabyte PTX text is not copied for one byte.
+fn nul_terminated(text: Bytes) -> Bytes {
+    let mut text = Vec::from(text);
+    text.reserve_exact(1);
+    text.push(0);
+    Bytes::from(text)
+}
+
 impl ObjectCode {
     /// Detects the kind from the leading bytes.
     pub fn from_bytes(
-        data: impl Into<Arc<[u8]>>,
+        data: impl Into<Bytes>,
         name: impl Into<String>,
     ) -> Result<Self, ObjectError> {
         let data = data.into();
@@ -237,7 +255,7 @@ impl ObjectCode {
     /// Builds an object of a known kind, checking that the bytes are of it.
     pub fn with_kind(
         kind: ObjectKind,
-        data: impl Into<Arc<[u8]>>,
+        data: impl Into<Bytes>,
         name: impl Into<String>,
     ) -> Result<Self, ObjectError> {
         let data = data.into();
@@ -259,9 +277,7 @@ impl ObjectCode {
         let bytes = match kind {
             // nvJitLink and the driver read PTX up to a NUL, whatever size
             // they are given; nvcc and ptxas write none.
-            ObjectKind::Ptx if data.last() != Some(&0) => {
-                data.iter().copied().chain([0]).collect::<Arc<[u8]>>()
-            }
+            ObjectKind::Ptx if data.last() != Some(&0) => nul_terminated(data),
             _ => data,
         };
         Ok(ObjectCode {
@@ -275,23 +291,20 @@ impl ObjectCode {
 
     /// A cubin (relocatable or executable).
     pub fn from_cubin(
-        data: impl Into<Arc<[u8]>>,
+        data: impl Into<Bytes>,
         name: impl Into<String>,
     ) -> Result<Self, ObjectError> {
         Self::with_kind(ObjectKind::Cubin, data, name)
     }
 
     /// PTX text; trailing NULs are allowed.
-    pub fn from_ptx(
-        data: impl Into<Arc<[u8]>>,
-        name: impl Into<String>,
-    ) -> Result<Self, ObjectError> {
+    pub fn from_ptx(data: impl Into<Bytes>, name: impl Into<String>) -> Result<Self, ObjectError> {
         Self::with_kind(ObjectKind::Ptx, data, name)
     }
 
     /// LTO-IR from NVRTC or nvcc `-dlto`.
     pub fn from_ltoir(
-        data: impl Into<Arc<[u8]>>,
+        data: impl Into<Bytes>,
         name: impl Into<String>,
     ) -> Result<Self, ObjectError> {
         Self::with_kind(ObjectKind::Ltoir, data, name)
@@ -299,7 +312,7 @@ impl ObjectCode {
 
     /// A fatbin.
     pub fn from_fatbin(
-        data: impl Into<Arc<[u8]>>,
+        data: impl Into<Bytes>,
         name: impl Into<String>,
     ) -> Result<Self, ObjectError> {
         Self::with_kind(ObjectKind::Fatbin, data, name)
@@ -307,7 +320,7 @@ impl ObjectCode {
 
     /// A host object with device code in `.nv_fatbin` or `__nv_relfatbin`.
     pub fn from_object(
-        data: impl Into<Arc<[u8]>>,
+        data: impl Into<Bytes>,
         name: impl Into<String>,
     ) -> Result<Self, ObjectError> {
         Self::with_kind(ObjectKind::Object, data, name)
@@ -315,7 +328,7 @@ impl ObjectCode {
 
     /// An `ar` archive of host objects, such as `libcudadevrt.a`.
     pub fn from_library(
-        data: impl Into<Arc<[u8]>>,
+        data: impl Into<Bytes>,
         name: impl Into<String>,
     ) -> Result<Self, ObjectError> {
         Self::with_kind(ObjectKind::Library, data, name)

@@ -305,3 +305,25 @@ fn validation_errors_name_the_input_and_the_problem() {
         "{err}"
     );
 }
+
+#[test]
+fn a_vec_given_to_a_constructor_is_kept_not_copied() {
+    let ptx = b".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() { ret; }\n";
+    let fatbin =
+        cuda_link_tests::hostile::raw_fatbin(&[(1, 90, &[ptx.as_slice(), b"\0"].concat())]);
+    let address = fatbin.as_ptr();
+    let code = ObjectCode::from_fatbin(fatbin, "k.fatbin").unwrap();
+    assert_eq!(code.as_bytes().as_ptr(), address);
+    assert_eq!(code.image().as_bytes().as_ptr(), address);
+
+    // PTX without its NUL gets one in the same buffer when it has room.
+    let mut text = Vec::with_capacity(ptx.len() + 1);
+    text.extend_from_slice(ptx);
+    let address = text.as_ptr();
+    let code = ObjectCode::from_ptx(text, "k.ptx").unwrap();
+    assert_eq!(code.image().as_bytes().as_ptr(), address);
+    assert_eq!(code.image().as_bytes(), [&ptx[..], b"\0"].concat());
+    assert_eq!(code.as_bytes(), ptx);
+    // Clones and the shared handle are the same bytes too.
+    assert_eq!(code.clone().image().shared().as_ptr(), address);
+}

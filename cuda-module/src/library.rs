@@ -85,7 +85,7 @@ pub(crate) struct Loaded {
     /// waited for before unloading, if they still exist.
     contexts: Mutex<Vec<Weak<ContextInner>>>,
     /// The image, when the driver was told it stays alive.
-    _image: Option<Arc<[u8]>>,
+    _image: Option<cuda_link::Bytes>,
 }
 
 impl Loaded {
