@@ -92,13 +92,53 @@ impl Compression {
     }
 }
 
-/// One parsed fatbin (a section may hold several back to back).
-#[derive(Debug, Clone)]
+/// One fatbin (a section may hold several back to back), its entries read
+/// on demand: validating or inspecting a fatbin of many entries holds one
+/// at a time.
+#[derive(Debug, Clone, Copy)]
 pub struct Fatbin<'a> {
-    /// Every entry, in order.
-    pub entries: Vec<Entry<'a>>,
+    /// The entries' bytes, after the header.
+    body: &'a [u8],
     /// Bytes the fatbin occupies, header included.
     pub total_size: u64,
+}
+
+impl<'a> Fatbin<'a> {
+    /// Every entry, in order; an entry whose header does not fit ends the
+    /// iteration with its error.
+    pub fn entries(&self) -> Entries<'a> {
+        Entries {
+            body: self.body,
+            offset: 0,
+            index: 0,
+        }
+    }
+}
+
+/// The entries of a [`Fatbin`], parsed one at a time.
+#[derive(Debug, Clone)]
+pub struct Entries<'a> {
+    body: &'a [u8],
+    offset: u64,
+    index: usize,
+}
+
+impl<'a> Iterator for Entries<'a> {
+    type Item = ParseResult<Entry<'a>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.offset >= self.body.len() as u64 {
+            return None;
+        }
+        let parsed = parse_entry(self.body, self.offset, self.index);
+        // After an error there is no next header to find.
+        self.offset = match &parsed {
+            Ok((_, next)) => *next,
+            Err(_) => u64::MAX,
+        };
+        self.index += 1;
+        Some(parsed.map(|(entry, _)| entry))
+    }
 }
 
 /// One entry of a fatbin, borrowing its payload.
@@ -116,10 +156,10 @@ pub struct Entry<'a> {
     pub compression: Compression,
     /// Version of the payload: PTX ISA, ELF ABI or LTO-IR format.
     pub version: (u16, u16),
-    /// The identifier string, if any.
-    pub identifier: Option<String>,
+    /// The identifier's bytes, if any (see [`Entry::identifier`]).
+    identifier: Option<&'a [u8]>,
     /// Compile options recorded with the entry, if textual.
-    pub options: Option<String>,
+    pub options: Option<&'a str>,
     /// Payload bytes as stored (padded, possibly compressed).
     pub payload: &'a [u8],
     /// Exact compressed length; 0 when not compressed.
@@ -129,6 +169,15 @@ pub struct Entry<'a> {
 }
 
 impl<'a> Entry<'a> {
+    /// The identifier string (usually the source file), if any.
+    pub fn identifier(&self) -> Option<String> {
+        self.identifier.map(|bytes| {
+            String::from_utf8_lossy(bytes)
+                .trim_end_matches('\0')
+                .to_owned()
+        })
+    }
+
     /// Whether the payload is compressed LTO-IR, which NVIDIA encodes as well
     /// as compresses: it can be listed and linked, not decoded.
     pub fn is_opaque(&self) -> bool {
@@ -254,16 +303,8 @@ pub fn parse(data: &[u8]) -> ParseResult<Fatbin<'_>> {
     }
     let fat_size = read_u64(data, 8, "fatbin header")?;
     let body = slice(data, HEADER_SIZE, fat_size, "fatbin body")?;
-
-    let mut entries = Vec::new();
-    let mut offset = 0u64;
-    while offset < fat_size {
-        let (entry, next) = parse_entry(body, offset, entries.len())?;
-        entries.push(entry);
-        offset = next;
-    }
     Ok(Fatbin {
-        entries,
+        body,
         total_size: HEADER_SIZE + fat_size,
     })
 }
@@ -318,7 +359,7 @@ fn parse_entry(body: &[u8], start: u64, index: usize) -> ParseResult<(Entry<'_>,
 
     let identifier = match ident_offset {
         0 => None,
-        off => Some(text_in_header(header, off, ident_len)?),
+        off => Some(slice(header, off, ident_len, "fatbin entry identifier")?),
     };
     // The options slot holds {u32 offset, u32 len} of text, except on sm_100+
     // cubins, where it carries a binary compatibility blob instead.
@@ -331,7 +372,6 @@ fn parse_entry(body: &[u8], start: u64, index: usize) -> ParseResult<(Entry<'_>,
                 .ok()
                 .and_then(|bytes| std::str::from_utf8(bytes).ok())
                 .filter(|text| text.bytes().all(|b| b.is_ascii_graphic() || b == b' '))
-                .map(|text| text.trim_end_matches('\0').to_owned())
         }
     };
     let variant = if flags & FLAG_ARCH_SPECIFIC != 0 {
@@ -360,13 +400,6 @@ fn parse_entry(body: &[u8], start: u64, index: usize) -> ParseResult<(Entry<'_>,
     Ok((entry, next))
 }
 
-fn text_in_header(header: &[u8], offset: u64, len: u64) -> ParseResult<String> {
-    let bytes = slice(header, offset, len, "fatbin entry identifier")?;
-    Ok(String::from_utf8_lossy(bytes)
-        .trim_end_matches('\0')
-        .to_owned())
-}
-
 /// Parses a fatbin and validates every entry (see [`validate_entries`]).
 pub(crate) fn validate(data: &[u8]) -> ParseResult<()> {
     validate_entries(&parse(data)?)
@@ -376,7 +409,8 @@ pub(crate) fn validate(data: &[u8]) -> ParseResult<()> {
 /// cubin, decompressed if need be, is a structurally valid cubin, and each
 /// PTX text ends in a NUL, as they read it up to one.
 pub(crate) fn validate_entries(fatbin: &Fatbin<'_>) -> ParseResult<()> {
-    for entry in &fatbin.entries {
+    for entry in fatbin.entries() {
+        let entry = entry?;
         let place = || format!("fatbin entry {}", entry.index);
         match entry.kind {
             EntryKind::Cubin => {
@@ -454,16 +488,21 @@ pub(crate) mod tests {
         out
     }
 
+    fn entries<'a>(fatbin: &Fatbin<'a>) -> Vec<Entry<'a>> {
+        fatbin.entries().collect::<ParseResult<_>>().unwrap()
+    }
+
     #[test]
     fn parses_entries_and_flags() {
         let ptx = b".version 8.0\n.target sm_90a\n.address_size 64\n";
         let data = build(&[(1, 90, 0x10_0011, ptx), (2, 100, 0x20_0011, b"\x7fELF")]);
         let fatbin = parse(&data).unwrap();
-        assert_eq!(fatbin.entries.len(), 2);
-        assert_eq!(fatbin.entries[0].kind, EntryKind::Ptx);
-        assert_eq!(fatbin.entries[0].arch.to_string(), "sm_90a");
-        assert_eq!(fatbin.entries[1].arch.to_string(), "sm_100f");
-        assert_eq!(&*fatbin.entries[0].decompress().unwrap(), &ptx[..]);
+        let entries = entries(&fatbin);
+        assert_eq!(entries.len(), 2);
+        assert_eq!(entries[0].kind, EntryKind::Ptx);
+        assert_eq!(entries[0].arch.to_string(), "sm_90a");
+        assert_eq!(entries[1].arch.to_string(), "sm_100f");
+        assert_eq!(&*entries[0].decompress().unwrap(), &ptx[..]);
         assert_eq!(fatbin.total_size, data.len() as u64);
     }
 
@@ -471,7 +510,12 @@ pub(crate) mod tests {
     fn truncation_is_an_error_at_every_length() {
         let data = build(&[(1, 90, 0x11, b".version 8.0\n.target sm_90\n")]);
         for len in 0..data.len() {
-            assert!(parse(&data[..len]).is_err(), "len {len}");
+            let truncated = &data[..len];
+            assert!(validate(truncated).is_err(), "len {len}");
+            // The header check or the entry's fails, never both pass.
+            let parsed =
+                parse(truncated).map(|fatbin| fatbin.entries().collect::<ParseResult<Vec<_>>>());
+            assert!(!matches!(parsed, Ok(Ok(_))), "len {len}");
         }
     }
 
@@ -482,7 +526,7 @@ pub(crate) mod tests {
         section.extend([0; 16]);
         let all = parse_all(&section).unwrap();
         assert_eq!(all.len(), 2);
-        assert_eq!(all[1].1.entries.len(), 2);
+        assert_eq!(entries(&all[1].1).len(), 2);
     }
 
     #[test]
@@ -493,12 +537,12 @@ pub(crate) mod tests {
         // Patch the compressed and uncompressed sizes into the entry header.
         data[16 + 0x10..16 + 0x14].copy_from_slice(&(packed.len() as u32).to_le_bytes());
         data[16 + 0x38..16 + 0x40].copy_from_slice(&(plain.len() as u64).to_le_bytes());
-        let fatbin = parse(&data).unwrap();
-        assert_eq!(fatbin.entries[0].compression, Compression::Lz4);
-        assert_eq!(&*fatbin.entries[0].decompress().unwrap(), &plain[..]);
+        let entry = &entries(&parse(&data).unwrap())[0];
+        assert_eq!(entry.compression, Compression::Lz4);
+        assert_eq!(&*entry.decompress().unwrap(), &plain[..]);
 
         // A lying uncompressed size is an error, not a panic or a short read.
         data[16 + 0x38..16 + 0x40].copy_from_slice(&(plain.len() as u64 + 5).to_le_bytes());
-        assert!(parse(&data).unwrap().entries[0].decompress().is_err());
+        assert!(entries(&parse(&data).unwrap())[0].decompress().is_err());
     }
 }

@@ -161,7 +161,7 @@ pub(crate) fn inspect(kind: ObjectKind, data: &[u8]) -> ParseResult<Contents> {
         ObjectKind::Cubin => Contents::Cubin(cubin::inspect(data)?),
         ObjectKind::Ptx => Contents::Ptx(ptx::inspect(data)?),
         ObjectKind::Ltoir => Contents::Ltoir(ltoir::inspect(data)?),
-        ObjectKind::Fatbin => Contents::Fatbin(fatbin_info(&fatbin::parse(data)?)),
+        ObjectKind::Fatbin => Contents::Fatbin(fatbin_info(&fatbin::parse(data)?)?),
         ObjectKind::Object => Contents::Object(object_info(data)?),
         ObjectKind::Library => Contents::Library(LibraryInfo {
             members: host::members(data)?
@@ -183,19 +183,26 @@ fn object_info(data: &[u8]) -> ParseResult<ObjectInfo> {
         fatbins: object
             .fatbins
             .iter()
-            .map(|embedded| EmbeddedInfo {
-                section: embedded.section.to_owned(),
-                offset: embedded.offset,
-                fatbin: fatbin_info(&embedded.fatbin),
+            .map(|embedded| {
+                Ok(EmbeddedInfo {
+                    section: embedded.section.to_owned(),
+                    offset: embedded.offset,
+                    fatbin: fatbin_info(&embedded.fatbin)?,
+                })
             })
-            .collect(),
+            .collect::<ParseResult<_>>()?,
     })
 }
 
-pub(crate) fn fatbin_info(fatbin: &Fatbin<'_>) -> FatbinInfo {
-    FatbinInfo {
-        entries: fatbin.entries.iter().map(entry_info).collect(),
+/// The entries, each decoded before the next is read.
+pub(crate) fn fatbin_info(fatbin: &Fatbin<'_>) -> ParseResult<FatbinInfo> {
+    // Counted first (headers only) so that the list, a few hundred bytes
+    // an entry, is allocated once.
+    let mut entries = Vec::with_capacity(fatbin.entries().count());
+    for entry in fatbin.entries() {
+        entries.push(entry_info(&entry?));
     }
+    Ok(FatbinInfo { entries })
 }
 
 fn entry_info(entry: &Entry<'_>) -> EntryInfo {
@@ -211,8 +218,8 @@ fn entry_info(entry: &Entry<'_>) -> EntryInfo {
             _ => entry.uncompressed_size,
         },
         version: format!("{}.{}", entry.version.0, entry.version.1),
-        identifier: entry.identifier.clone(),
-        options: entry.options.clone(),
+        identifier: entry.identifier(),
+        options: entry.options.map(str::to_owned),
         payload: payload(entry),
     }
 }

@@ -134,7 +134,7 @@ fn object_info(cache: &object::ReadCache<File>, file: &File, size: u64) -> Parse
             fatbins.push(EmbeddedInfo {
                 section: section_name.to_owned(),
                 offset: at,
-                fatbin: fatbin_info(&fatbin::parse(bytes)?),
+                fatbin: fatbin_info(&fatbin::parse(bytes)?)?,
             });
             at = (at + total).next_multiple_of(8);
         }
