@@ -8,6 +8,7 @@ use object::read::elf::{FileHeader, SectionHeader, Sym};
 
 use crate::arch::{Arch, ArchVariant};
 use crate::error::{ParseResult, Reason};
+use crate::names::NameList;
 
 /// `e_machine` of CUDA ELF files.
 pub const EM_CUDA: u16 = 190;
@@ -51,7 +52,7 @@ pub struct CubinInfo {
     pub globals: Vec<String>,
     /// Defined functions and variables of global (not weak, not local)
     /// binding: what two inputs of one link must not both define.
-    pub strong_symbols: Vec<String>,
+    pub strong_symbols: NameList,
     /// Registers per thread of each function, from `.nv.info`'s
     /// `EIATTR_REGCOUNT` records.
     pub registers: BTreeMap<String, u32>,
@@ -153,7 +154,7 @@ pub fn inspect(data: &[u8]) -> ParseResult<CubinInfo> {
         kernels: Vec::new(),
         device_functions: Vec::new(),
         globals: Vec::new(),
-        strong_symbols: Vec::new(),
+        strong_symbols: NameList::new(),
         registers: BTreeMap::new(),
     };
     // Only SHT_SYMTAB: sm_100+ cubins carry a second "Mercury" table.
@@ -173,7 +174,7 @@ pub fn inspect(data: &[u8]) -> ParseResult<CubinInfo> {
             elf::STT_FUNC | elf::STT_OBJECT | STT_CUDA_OBJECT
         );
         if data_or_code && symbol.st_bind() == elf::STB_GLOBAL {
-            info.strong_symbols.push(name.clone());
+            info.strong_symbols.push(&name);
         }
         match symbol.st_type() {
             elf::STT_FUNC if symbol.st_other().0 & STO_CUDA_ENTRY != 0 => info.kernels.push(name),

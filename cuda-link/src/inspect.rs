@@ -15,6 +15,7 @@ use crate::ptx;
 pub use crate::cubin::{CubinInfo, ElfType};
 pub use crate::fatbin::{Compression, EntryKind};
 pub use crate::ltoir::LtoirInfo;
+pub use crate::names::NameList;
 pub use crate::ptx::PtxInfo;
 
 /// Everything an object holds.

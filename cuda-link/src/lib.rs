@@ -16,6 +16,7 @@ pub mod inspect;
 #[cfg(feature = "link")]
 mod linker;
 mod ltoir;
+mod names;
 mod object_code;
 mod ptx;
 mod reader;

@@ -6,7 +6,7 @@
 
 use crate::cubin::{CubinInfo, ElfType};
 use crate::error::Reason;
-use crate::inspect::{Contents, FatbinInfo, Payload};
+use crate::inspect::{Contents, FatbinInfo, NameList, Payload};
 use crate::{Arch, ObjectCode};
 
 use super::LinkError;
@@ -100,9 +100,9 @@ impl InputFacts {
         Ok(())
     }
 
-    fn add_strong(&mut self, names: &[String], member: Option<&String>) {
+    fn add_strong(&mut self, names: &NameList, member: Option<&String>) {
         self.strong_symbols
-            .extend(names.iter().map(|name| (name.clone(), member.cloned())));
+            .extend(names.iter().map(|name| (name.to_owned(), member.cloned())));
     }
 
     /// Whether it is LTO-IR, or carries LTO-IR a link for `target` would
