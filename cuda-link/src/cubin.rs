@@ -184,16 +184,18 @@ pub fn inspect(data: &[u8]) -> ParseResult<CubinInfo> {
         }
     }
     if let Some(nv_info) = section_data(b".nv.info") {
-        for (symbol_index, count) in register_counts(nv_info) {
-            let name = symbols
-                .symbol(object::SymbolIndex(symbol_index as usize))
-                .ok()
-                .and_then(|symbol| symbols.symbol_name(endian, symbol).ok());
-            if let Some(name) = name {
-                info.registers
-                    .insert(String::from_utf8_lossy(name).into_owned(), count);
-            }
-        }
+        // Collected, then built in one go: a BTreeMap sorts a list and
+        // builds bulk, where 40,000 inserts were a quarter of inspecting.
+        info.registers = register_counts(nv_info)
+            .into_iter()
+            .filter_map(|(symbol_index, count)| {
+                let symbol = symbols
+                    .symbol(object::SymbolIndex(symbol_index as usize))
+                    .ok()?;
+                let name = symbols.symbol_name(endian, symbol).ok()?;
+                Some((String::from_utf8_lossy(name).into_owned(), count))
+            })
+            .collect();
     }
     Ok(info)
 }

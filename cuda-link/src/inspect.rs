@@ -248,8 +248,12 @@ impl Inspection {
             // Already deduplicated by the PTX reader.
             return info.kernels.iter().map(String::as_str).collect();
         }
-        let mut seen = foldhash::HashSet::default();
-        self.kernel_lists()
+        let lists = self.kernel_lists();
+        let mut seen = foldhash::HashSet::with_capacity_and_hasher(
+            lists.iter().map(|list| list.len()).sum(),
+            foldhash::fast::RandomState::default(),
+        );
+        lists
             .into_iter()
             .flatten()
             .map(String::as_str)
