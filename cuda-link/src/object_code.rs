@@ -3,10 +3,10 @@
 use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
-
-use bytes::Bytes;
 #[cfg(feature = "link")]
 use std::sync::OnceLock;
+
+use bytes::Bytes;
 
 use crate::cubin;
 use crate::error::{ObjectError, ParseResult, Reason};
