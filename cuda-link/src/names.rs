@@ -4,7 +4,7 @@ use std::fmt;
 
 /// A list of names kept in one string, for lists that can be as long as
 /// the input: a PTX text of 40,000 kernels defines 40,000 strong symbols,
-/// and one `String` each was a third of inspecting it.
+/// and one `String` each made most of the page faults of inspecting it.
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct NameList {
     text: String,
