@@ -85,6 +85,7 @@ fn bindings(workspace: &Path) -> Result<Vec<Binding>> {
 
 /// Regenerates every file, or with `check` compares them with what is checked in.
 pub fn run(workspace: &Path, check: bool) -> Result<()> {
+    ensure_libclang()?;
     let mut stale = Vec::new();
     for binding in bindings(workspace)? {
         let text = generate(&binding)?;
@@ -107,6 +108,24 @@ pub fn run(workspace: &Path, check: bool) -> Result<()> {
         )
         .into())
     }
+}
+
+/// bindgen loads libclang at run time and panics when it finds none; say
+/// what to install instead.
+fn ensure_libclang() -> Result<()> {
+    if clang_sys::is_loaded() {
+        return Ok(());
+    }
+    clang_sys::load().map_err(|search| {
+        format!(
+            "bindgen needs libclang, and none was found.\n  \
+             Install it (Debian/Ubuntu: `apt-get install libclang-dev`; \
+             Fedora: `dnf install clang-devel`),\n  \
+             or set LIBCLANG_PATH to the folder that holds libclang.so.\n  \
+             ({search})"
+        )
+        .into()
+    })
 }
 
 fn generate(binding: &Binding) -> Result<String> {
