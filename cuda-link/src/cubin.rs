@@ -105,11 +105,13 @@ pub fn elf_type(data: &[u8]) -> ParseResult<ElfType> {
     }
 }
 
-/// Validates everything a loader or a linker trusts: the CUDA header, then
-/// the whole ELF structure (see [`crate::elf`]). Returns the ELF type.
+/// Validates everything a loader or a linker trusts: the CUDA header, the
+/// whole ELF structure (see [`crate::elf`]), and the symbol indices in
+/// CUDA's own sections (see [`crate::cuda_sections`]). Returns the ELF type.
 pub(crate) fn validate(data: &[u8]) -> ParseResult<ElfType> {
     let elf_type = elf_type(data)?;
     crate::elf::validate(data, "cubin ELF")?;
+    crate::cuda_sections::validate(data)?;
     Ok(elf_type)
 }
 

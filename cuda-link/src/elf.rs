@@ -22,6 +22,12 @@ type Rel = elf::Rel64<LittleEndian>;
 type Rela = elf::Rela64<LittleEndian>;
 
 const EHDR_SIZE: u16 = 64;
+/// The largest `sh_addralign` accepted. NVIDIA's libraries divide by the
+/// alignment as a 32-bit number, so 2^32 and above act as zero; no CUDA
+/// or host toolchain aligns a section to more than a page or two.
+pub(crate) const MAX_ALIGNMENT: u64 = 1 << 20;
+/// `e_phnum` that says the count is in section 0 (`PN_XNUM`).
+const PN_XNUM: u16 = 0xffff;
 
 /// Checks an ELF64 little-endian image: header, section and program header
 /// tables, every section's and segment's file range, the section-name table
@@ -39,6 +45,7 @@ pub(crate) fn validate(data: &[u8], what: &'static str) -> ParseResult<()> {
     if ehsize != EHDR_SIZE {
         return Err(malformed(format!("e_ehsize {ehsize}, expected 64")));
     }
+    check_table_fields(header)?;
     // Both table readers check entry size, count and range against `data`.
     let segments = header.program_headers(endian, data).map_err(object_error)?;
     for (index, segment) in segments.iter().enumerate() {
@@ -55,23 +62,47 @@ pub(crate) fn validate(data: &[u8], what: &'static str) -> ParseResult<()> {
     }
     let sections = header.section_headers(endian, data).map_err(object_error)?;
     if sections.is_empty() {
-        return Ok(());
+        // Device code lives in sections: an image without any is a lie
+        // that some readers take as empty and others read past.
+        return Err(malformed("no section header table".into()));
     }
+    check_null_section(&sections[0], what)?;
     for (index, section) in sections.iter().enumerate() {
         check_section_range(data, index, section, what)?;
-        let link = section.sh_link(endian) as usize;
-        if link >= sections.len() {
-            return Err(malformed(format!(
-                "section {index}: sh_link {link} is not a section index"
-            )));
+        let align = section.sh_addralign(endian);
+        if align > MAX_ALIGNMENT || (align != 0 && !align.is_power_of_two()) {
+            return Err(Reason::BadAlignment {
+                section: index,
+                align,
+                max: MAX_ALIGNMENT,
+            });
         }
-        let info = section.sh_info(endian) as usize;
+        match section.sh_type(endian) {
+            elf::SHT_STRTAB => check_string_table(data, index, section)?,
+            elf::SHT_SYMTAB_SHNDX => {
+                return Err(Reason::ExtendedNumbering {
+                    field: "SHT_SYMTAB_SHNDX section",
+                });
+            }
+            _ => {}
+        }
+        let link = section.sh_link(endian);
+        if link as usize >= sections.len() {
+            return Err(Reason::BadSectionLink {
+                section: index,
+                field: "sh_link",
+                target: link,
+            });
+        }
+        let info = section.sh_info(endian);
         let info_is_index = matches!(section.sh_type(endian), elf::SHT_REL | elf::SHT_RELA)
             || section.sh_flags(endian).0 & elf::SHF_INFO_LINK.0 != 0;
-        if info_is_index && info >= sections.len() {
-            return Err(malformed(format!(
-                "section {index}: sh_info {info} is not a section index"
-            )));
+        if info_is_index && info as usize >= sections.len() {
+            return Err(Reason::BadSectionLink {
+                section: index,
+                field: "sh_info",
+                target: info,
+            });
         }
     }
     // In a relocatable file relocation offsets count from their section's
@@ -98,6 +129,73 @@ pub(crate) fn validate(data: &[u8], what: &'static str) -> ParseResult<()> {
         }
     }
     Ok(())
+}
+
+/// The header's table fields: no table at offset 0 with entries, and no
+/// extended numbering, which keeps the real counts in section 0 where
+/// `object` and NVIDIA's readers disagree about them.
+fn check_table_fields(header: &Header) -> ParseResult<()> {
+    let endian = LittleEndian;
+    let (phoff, phnum) = (header.e_phoff(endian), header.e_phnum(endian));
+    let (shoff, shnum) = (header.e_shoff(endian), header.e_shnum(endian));
+    if phnum == PN_XNUM {
+        return Err(Reason::ExtendedNumbering {
+            field: "e_phnum = PN_XNUM",
+        });
+    }
+    if header.e_shstrndx(endian) == elf::SHN_XINDEX {
+        return Err(Reason::ExtendedNumbering {
+            field: "e_shstrndx = SHN_XINDEX",
+        });
+    }
+    if shnum == 0 && shoff != 0 {
+        return Err(Reason::ExtendedNumbering {
+            field: "e_shnum = 0 with a section header table",
+        });
+    }
+    if phoff == 0 && phnum != 0 {
+        return Err(Reason::TableAtOffsetZero {
+            table: "program header",
+            count: phnum.into(),
+        });
+    }
+    if shoff == 0 && shnum != 0 {
+        return Err(Reason::TableAtOffsetZero {
+            table: "section header",
+            count: shnum.into(),
+        });
+    }
+    Ok(())
+}
+
+/// Section 0 is all zero; extended numbering would keep counts in it.
+fn check_null_section(section: &Section, what: &'static str) -> ParseResult<()> {
+    let endian = LittleEndian;
+    let fields = [
+        u64::from(section.sh_type(endian).0),
+        section.sh_size(endian),
+        u64::from(section.sh_link(endian)),
+        u64::from(section.sh_info(endian)),
+    ];
+    if fields == [0; 4] {
+        Ok(())
+    } else {
+        Err(Reason::Malformed {
+            what,
+            detail: "section 0 is not the null section".into(),
+        })
+    }
+}
+
+/// A string table is read as C strings: its last byte must end the last one.
+fn check_string_table(data: &[u8], index: usize, section: &Section) -> ParseResult<()> {
+    // The range was checked just before.
+    let bytes = section.data(LittleEndian, data).unwrap_or_default();
+    if bytes.last() == Some(&0) {
+        Ok(())
+    } else {
+        Err(Reason::UnterminatedStringTable { section: index })
+    }
 }
 
 fn check_section_range(
@@ -159,6 +257,15 @@ fn check_symbols(
     }
     let strings = string_table(data, sections, table.sh_link(endian) as usize, what)?;
     let symbols: &[Symbol] = entries(data, table, index, what)?;
+    // sh_info: one past the last local symbol.
+    let first_global = u64::from(table.sh_info(endian));
+    if first_global > symbols.len() as u64 {
+        return Err(Reason::BadSymbolIndex {
+            place: format!("symbol table {index} sh_info"),
+            index: first_global,
+            count: symbols.len() as u64,
+        });
+    }
     for (position, symbol) in symbols.iter().enumerate() {
         let name = symbol.st_name(endian) as usize;
         if name != 0 && name >= strings.len() {
@@ -167,6 +274,11 @@ fn check_symbols(
             )));
         }
         let shndx = symbol.st_shndx(endian).0;
+        if shndx == elf::SHN_XINDEX.0 {
+            return Err(Reason::ExtendedNumbering {
+                field: "a symbol's st_shndx = SHN_XINDEX",
+            });
+        }
         if shndx < elf::SHN_LORESERVE && usize::from(shndx) >= sections.len() {
             return Err(malformed(format!(
                 "symbol {position} of table {index}: section index {shndx} does not exist"
@@ -227,6 +339,13 @@ fn check_relocations<R: Relocation>(
     let endian = LittleEndian;
     let malformed = |detail: String| Reason::Malformed { what, detail };
     let table = &sections[index];
+    let entry_size = table.sh_entsize(endian);
+    if entry_size != size_of::<R>() as u64 {
+        return Err(malformed(format!(
+            "relocation section {index}: entry size {entry_size}, expected {}",
+            size_of::<R>()
+        )));
+    }
     let relocations: &[R] = entries(data, table, index, what)?;
     // sh_link and sh_info were checked to be section indices.
     let symbols = &sections[table.sh_link(endian) as usize];

@@ -104,6 +104,104 @@ pub enum Reason {
         /// What is wrong there.
         reason: Box<Reason>,
     },
+    /// An ELF table declared with entries but placed at offset 0, which
+    /// readers take as "no table" and NVIDIA's libraries read as garbage.
+    #[error("{table} table has {count} entries at offset 0")]
+    TableAtOffsetZero {
+        /// `"section header"` or `"program header"`.
+        table: &'static str,
+        /// The declared count.
+        count: u64,
+    },
+    /// Extended ELF numbering (`PN_XNUM`, `SHN_XINDEX`), which no CUDA
+    /// tool writes and NVIDIA's libraries mishandle.
+    #[error("extended ELF numbering is not supported: {field}")]
+    ExtendedNumbering {
+        /// The field that uses it.
+        field: &'static str,
+    },
+    /// A string table whose last byte is not a NUL: a reader of its last
+    /// string would run past it.
+    #[error("string table in section {section} does not end in a NUL")]
+    UnterminatedStringTable {
+        /// The section index.
+        section: usize,
+    },
+    /// An `sh_addralign` that is not a power of two within the bound.
+    #[error("section {section}: alignment {align:#x} is not a power of two up to {max:#x}")]
+    BadAlignment {
+        /// The section index.
+        section: usize,
+        /// The declared alignment.
+        align: u64,
+        /// The largest accepted.
+        max: u64,
+    },
+    /// A symbol index that names no symbol: in a CUDA section's `sh_info`,
+    /// an `.nv.info` record or an `.nv.callgraph` edge.
+    #[error("{place}: symbol index {index} is not below the symbol count {count}")]
+    BadSymbolIndex {
+        /// Where the index is, e.g. `".nv.info record 3"`.
+        place: String,
+        /// The index.
+        index: u64,
+        /// Symbols in the table.
+        count: u64,
+    },
+    /// A section's `sh_link` or `sh_info` that should name a section and
+    /// names none, or, in a cubin, names a table where CUDA names the
+    /// section of a function.
+    #[error("section {section}: {field} {target} does not name a fitting section")]
+    BadSectionLink {
+        /// The section index.
+        section: usize,
+        /// `"sh_link"` or `"sh_info"`.
+        field: &'static str,
+        /// The index it holds.
+        target: u32,
+    },
+    /// `.nv.info*` or `.nv.callgraph` records that do not tile their section.
+    #[error("{section}: {detail}")]
+    BadCudaRecords {
+        /// The section's name.
+        section: String,
+        /// What does not fit.
+        detail: String,
+    },
+    /// A fatbin entry of a kind nobody knows how to check.
+    #[error("fatbin entry {index} has unknown kind {kind:#x}")]
+    UnknownEntryKind {
+        /// The entry's index.
+        index: usize,
+        /// The raw kind.
+        kind: u16,
+    },
+    /// A fatbin entry's options slot outside its header or not
+    /// NUL-terminated.
+    #[error("fatbin entry {index}: options {detail}")]
+    BadEntryOptions {
+        /// The entry's index.
+        index: usize,
+        /// What is wrong.
+        detail: String,
+    },
+    /// A compressed payload that would expand past the decompression
+    /// budget: a ratio or a total no real fatbin needs.
+    #[error("fatbin entry {index}: {detail}")]
+    DecompressionBudget {
+        /// The entry's index.
+        index: usize,
+        /// Which bound, and by how much.
+        detail: String,
+    },
+    /// An archive symbol-table offset that is not the start of a member.
+    #[error("archive symbol {symbol}: offset {offset:#x} is not the start of a member")]
+    BadArchiveSymbol {
+        /// The symbol's name.
+        symbol: String,
+        /// The offset it gives.
+        offset: u64,
+    },
     /// An executable cubin offered to a linker.
     #[error(
         "executable (ET_EXEC) cubin cannot be linked: nvJitLink would silently drop its kernels; \

@@ -27,6 +27,12 @@ const FLAG_FAMILY: u64 = 0x20_0000;
 
 /// Decompression never allocates more than this, whatever a header claims.
 pub const MAX_DECOMPRESSED_SIZE: u64 = 1 << 30;
+/// The largest expansion accepted for a compressed entry. LZ4 blocks
+/// cannot exceed about 255; real zstd PTX and cubins stay far below this.
+pub const MAX_COMPRESSION_RATIO: u64 = 1024;
+/// The most bytes one object's entries may decompress to, all together:
+/// validation decodes every entry, so this bounds its time.
+pub const MAX_DECOMPRESSED_TOTAL: u64 = 2 << 30;
 
 /// What an entry holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -211,6 +217,22 @@ impl<'a> Entry<'a> {
         })
     }
 
+    /// Refuses, before decoding, a payload that claims to expand more than
+    /// [`MAX_COMPRESSION_RATIO`] times: a bomb costs nothing to refuse.
+    fn check_ratio(&self) -> ParseResult<()> {
+        let (stored, expanded) = (u64::from(self.compressed_size), self.uncompressed_size);
+        if expanded > stored.saturating_mul(MAX_COMPRESSION_RATIO) {
+            return Err(Reason::DecompressionBudget {
+                index: self.index,
+                detail: format!(
+                    "{stored} compressed bytes claim to expand to {expanded}, \
+                     more than {MAX_COMPRESSION_RATIO} times"
+                ),
+            });
+        }
+        Ok(())
+    }
+
     /// The payload as the driver sees it: decompressed, padding kept.
     fn decompress_exact(&self) -> ParseResult<Cow<'a, [u8]>> {
         if self.is_opaque() {
@@ -237,6 +259,7 @@ impl<'a> Entry<'a> {
                 "declared size {expected} exceeds the {MAX_DECOMPRESSED_SIZE}-byte cap"
             )));
         }
+        self.check_ratio()?;
         let input = self
             .payload
             .get(..self.compressed_size as usize)
@@ -361,18 +384,9 @@ fn parse_entry(body: &[u8], start: u64, index: usize) -> ParseResult<(Entry<'_>,
         0 => None,
         off => Some(slice(header, off, ident_len, "fatbin entry identifier")?),
     };
-    // The options slot holds {u32 offset, u32 len} of text, except on sm_100+
-    // cubins, where it carries a binary compatibility blob instead.
     let options = match options_offset {
         0 => None,
-        off => {
-            let text_offset = u64::from(read_u32(header, off, WHAT)?);
-            let text_len = u64::from(read_u32(header, off + 4, WHAT)?);
-            slice(header, text_offset, text_len, WHAT)
-                .ok()
-                .and_then(|bytes| std::str::from_utf8(bytes).ok())
-                .filter(|text| text.bytes().all(|b| b.is_ascii_graphic() || b == b' '))
-        }
+        off => entry_options(header, off, kind == 2, index)?,
     };
     let variant = if flags & FLAG_ARCH_SPECIFIC != 0 {
         ArchVariant::Specific
@@ -400,17 +414,94 @@ fn parse_entry(body: &[u8], start: u64, index: usize) -> ParseResult<(Entry<'_>,
     Ok((entry, next))
 }
 
-/// Parses a fatbin and validates every entry (see [`validate_entries`]).
-pub(crate) fn validate(data: &[u8]) -> ParseResult<()> {
-    validate_entries(&parse(data)?)
+/// The options slot: a `{u32 offset, u32 len}` descriptor at `slot`, and
+/// the bytes it names, all inside the entry's header. The driver and
+/// nvJitLink read the text as a C string, so it must end in a NUL inside
+/// the header; on sm_100+ cubins the slot carries a binary compatibility
+/// blob instead, read by its length.
+fn entry_options(header: &[u8], slot: u64, cubin: bool, index: usize) -> ParseResult<Option<&str>> {
+    let bad = |detail: String| Reason::BadEntryOptions { index, detail };
+    let size = header.len();
+    let descriptor = slot
+        .checked_add(8)
+        .and_then(|end| header.get(usize::try_from(slot).ok()?..usize::try_from(end).ok()?))
+        .ok_or_else(|| {
+            bad(format!(
+                "descriptor at {slot:#x} lies outside the {size}-byte header"
+            ))
+        })?;
+    let text_offset = u64::from(u32::from_le_bytes(
+        descriptor[..4].try_into().unwrap_or_default(),
+    ));
+    let text_len = u64::from(u32::from_le_bytes(
+        descriptor[4..].try_into().unwrap_or_default(),
+    ));
+    let outside = || {
+        bad(format!(
+            "[{text_offset:#x}, +{text_len:#x}) lie outside the {size}-byte header"
+        ))
+    };
+    let bytes =
+        slice(header, text_offset, text_len, "fatbin entry options").map_err(|_| outside())?;
+    if !cubin {
+        let terminated = bytes.contains(&0)
+            || slice(header, text_offset + text_len, 1, "fatbin entry options") == Ok(&[0][..]);
+        if !terminated {
+            return Err(bad("are not NUL-terminated inside the header".into()));
+        }
+    }
+    Ok(std::str::from_utf8(bytes)
+        .ok()
+        .filter(|text| text.bytes().all(|b| b.is_ascii_graphic() || b == b' ')))
 }
 
-/// Checks what the driver and nvJitLink read inside the entries: each
-/// cubin, decompressed if need be, is a structurally valid cubin, and each
-/// PTX text ends in a NUL, as they read it up to one.
-pub(crate) fn validate_entries(fatbin: &Fatbin<'_>) -> ParseResult<()> {
+/// What one object may still decompress; see [`MAX_DECOMPRESSED_TOTAL`].
+#[derive(Debug)]
+pub(crate) struct Budget {
+    left: u64,
+}
+
+impl Budget {
+    /// The budget of one object, however many fatbins it holds.
+    pub(crate) fn per_object() -> Self {
+        Budget {
+            left: MAX_DECOMPRESSED_TOTAL,
+        }
+    }
+
+    /// Takes what `entry` decompresses to, before it is decompressed: an
+    /// entry over the ratio or the remaining total is refused unread.
+    fn take(&mut self, entry: &Entry<'_>) -> ParseResult<()> {
+        if entry.compression == Compression::None || entry.is_opaque() {
+            return Ok(());
+        }
+        entry.check_ratio()?;
+        self.left = self
+            .left
+            .checked_sub(entry.uncompressed_size)
+            .ok_or_else(|| Reason::DecompressionBudget {
+                index: entry.index,
+                detail: format!(
+                    "the object's entries expand to more than {MAX_DECOMPRESSED_TOTAL} bytes"
+                ),
+            })?;
+        Ok(())
+    }
+}
+
+/// Parses a fatbin and validates every entry (see [`validate_entries`]).
+pub(crate) fn validate(data: &[u8]) -> ParseResult<()> {
+    validate_entries(&parse(data)?, &mut Budget::per_object())
+}
+
+/// Checks what the driver and nvJitLink read inside the entries, within
+/// the decompression budget: each entry is of a known kind, each cubin,
+/// decompressed if need be, is a structurally valid cubin, and each PTX
+/// text is not empty and ends in a NUL, as they read it up to one.
+pub(crate) fn validate_entries(fatbin: &Fatbin<'_>, budget: &mut Budget) -> ParseResult<()> {
     for entry in fatbin.entries() {
         let entry = entry?;
+        budget.take(&entry)?;
         let place = || format!("fatbin entry {}", entry.index);
         match entry.kind {
             EntryKind::Cubin => {
@@ -418,20 +509,81 @@ pub(crate) fn validate_entries(fatbin: &Fatbin<'_>) -> ParseResult<()> {
                 crate::cubin::validate(&payload).map_err(|r| Reason::inside(place(), r))?;
             }
             EntryKind::Ptx | EntryKind::RelocatablePtx => {
-                if !entry.decompress_exact()?.contains(&0) {
-                    let detail = "PTX text is not NUL-terminated".to_owned();
-                    let reason = Reason::Malformed {
-                        what: "fatbin entry",
-                        detail,
-                    };
-                    return Err(Reason::inside(place(), reason));
-                }
+                check_ptx_text(&entry).map_err(|r| Reason::inside(place(), r))?;
             }
-            // LTO-IR is read with its size; unknown kinds are not ours to judge.
-            EntryKind::Ltoir | EntryKind::Unknown(_) => {}
+            // LTO-IR is read with its size.
+            EntryKind::Ltoir => {}
+            // Nobody knows what reads an unknown kind, or how.
+            EntryKind::Unknown(kind) => {
+                return Err(Reason::UnknownEntryKind {
+                    index: entry.index,
+                    kind,
+                });
+            }
         }
     }
     Ok(())
+}
+
+/// PTX as the C libraries read it: text up to the first NUL, which must
+/// exist and must not come first. A zstd payload is checked as it streams,
+/// without holding the text.
+fn check_ptx_text(entry: &Entry<'_>) -> ParseResult<()> {
+    let malformed = |detail: &str| Reason::Malformed {
+        what: "fatbin entry",
+        detail: detail.to_owned(),
+    };
+    let (starts_with_text, has_nul) = match entry.compression {
+        Compression::Zstd => stream_zstd_nul_scan(entry)?,
+        _ => {
+            let text = entry.decompress_exact()?;
+            (text.first().is_some_and(|&b| b != 0), text.contains(&0))
+        }
+    };
+    if !starts_with_text {
+        Err(malformed("PTX text is empty"))
+    } else if !has_nul {
+        Err(malformed("PTX text is not NUL-terminated"))
+    } else {
+        Ok(())
+    }
+}
+
+/// Decodes a zstd PTX payload a chunk at a time: whether its first byte is
+/// not a NUL, and whether a NUL follows. The decoded size must be the
+/// declared one, as in [`Entry::decompress`].
+fn stream_zstd_nul_scan(entry: &Entry<'_>) -> ParseResult<(bool, bool)> {
+    use std::io::Read;
+    let err = |detail: String| Reason::Decompress {
+        index: entry.index,
+        codec: "zstd",
+        detail,
+    };
+    let expected = entry.uncompressed_size;
+    entry.check_ratio()?;
+    let input = entry
+        .payload
+        .get(..entry.compressed_size as usize)
+        .ok_or_else(|| err("compressed size exceeds the payload".into()))?;
+    let decoder = ruzstd::decoding::StreamingDecoder::new(input).map_err(|e| err(e.to_string()))?;
+    let mut decoder = decoder.take(expected + 1);
+    let mut chunk = vec![0u8; 64 << 10];
+    let (mut first, mut has_nul, mut total) = (None, false, 0u64);
+    loop {
+        let read = decoder.read(&mut chunk).map_err(|e| err(e.to_string()))?;
+        if read == 0 {
+            break;
+        }
+        first.get_or_insert(chunk[0]);
+        has_nul |= chunk[..read].contains(&0);
+        total += read as u64;
+    }
+    if total != expected {
+        return Err(err(format!(
+            "decoded {total} bytes, header says {expected}"
+        )));
+    }
+    Ok((first.is_some_and(|b| b != 0), has_nul))
 }
 
 /// Parses every fatbin in a section, back to back at 8-byte alignment.

@@ -42,8 +42,13 @@ pub fn parse_object(data: &[u8]) -> ParseResult<HostObject<'_>> {
         detail: e.to_string(),
     })?;
     let mut fatbins = Vec::new();
-    for &name in FATBIN_SECTIONS {
-        let Some(section) = file.section_by_name(name) else {
+    // Every section of a device-code name, not only the first: nvJitLink
+    // reads them all.
+    for section in file.sections() {
+        let Some(&name) = FATBIN_SECTIONS
+            .iter()
+            .find(|&&name| section.name_bytes() == Ok(name.as_bytes()))
+        else {
             continue;
         };
         let bytes = section.data().map_err(|e| Reason::Malformed {
@@ -103,10 +108,14 @@ pub fn members(data: &[u8]) -> ParseResult<Vec<Member<'_>>> {
 /// Validates a host object for nvJitLink: the whole ELF structure, and
 /// every embedded fatbin with its entries.
 pub(crate) fn validate_object(data: &[u8]) -> ParseResult<()> {
+    validate_object_within(data, &mut fatbin::Budget::per_object())
+}
+
+fn validate_object_within(data: &[u8], budget: &mut fatbin::Budget) -> ParseResult<()> {
     crate::elf::validate(data, "host object")?;
     for embedded in parse_object(data)?.fatbins {
         let place = format!("{} fatbin at {:#x}", embedded.section, embedded.offset);
-        fatbin::validate_entries(&embedded.fatbin).map_err(|r| Reason::inside(place, r))?;
+        fatbin::validate_entries(&embedded.fatbin, budget).map_err(|r| Reason::inside(place, r))?;
     }
     Ok(())
 }
@@ -115,10 +124,12 @@ pub(crate) fn validate_object(data: &[u8]) -> ParseResult<()> {
 /// are allowed, as nvJitLink skips them) and requires at least one with
 /// device code, as nvJitLink does.
 pub(crate) fn validate_archive(data: &[u8]) -> ParseResult<()> {
+    check_symbol_table(data)?;
     let mut device_code = false;
+    let mut budget = fatbin::Budget::per_object();
     for member in members(data)? {
         let inside = |reason| Reason::inside(format!("member {}", member.name), reason);
-        match validate_object(member.data) {
+        match validate_object_within(member.data, &mut budget) {
             Ok(()) => device_code = true,
             Err(Reason::NoDeviceCode) => {}
             Err(reason) => return Err(inside(reason)),
@@ -129,4 +140,38 @@ pub(crate) fn validate_archive(data: &[u8]) -> ParseResult<()> {
     } else {
         Err(Reason::ArchiveWithoutDeviceCode)
     }
+}
+
+/// Every offset in the archive's symbol table is the start of a member, as
+/// nvJitLink follows them to find the member that defines a symbol.
+fn check_symbol_table(data: &[u8]) -> ParseResult<()> {
+    let malformed = |e: object::Error| Reason::Malformed {
+        what: "archive symbol table",
+        detail: e.to_string(),
+    };
+    let archive = ArchiveFile::parse(data).map_err(malformed)?;
+    let Some(symbols) = archive.symbols().map_err(malformed)? else {
+        return Ok(());
+    };
+    // A member is known by where its data starts: a header forged inside
+    // another member's bytes would name data no validation saw.
+    let mut starts = Vec::new();
+    for member in archive.members() {
+        starts.push(member.map_err(malformed)?.file_range().0);
+    }
+    starts.sort_unstable();
+    for symbol in symbols {
+        let symbol = symbol.map_err(malformed)?;
+        let offset = symbol.offset();
+        let starts_member = archive
+            .member(offset)
+            .is_ok_and(|member| starts.binary_search(&member.file_range().0).is_ok());
+        if !starts_member {
+            return Err(Reason::BadArchiveSymbol {
+                symbol: String::from_utf8_lossy(symbol.name()).into_owned(),
+                offset: offset.0,
+            });
+        }
+    }
+    Ok(())
 }

@@ -7,6 +7,7 @@ mod arch;
 #[cfg(feature = "cache")]
 mod cache;
 mod cubin;
+mod cuda_sections;
 mod demangle;
 mod elf;
 mod error;
@@ -49,5 +50,5 @@ pub use linker::live_handles;
 #[doc(hidden)]
 pub mod fuzzing {
     pub use crate::fatbin::{MAX_DECOMPRESSED_SIZE, parse_all};
-    pub use crate::ptx::{inspect, looks_like_ptx, strip_comments, validate};
+    pub use crate::ptx::{inspect, looks_like_ptx, validate};
 }

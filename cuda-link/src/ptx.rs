@@ -26,45 +26,6 @@ pub struct PtxInfo {
     pub strong_symbols: NameList,
 }
 
-/// Removes `//` and `/* */` comments, keeping string literals intact.
-/// Comments become a space, so tokens on either side stay apart.
-pub fn strip_comments(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = String::with_capacity(text.len());
-    let mut i = 0;
-    let mut copied_from = 0;
-    while i < bytes.len() {
-        match (bytes[i], bytes.get(i + 1)) {
-            (b'"', _) => {
-                i += 1;
-                while i < bytes.len() && bytes[i] != b'"' && bytes[i] != b'\n' {
-                    i += if bytes[i] == b'\\' { 2 } else { 1 };
-                }
-                i = (i + 1).min(bytes.len());
-            }
-            (b'/', Some(b'/')) => {
-                out.push_str(&text[copied_from..i]);
-                while i < bytes.len() && bytes[i] != b'\n' {
-                    i += 1;
-                }
-                out.push(' ');
-                copied_from = i;
-            }
-            (b'/', Some(b'*')) => {
-                out.push_str(&text[copied_from..i]);
-                i = text[i + 2..]
-                    .find("*/")
-                    .map_or(bytes.len(), |end| i + 2 + end + 2);
-                out.push(' ');
-                copied_from = i;
-            }
-            _ => i += 1,
-        }
-    }
-    out.push_str(&text[copied_from.min(text.len())..]);
-    out
-}
-
 /// Decodes PTX bytes: trailing NULs and a BOM removed, UTF-8 required.
 pub fn text(data: &[u8]) -> ParseResult<&str> {
     let end = data.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
@@ -73,30 +34,24 @@ pub fn text(data: &[u8]) -> ParseResult<&str> {
     std::str::from_utf8(data).map_err(|e| Reason::PtxNotText(e.valid_up_to()))
 }
 
-/// Whether the first directive, after whitespace and comments, is `.version`.
+/// Whether the first directive, after whitespace and comments of any
+/// length (a licence header, say), is `.version`.
 pub fn looks_like_ptx(data: &[u8]) -> bool {
-    // Only the head matters; cut at a char boundary-agnostic byte limit.
-    let head = &data[..data.len().min(4096)];
-    let head = match std::str::from_utf8(head) {
+    // Binary bytes after the head do not matter: read up to the first
+    // byte that is not UTF-8.
+    let text = match std::str::from_utf8(data) {
         Ok(text) => text,
-        Err(e) => match std::str::from_utf8(&head[..e.valid_up_to()]) {
-            Ok(text) => text,
-            Err(_) => return false,
-        },
+        Err(e) => std::str::from_utf8(&data[..e.valid_up_to()]).unwrap_or_default(),
     };
-    let head = head.strip_prefix('\u{feff}').unwrap_or(head);
-    strip_comments(head).split_whitespace().next() == Some(".version")
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    Tokens::new(text).next() == Some(".version")
 }
 
-/// Checks the text and the header directives without scanning the body.
+/// Checks the text and the header directives: `.version` first, after any
+/// comments, and a `.target` after it. Stops at the `.target`, so the body
+/// is scanned only when there is none.
 pub fn validate(data: &[u8]) -> ParseResult<()> {
-    let text = text(data)?;
-    let head_len = (0..=text.len().min(8192))
-        .rev()
-        .find(|&i| text.is_char_boundary(i))
-        .unwrap_or(0);
-    let head = strip_comments(&text[..head_len]);
-    let mut tokens = head.split_whitespace();
+    let mut tokens = Tokens::new(text(data)?);
     if tokens.next() != Some(".version") {
         return Err(Reason::PtxMissingDirective(".version"));
     }

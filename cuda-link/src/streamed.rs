@@ -100,8 +100,11 @@ fn object_info(cache: &object::ReadCache<File>, file: &File, size: u64) -> Parse
     // One buffer for every fatbin: fresh big allocations cost a page fault
     // per page.
     let mut buffer = Vec::new();
-    for &section_name in host::FATBIN_SECTIONS {
-        let Some(section) = parsed.section_by_name(section_name) else {
+    for section in parsed.sections() {
+        let Some(&section_name) = host::FATBIN_SECTIONS
+            .iter()
+            .find(|&&name| section.name_bytes() == Ok(name.as_bytes()))
+        else {
             continue;
         };
         let Some((start, len)) = section.file_range() else {
@@ -121,7 +124,12 @@ fn object_info(cache: &object::ReadCache<File>, file: &File, size: u64) -> Parse
             if header.iter().all(|&b| b == 0) && rest_is_zero(file, start + at, len - at)? {
                 break;
             }
-            let total = 16 + crate::reader::read_u64(&header, 8, "fatbin header")?;
+            let total = crate::reader::read_u64(&header, 8, "fatbin header")?
+                .checked_add(16)
+                .ok_or(Reason::Malformed {
+                    what: "fatbin header",
+                    detail: "body size overflows".into(),
+                })?;
             if total > len - at {
                 return Err(Reason::Truncated {
                     what: "fatbin body",

@@ -36,7 +36,10 @@ fn every_hostile_image_is_a_typed_error() {
         assert!(
             matches!(
                 innermost(&err.reason),
-                Reason::Malformed { .. } | Reason::Truncated { .. }
+                Reason::Malformed { .. }
+                    | Reason::Truncated { .. }
+                    | Reason::BadSectionLink { .. }
+                    | Reason::TableAtOffsetZero { .. }
             ),
             "{}: {err}",
             image.name
@@ -152,4 +155,149 @@ fn ptx_without_a_nul_links_every_time() {
             }
         }
     }
+}
+
+/// The reason `from_bytes` refuses the class image `name` with.
+fn class_refusal(name: &str) -> Option<Reason> {
+    let cubin = fixtures::saxpy_relocatable_cubin()?;
+    let image = hostile::classes(&cubin)
+        .into_iter()
+        .find(|image| image.name == name)
+        .unwrap_or_else(|| panic!("no class image named {name}"));
+    let err = ObjectCode::from_bytes(image.bytes, name)
+        .map(drop)
+        .expect_err(name);
+    Some(innermost(&err.reason).clone())
+}
+
+/// One test per class of structural lie, each with its own typed error.
+macro_rules! refused_as {
+    ($($test:ident: $name:literal => $pattern:pat,)*) => {$(
+        #[test]
+        fn $test() {
+            let Some(reason) = class_refusal($name) else { return };
+            assert!(matches!(reason, $pattern), "{}: {reason:?}", $name);
+        }
+    )*};
+}
+
+refused_as! {
+    options_slot_outside_the_header: "options slot outside the header"
+        => Reason::BadEntryOptions { index: 0, .. },
+    options_not_nul_terminated: "options not NUL-terminated"
+        => Reason::BadEntryOptions { index: 0, .. },
+    unknown_entry_kind: "unknown entry kind carrying a cubin"
+        => Reason::UnknownEntryKind { index: 0, kind: 0x10 },
+    header_alone_with_zero_shoff: "the ELF header alone with e_shoff 0"
+        => Reason::TableAtOffsetZero { table: "section header", .. },
+    zero_shoff_in_a_full_cubin: "e_shoff 0 in a full cubin"
+        => Reason::TableAtOffsetZero { table: "section header", .. },
+    zero_phoff_with_a_count: "e_phoff 0 with a program header"
+        => Reason::TableAtOffsetZero { table: "program header", count: 1 },
+    pn_xnum: "e_phnum PN_XNUM" => Reason::ExtendedNumbering { .. },
+    shstrndx_xindex: "e_shstrndx SHN_XINDEX" => Reason::ExtendedNumbering { .. },
+    shnum_in_section_zero: "e_shnum 0 with a section table" => Reason::ExtendedNumbering { .. },
+    symbol_shndx_xindex: "a symbol's st_shndx SHN_XINDEX" => Reason::ExtendedNumbering { .. },
+    shstrtab_without_nul: ".shstrtab without its last NUL" => Reason::UnterminatedStringTable { .. },
+    strtab_without_nul: ".strtab without its last NUL" => Reason::UnterminatedStringTable { .. },
+    text_sh_info: "sh_info of .text.<kernel> past the symbols" => Reason::BadSymbolIndex { .. },
+    nv_info_sh_info: "sh_info of .nv.info.<kernel> past the sections"
+        => Reason::BadSectionLink { field: "sh_info", .. },
+    nv_info_sh_info_not_code: "sh_info of .nv.info.<kernel> naming a table"
+        => Reason::BadSectionLink { field: "sh_info", .. },
+    nv_info_record_symbol: ".nv.info record naming a symbol past the symbols"
+        => Reason::BadSymbolIndex { .. },
+    nv_info_record_cut: ".nv.info record running past its section" => Reason::BadCudaRecords { .. },
+    huge_alignment: "sh_addralign 2^62" => Reason::BadAlignment { align: 0x4000_0000_0000_0000, .. },
+    odd_alignment: "sh_addralign 3" => Reason::BadAlignment { align: 3, .. },
+    zstd_bomb: "zstd PTX bomb of 1 GiB" => Reason::DecompressionBudget { index: 0, .. },
+    empty_ptx_entry: "PTX entry of zeros" => Reason::Malformed { .. },
+    second_device_section: "object whose second .nv_fatbin is hostile" => Reason::Malformed { .. },
+    archive_symbol_offset: "archive symbol past the end" => Reason::BadArchiveSymbol { .. },
+}
+
+#[test]
+fn callgraph_of_a_partial_edge() {
+    let Some(cubin) = fixtures::saxpy_relocatable_cubin() else {
+        return;
+    };
+    if hostile::section_named(&cubin, ".nv.callgraph").is_none() {
+        return;
+    }
+    let reason = class_refusal(".nv.callgraph of a partial edge").unwrap();
+    assert!(
+        matches!(reason, Reason::BadCudaRecords { .. }),
+        "{reason:?}"
+    );
+}
+
+/// The good twins of the class images are accepted: an archive whose
+/// symbol names its member, an object with two sound device sections.
+#[test]
+fn sound_twins_of_the_classes_are_accepted() {
+    let Some(cubin) = fixtures::saxpy_relocatable_cubin() else {
+        return;
+    };
+    let fatbin = hostile::raw_fatbin(&[(2, 90, &cubin)]);
+    let object = cuda_link_tests::host_object(&fatbin, ".nv_fatbin");
+    // The member's header follows the magic, the table's header and the table.
+    let table_len = (4 + 4 + "saxpy".len() + 1).next_multiple_of(2);
+    let offset = (8 + 60 + table_len) as u32;
+    let archive = hostile::ar_archive_with_symbol("k.o", &object, "saxpy", offset);
+    ObjectCode::from_bytes(archive, "good.a").unwrap();
+    let two = hostile::host_object_sections(&[(&fatbin, ".nv_fatbin"), (&fatbin, ".nv_fatbin")]);
+    let code = ObjectCode::from_bytes(two, "two.o").unwrap();
+    assert_eq!(code.inspect().unwrap().fatbins().len(), 2);
+    let ptx = b".version 8.0\n.target sm_90\n.address_size 64\n";
+    let with_options = hostile::fatbin_with_options(1, ptx, (72, 3), b"-O3");
+    let code = ObjectCode::from_bytes(with_options, "options.fatbin").unwrap();
+    let entries: Vec<_> = code.inspect().unwrap().fatbin_entries().cloned().collect();
+    assert_eq!(entries[0].options.as_deref(), Some("-O3"));
+}
+
+/// A bomb costs nothing to inspect either: a bare one is refused, and one
+/// inside a host object, read a fatbin at a time, is listed with the
+/// budget's error, not decoded.
+#[test]
+fn inspecting_a_bomb_does_not_decode_it() {
+    let bomb = hostile::zstd_bomb_fatbin(1 << 30);
+    assert!(bomb.len() < 40 << 10, "{}", bomb.len());
+    let (_dir, path) = cuda_link_tests::temp_file("bomb.fatbin", &bomb);
+    let err = cuda_link::inspect_path(&path).unwrap_err();
+    assert!(
+        matches!(err.reason, Reason::DecompressionBudget { .. }),
+        "{err}"
+    );
+    let object = cuda_link_tests::host_object(&bomb, ".nv_fatbin");
+    let (_dir, path) = cuda_link_tests::temp_file("bomb.o", &object);
+    let info = cuda_link::inspect_path(&path).unwrap();
+    let entry = info.fatbin_entries().next().unwrap();
+    assert!(
+        matches!(&entry.payload, cuda_link::inspect::Payload::Error(why) if why.contains("1024 times")),
+        "{:?}",
+        entry.payload
+    );
+}
+
+/// Valid PTX behind a licence header longer than any detection window.
+#[test]
+fn ptx_after_a_long_comment_is_ptx() {
+    let mut text = "// licence line that goes on and on\n".repeat(1000);
+    text.push_str("/* and a block\n comment */\n.version 8.0\n.target sm_90\n.address_size 64\n");
+    text.push_str(".visible .entry k() { ret; }\n");
+    let code = ObjectCode::from_bytes(text.into_bytes(), "licensed.ptx").unwrap();
+    assert_eq!(code.kind(), cuda_link::ObjectKind::Ptx);
+    assert_eq!(code.inspect().unwrap().kernels(), ["k"]);
+}
+
+/// A host object whose `.nv_fatbin` claims 2^64 - 8 bytes is a typed
+/// error when inspected from its file, where 16 + size overflowed.
+#[test]
+fn streamed_fatbin_size_overflow_is_an_error() {
+    let mut fatbin = hostile::raw_fatbin(&[(1, 90, b".version 8.0\n.target sm_90\n")]);
+    fatbin[8..16].copy_from_slice(&(u64::MAX - 7).to_le_bytes());
+    let object = cuda_link_tests::host_object(&fatbin, ".nv_fatbin");
+    let (_dir, path) = cuda_link_tests::temp_file("overflow.o", &object);
+    let err = cuda_link::inspect_path(&path).unwrap_err();
+    assert!(matches!(err.reason, Reason::Malformed { .. }), "{err}");
 }

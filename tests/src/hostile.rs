@@ -260,3 +260,256 @@ pub fn part_at(elf: &[u8], offset: usize) -> String {
             },
         )
 }
+
+/// The section header of the first section whose name starts with
+/// `prefix`, in a valid ELF64 image.
+pub fn section_named(elf: &[u8], prefix: &str) -> Option<usize> {
+    let count = usize::from(u16_at(elf, E_SHNUM));
+    let names = section_header(elf, usize::from(u16_at(elf, E_SHSTRNDX)));
+    let names = u64_at(elf, names + SH_OFFSET) as usize;
+    (1..count).map(|i| section_header(elf, i)).find(|&header| {
+        let name = names + u32::from_le_bytes(elf[header..header + 4].try_into().unwrap()) as usize;
+        elf[name..].starts_with(prefix.as_bytes())
+    })
+}
+
+const SH_INFO: usize = 0x2c;
+const SH_ADDRALIGN: usize = 0x30;
+const E_SHNUM_FIELD: usize = E_SHNUM;
+
+/// One image of each class of structural lie that a C library trusts,
+/// named for the test that refuses it. Built from a real relocatable cubin.
+pub fn classes(cubin: &[u8]) -> Vec<Hostile> {
+    let mut out = Vec::new();
+    let mut add = |name: &str, bytes: Vec<u8>| {
+        out.push(Hostile {
+            name: name.to_owned(),
+            bytes,
+        })
+    };
+    let shnum = u16_at(cubin, E_SHNUM_FIELD);
+    let ptx = b".version 8.0\n.target sm_90\n.address_size 64\n";
+
+    add(
+        "options slot outside the header",
+        fatbin_with_options(1, ptx, (0x7fff_0000, 64), b""),
+    );
+    add(
+        "options not NUL-terminated",
+        fatbin_with_options(1, ptx, (72, 8), b"-O3-O3-O"),
+    );
+    let mut far_tables = cubin[..64].to_vec();
+    far_tables[E_SHOFF..E_SHOFF + 8].copy_from_slice(&(1u64 << 40).to_le_bytes());
+    add(
+        "unknown entry kind carrying a cubin",
+        raw_fatbin(&[(0x10, 90, &far_tables)]),
+    );
+    let mut header_alone = cubin[..64].to_vec();
+    header_alone[E_SHOFF..E_SHOFF + 8].copy_from_slice(&0u64.to_le_bytes());
+    add("the ELF header alone with e_shoff 0", header_alone);
+    add(
+        "e_shoff 0 in a full cubin",
+        patched(cubin, E_SHOFF, &0u64.to_le_bytes()),
+    );
+    let mut phoff_zero = patched(cubin, E_PHNUM, &1u16.to_le_bytes());
+    phoff_zero[E_PHENTSIZE..E_PHENTSIZE + 2].copy_from_slice(&56u16.to_le_bytes());
+    phoff_zero[E_PHOFF..E_PHOFF + 8].copy_from_slice(&0u64.to_le_bytes());
+    add("e_phoff 0 with a program header", phoff_zero);
+    add(
+        "e_phnum PN_XNUM",
+        patched(cubin, E_PHNUM, &0xffffu16.to_le_bytes()),
+    );
+    add(
+        "e_shstrndx SHN_XINDEX",
+        patched(cubin, E_SHSTRNDX, &0xffffu16.to_le_bytes()),
+    );
+    add("e_shnum 0 with a section table", {
+        let mut bytes = patched(cubin, E_SHNUM, &0u16.to_le_bytes());
+        // Extended numbering keeps the count in section 0's sh_size.
+        let null = section_header(cubin, 0);
+        bytes[null + SH_SIZE_FIELD..null + SH_SIZE_FIELD + 8]
+            .copy_from_slice(&u64::from(shnum).to_le_bytes());
+        bytes
+    });
+    let symtab = section_named(cubin, ".symtab").expect("a cubin has .symtab");
+    let symbols = u64_at(cubin, symtab + SH_OFFSET) as usize;
+    // Symbol 1's st_shndx (symbol 0 is the null symbol).
+    add(
+        "a symbol's st_shndx SHN_XINDEX",
+        patched(cubin, symbols + 24 + 6, &0xffffu16.to_le_bytes()),
+    );
+    for table in [".shstrtab", ".strtab"] {
+        let header = section_named(cubin, table).expect("a cubin has both string tables");
+        let end =
+            (u64_at(cubin, header + SH_OFFSET) + u64_at(cubin, header + SH_SIZE_FIELD)) as usize;
+        add(
+            &format!("{table} without its last NUL"),
+            patched(cubin, end - 1, b"A"),
+        );
+    }
+    let text = section_named(cubin, ".text.").expect("a kernel has .text");
+    add(
+        "sh_info of .text.<kernel> past the symbols",
+        patched(cubin, text + SH_INFO, &0x00ff_fff0u32.to_le_bytes()),
+    );
+    let kernel_info = section_named(cubin, ".nv.info.").expect("a kernel has .nv.info");
+    add(
+        "sh_info of .nv.info.<kernel> past the sections",
+        patched(cubin, kernel_info + SH_INFO, &0x00ff_fff0u32.to_le_bytes()),
+    );
+    // Still a section index, but of the symbol table, not of code.
+    let symtab_index = (0..usize::from(shnum))
+        .find(|&i| section_header(cubin, i) == section_named(cubin, ".symtab").unwrap())
+        .unwrap() as u32;
+    add(
+        "sh_info of .nv.info.<kernel> naming a table",
+        patched(cubin, kernel_info + SH_INFO, &symtab_index.to_le_bytes()),
+    );
+    let nv_info = section_named(cubin, ".nv.info").expect("a cubin has .nv.info");
+    let records = u64_at(cubin, nv_info + SH_OFFSET) as usize;
+    let size = u64_at(cubin, nv_info + SH_SIZE_FIELD) as usize;
+    let regcount = (records..records + size)
+        .step_by(4)
+        .find(|&at| cubin[at] == 4 && cubin[at + 1] == 0x2f)
+        .expect("ptxas writes EIATTR_REGCOUNT");
+    add(
+        ".nv.info record naming a symbol past the symbols",
+        patched(cubin, regcount + 4, &0x7fff_ffffu32.to_le_bytes()),
+    );
+    add(
+        ".nv.info record running past its section",
+        patched(
+            cubin,
+            nv_info + SH_SIZE_FIELD,
+            &(size as u64 - 2).to_le_bytes(),
+        ),
+    );
+    if let Some(callgraph) = section_named(cubin, ".nv.callgraph") {
+        let size = u64_at(cubin, callgraph + SH_SIZE_FIELD);
+        add(
+            ".nv.callgraph of a partial edge",
+            patched(cubin, callgraph + SH_SIZE_FIELD, &(size - 4).to_le_bytes()),
+        );
+    }
+    add(
+        "sh_addralign 2^62",
+        patched(cubin, text + SH_ADDRALIGN, &(1u64 << 62).to_le_bytes()),
+    );
+    add(
+        "sh_addralign 3",
+        patched(cubin, text + SH_ADDRALIGN, &3u64.to_le_bytes()),
+    );
+    add("zstd PTX bomb of 1 GiB", zstd_bomb_fatbin(1 << 30));
+    add("PTX entry of zeros", raw_fatbin(&[(1, 90, &[0u8; 64])]));
+    add(
+        "object whose second .nv_fatbin is hostile",
+        host_object_sections(&[
+            (&raw_fatbin(&[(2, 90, cubin)]), ".nv_fatbin"),
+            (&raw_fatbin(&[(2, 90, &cubin[..64])]), ".nv_fatbin"),
+        ]),
+    );
+    let object = host_object(&raw_fatbin(&[(2, 90, cubin)]), ".nv_fatbin");
+    add(
+        "archive symbol past the end",
+        ar_archive_with_symbol("k.o", &object, "saxpy", u32::MAX - 7),
+    );
+    out
+}
+
+/// A fatbin of one entry whose options descriptor (at header offset 64)
+/// is `descriptor`, followed in the header by `text`.
+pub fn fatbin_with_options(
+    kind: u16,
+    payload: &[u8],
+    descriptor: (u32, u32),
+    text: &[u8],
+) -> Vec<u8> {
+    let padded = (payload.len() + 1).next_multiple_of(8);
+    let header_size = 72 + text.len().next_multiple_of(8);
+    let mut body = entry_header(kind, 90, padded as u64);
+    body[4..8].copy_from_slice(&(header_size as u32).to_le_bytes());
+    body[0x14..0x18].copy_from_slice(&64u32.to_le_bytes());
+    body.extend_from_slice(&descriptor.0.to_le_bytes());
+    body.extend_from_slice(&descriptor.1.to_le_bytes());
+    body.extend_from_slice(text);
+    body.resize(header_size, 0);
+    body.extend_from_slice(payload);
+    body.resize(header_size + padded, 0);
+    wrap_body(body)
+}
+
+/// A fatbin of one zstd PTX entry that really decodes to `size` zero
+/// bytes: a frame of RLE blocks, 4 bytes for every 128 KiB.
+pub fn zstd_bomb_fatbin(size: u64) -> Vec<u8> {
+    const BLOCK: u64 = 128 << 10;
+    let mut frame = 0xFD2F_B528u32.to_le_bytes().to_vec();
+    frame.push(0xE0); // single segment, 8-byte content size
+    frame.extend_from_slice(&size.to_le_bytes());
+    let blocks = size.div_ceil(BLOCK);
+    for block in 0..blocks {
+        let len = BLOCK.min(size - block * BLOCK);
+        let last = u64::from(block + 1 == blocks);
+        let header = last | (1 << 1) | (len << 3); // RLE
+        frame.extend_from_slice(&header.to_le_bytes()[..3]);
+        frame.push(0);
+    }
+    let stored = frame.len().next_multiple_of(8);
+    let mut body = entry_header(1, 90, stored as u64);
+    body[0x10..0x14].copy_from_slice(&(frame.len() as u32).to_le_bytes());
+    body[0x28..0x30].copy_from_slice(&(0x11u64 | 0x8000).to_le_bytes());
+    body[0x38..0x40].copy_from_slice(&size.to_le_bytes());
+    body.extend_from_slice(&frame);
+    body.resize(64 + stored, 0);
+    wrap_body(body)
+}
+
+/// A host object with several device-code sections, in order.
+pub fn host_object_sections(sections: &[(&[u8], &str)]) -> Vec<u8> {
+    use object::write::{Object, StandardSection};
+    use object::{Architecture, BinaryFormat, Endianness, SectionKind};
+    let mut obj = Object::new(BinaryFormat::Elf, Architecture::X86_64, Endianness::Little);
+    let text = obj.section_id(StandardSection::Text);
+    obj.append_section_data(text, &[0xc3], 1);
+    for (fatbin, name) in sections {
+        let id = obj.add_section(
+            Vec::new(),
+            name.as_bytes().to_vec(),
+            SectionKind::ReadOnlyData,
+        );
+        obj.append_section_data(id, fatbin, 8);
+    }
+    obj.write().expect("writing an in-memory ELF cannot fail")
+}
+
+/// A GNU archive of one member with a symbol table naming `symbol` at
+/// `offset`.
+pub fn ar_archive_with_symbol(
+    member_name: &str,
+    member: &[u8],
+    symbol: &str,
+    offset: u32,
+) -> Vec<u8> {
+    let mut table = 1u32.to_be_bytes().to_vec();
+    table.extend_from_slice(&offset.to_be_bytes());
+    table.extend_from_slice(symbol.as_bytes());
+    table.push(0);
+    if table.len() % 2 == 1 {
+        table.push(0);
+    }
+    let mut archive = b"!<arch>\n".to_vec();
+    archive.extend_from_slice(
+        format!(
+            "{:<16}{:<12}{:<6}{:<6}{:<8}{:<10}`\n",
+            "/",
+            0,
+            0,
+            0,
+            0,
+            table.len()
+        )
+        .as_bytes(),
+    );
+    archive.extend_from_slice(&table);
+    archive.extend_from_slice(&ar_archive(member_name, member)[8..]);
+    archive
+}

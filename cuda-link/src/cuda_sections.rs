@@ -1,0 +1,204 @@
+//! CUDA's own uses of ELF fields in a cubin, which NVIDIA's readers index
+//! with unchecked: the symbol index in the `sh_info` of per-kernel
+//! sections, the records of `.nv.info*` and the edges of `.nv.callgraph`.
+//!
+//! Runs after [`crate::elf::validate`], so every section's range, the
+//! section-name table and the symbol tables are known to be sound.
+
+use object::LittleEndian;
+use object::elf;
+use object::read::elf::{FileHeader, SectionHeader};
+
+use crate::error::{ParseResult, Reason};
+
+type Header = elf::FileHeader64<LittleEndian>;
+
+/// `.nv.info` record formats: no value, byte, half-word (the value sits in
+/// the record's last two bytes), and sized (that many bytes follow).
+const EIFMT_NVAL: u8 = 1;
+const EIFMT_HVAL: u8 = 3;
+const EIFMT_SVAL: u8 = 4;
+/// Attributes whose value starts with a function's symbol index.
+const EIATTR_PARAM_CBANK: u8 = 0x0a;
+const EIATTR_FRAME_SIZE: u8 = 0x11;
+const EIATTR_MIN_STACK_SIZE: u8 = 0x12;
+const EIATTR_MAX_STACK_SIZE: u8 = 0x23;
+const EIATTR_REGCOUNT: u8 = 0x2f;
+/// An attribute whose value is a list of symbol indices.
+const EIATTR_EXTERNS: u8 = 0x0f;
+/// `.nv.callgraph` marks (-1 .. -4) that stand where a callee would.
+const CALLGRAPH_MARKS: u32 = 0xffff_fff0;
+/// `.text.<kernel>` keeps the register count in `sh_info`'s top byte.
+const TEXT_SYMBOL_MASK: u32 = 0x00ff_ffff;
+
+/// Checks every CUDA section of a structurally valid cubin.
+pub(crate) fn validate(data: &[u8]) -> ParseResult<()> {
+    let endian = LittleEndian;
+    let malformed = |e: object::Error| Reason::Malformed {
+        what: "cubin ELF",
+        detail: e.to_string(),
+    };
+    let header = Header::parse(data).map_err(malformed)?;
+    let sections = header.sections(endian, data).map_err(malformed)?;
+    let symbol_count = sections
+        .iter()
+        .find(|s| s.sh_type(endian) == elf::SHT_SYMTAB)
+        .map_or(0, |s| {
+            s.sh_size(endian) / size_of::<elf::Sym64<LittleEndian>>() as u64
+        });
+    for (index, section) in sections.iter().enumerate() {
+        let name = sections.section_name(endian, section).unwrap_or_default();
+        let text = name.starts_with(b".text.");
+        if !(text || name.starts_with(b".nv.")) {
+            continue;
+        }
+        let shown = || format!("section {index} ({})", String::from_utf8_lossy(name));
+        let info_link = section.sh_flags(endian).0 & elf::SHF_INFO_LINK.0 != 0;
+        let plain = !matches!(
+            section.sh_type(endian),
+            elf::SHT_REL | elf::SHT_RELA | elf::SHT_SYMTAB | elf::SHT_DYNSYM | elf::SHT_STRTAB
+        ) && !info_link;
+        if info_link && !text {
+            // `.nv.info.<k>` and `.nv.constant0.<k>` name the section of
+            // their function (code, data, or a Mercury section of CUDA's own
+            // type), never a table, a note or the null section; the index
+            // was checked to be a section.
+            let target = section.sh_info(endian);
+            let names_a_table = sections
+                .section(object::SectionIndex(target as usize))
+                .map_or(true, |t| is_table(t.sh_type(endian)));
+            if target == 0 || names_a_table {
+                return Err(Reason::BadSectionLink {
+                    section: index,
+                    field: "sh_info",
+                    target,
+                });
+            }
+        }
+        if plain {
+            let info = section.sh_info(endian);
+            let symbol = u64::from(if text { info & TEXT_SYMBOL_MASK } else { info });
+            if symbol >= symbol_count.max(1) {
+                return Err(Reason::BadSymbolIndex {
+                    place: format!("{} sh_info", shown()),
+                    index: symbol,
+                    count: symbol_count,
+                });
+            }
+        }
+        let Ok(bytes) = section.data(endian, data) else {
+            continue; // SHT_NOBITS
+        };
+        if name.starts_with(b".nv.info") {
+            check_nv_info(bytes, &shown, symbol_count)?;
+        } else if name == b".nv.callgraph" {
+            check_callgraph(bytes, &shown, symbol_count)?;
+        }
+    }
+    Ok(())
+}
+
+/// ELF's own table types, which no CUDA section points at with `sh_info`.
+fn is_table(kind: elf::SectionType) -> bool {
+    matches!(
+        kind,
+        elf::SHT_NULL
+            | elf::SHT_SYMTAB
+            | elf::SHT_STRTAB
+            | elf::SHT_RELA
+            | elf::SHT_HASH
+            | elf::SHT_DYNAMIC
+            | elf::SHT_NOTE
+            | elf::SHT_REL
+            | elf::SHT_DYNSYM
+            | elf::SHT_GROUP
+            | elf::SHT_SYMTAB_SHNDX
+    )
+}
+
+fn u32_at(bytes: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
+}
+
+fn check_index(place: impl FnOnce() -> String, index: u32, count: u64) -> ParseResult<()> {
+    if u64::from(index) < count {
+        Ok(())
+    } else {
+        Err(Reason::BadSymbolIndex {
+            place: place(),
+            index: index.into(),
+            count,
+        })
+    }
+}
+
+/// Records `format, attribute, u16` (plus that many bytes for `EIFMT_SVAL`)
+/// that tile the section exactly, with every symbol index in range.
+fn check_nv_info(bytes: &[u8], shown: &dyn Fn() -> String, symbol_count: u64) -> ParseResult<()> {
+    let bad = |detail: String| Reason::BadCudaRecords {
+        section: shown(),
+        detail,
+    };
+    let mut at = 0usize;
+    let mut record = 0usize;
+    while at < bytes.len() {
+        let Some(&[format, attribute, lo, hi]) = bytes.get(at..at + 4) else {
+            return Err(bad(format!("record {record} at {at:#x} is cut short")));
+        };
+        let value_len = match format {
+            EIFMT_NVAL..=EIFMT_HVAL => 0,
+            EIFMT_SVAL => usize::from(u16::from_le_bytes([lo, hi])),
+            other => return Err(bad(format!("record {record}: unknown format {other}"))),
+        };
+        let value = bytes.get(at + 4..at + 4 + value_len).ok_or_else(|| {
+            bad(format!(
+                "record {record}'s {value_len}-byte value runs past the end"
+            ))
+        })?;
+        let place = || format!("{} record {record}", shown());
+        if format == EIFMT_SVAL {
+            match attribute {
+                EIATTR_PARAM_CBANK
+                | EIATTR_FRAME_SIZE
+                | EIATTR_MIN_STACK_SIZE
+                | EIATTR_MAX_STACK_SIZE
+                | EIATTR_REGCOUNT => {
+                    if value.len() < 4 {
+                        return Err(bad(format!("record {record} has no symbol index")));
+                    }
+                    check_index(place, u32_at(value, 0), symbol_count)?;
+                }
+                EIATTR_EXTERNS => {
+                    if value.len() % 4 != 0 {
+                        return Err(bad(format!("record {record}: a partial symbol index")));
+                    }
+                    for at in (0..value.len()).step_by(4) {
+                        check_index(place, u32_at(value, at), symbol_count)?;
+                    }
+                }
+                _ => {}
+            }
+        }
+        at += 4 + value_len;
+        record += 1;
+    }
+    Ok(())
+}
+
+/// Pairs of `u32` symbol indices (caller, callee); a callee may be a mark.
+fn check_callgraph(bytes: &[u8], shown: &dyn Fn() -> String, symbol_count: u64) -> ParseResult<()> {
+    if bytes.len() % 8 != 0 {
+        return Err(Reason::BadCudaRecords {
+            section: shown(),
+            detail: format!("size {} is not a whole number of 8-byte edges", bytes.len()),
+        });
+    }
+    for (edge, pair) in bytes.chunks_exact(8).enumerate() {
+        for index in [u32_at(pair, 0), u32_at(pair, 4)] {
+            if index < CALLGRAPH_MARKS {
+                check_index(|| format!("{} edge {edge}", shown()), index, symbol_count)?;
+            }
+        }
+    }
+    Ok(())
+}
