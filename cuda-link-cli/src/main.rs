@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use cuda_link::{
-    Arch, Backend, DeviceContext, LinkCache, Linker, LinkerOptions, ObjectCode, OutputKind,
+    Arch, Backend, DeviceContext, Isolation, LinkCache, Linker, LinkerOptions, ObjectCode,
+    OutputKind,
 };
 
 #[derive(Parser)]
@@ -155,6 +156,15 @@ struct LinkArgs {
     /// Raw nvJitLink flag (repeatable).
     #[arg(long = "flag", allow_hyphen_values = true)]
     flags: Vec<String>,
+    /// Link in this process instead of a child process. By default
+    /// nvJitLink runs in a child, so a crash or hang on corrupt input
+    /// becomes an error message; the driver backend always links in this
+    /// process, as CUDA does not survive the fork.
+    #[arg(long)]
+    in_process: bool,
+    /// Stop the link after this many seconds (child process only).
+    #[arg(long, value_name = "SECONDS", conflicts_with = "in_process")]
+    timeout: Option<f64>,
 }
 
 /// nvcc spells it `-arch`; clap wants `--arch`.
@@ -292,6 +302,19 @@ fn link(args: LinkArgs) -> Result<(), String> {
             BackendArg::Nvjitlink => Backend::NvJitLink,
             BackendArg::Driver => Backend::Driver,
         });
+    let timeout = match args.timeout {
+        Some(seconds) => Some(
+            std::time::Duration::try_from_secs_f64(seconds)
+                .map_err(|_| format!("--timeout {seconds}: not a number of seconds"))?,
+        ),
+        None => None,
+    };
+    // nvJitLink runs in a child unless asked otherwise; the driver cannot.
+    options.isolation = if args.in_process || options.backend == Backend::Driver {
+        Isolation::InProcess
+    } else {
+        Isolation::Process { timeout }
+    };
     // The options that stay unset unless given.
     options.arch = args.arch;
     options.max_register_count = args.max_register_count;
@@ -316,7 +339,12 @@ fn link(args: LinkArgs) -> Result<(), String> {
         Backend::Driver => Some(DeviceContext::make_current(args.device).map_err(|e| report(&e))?),
         _ => None,
     };
-    let mut linker = Linker::new(options).map_err(|e| report(&e))?;
+    let mut linker = Linker::new(options.clone()).map_err(|e| report(&e))?;
+    if linker.backend() == Backend::Driver && options.isolation != Isolation::InProcess {
+        // Auto found no nvJitLink and fell back to the driver.
+        let in_process = options.isolation(Isolation::InProcess);
+        linker = Linker::new(in_process).map_err(|e| report(&e))?;
+    }
     let cache = (args.cache || args.cache_dir.is_some()).then(|| open_cache(args.cache_dir));
     if let Some(cache) = cache {
         linker = linker.with_cache(Arc::new(cache));

@@ -230,3 +230,73 @@ fn inspect_demangles_kernel_names() {
     assert!(kernels.contains(&"p_template<int>"), "{kernels:?}");
     assert!(kernels.contains(&"p_scalars"), "{kernels:?}");
 }
+
+/// Hostile inputs never take the command down: every `inspect` and every
+/// isolated `link` of the structural classes and of the inputs that
+/// crashed or hung nvJitLink in fuzzing ends by itself, with exit 0 or 1
+/// and a message, never a signal and never a hang.
+#[test]
+fn hostile_inputs_end_with_an_exit_code_never_a_signal() {
+    let Some(cubin) = fixtures::saxpy_relocatable_cubin() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    for (at, image) in cuda_link_tests::hostile::classes(&cubin)
+        .into_iter()
+        .enumerate()
+    {
+        let path = dir.path().join(format!("class-{at}"));
+        std::fs::write(&path, &image.bytes).unwrap();
+        files.push(path);
+    }
+    let regressions = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/regressions");
+    for entry in std::fs::read_dir(regressions).unwrap() {
+        files.push(entry.unwrap().path());
+    }
+    let output = dir.path().join("out.cubin");
+    for file in &files {
+        for args in [
+            vec!["inspect".to_owned()],
+            ["link", "--timeout", "5", "-arch", "sm_90", "-o"]
+                .map(str::to_owned)
+                .into_iter()
+                .chain([output.display().to_string()])
+                .collect(),
+        ] {
+            let run = cuda_link().args(&args).arg(file).output().unwrap();
+            let stderr = String::from_utf8_lossy(&run.stderr);
+            match run.status.code() {
+                Some(0) => {}
+                Some(1) => assert!(stderr.starts_with("cuda-link: "), "{stderr}"),
+                other => panic!(
+                    "{args:?} {}: {other:?} {:?}\n{stderr}",
+                    file.display(),
+                    run.status
+                ),
+            }
+        }
+    }
+}
+
+/// `--in-process` opts out of the child process; `--timeout` goes with
+/// the child only.
+#[test]
+fn in_process_and_timeout_do_not_mix() {
+    let run = cuda_link()
+        .args([
+            "link",
+            "--in-process",
+            "--timeout",
+            "3",
+            "-arch",
+            "sm_90",
+            "-o",
+            "x",
+            "y",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&run.stderr).contains("cannot be used with"));
+}

@@ -34,7 +34,9 @@ pub use demangle::demangle;
 pub use error::{ObjectError, Reason};
 pub use inspect::Inspection;
 #[cfg(feature = "link")]
-pub use linker::{Backend, DeviceContext, LinkError, Linker, LinkerOptions, NvJitLink, OutputKind};
+pub use linker::{
+    Backend, DeviceContext, Isolation, LinkError, Linker, LinkerOptions, NvJitLink, OutputKind,
+};
 pub use object_code::{ObjectCode, ObjectKind, ValidatedImage};
 #[cfg(unix)]
 pub use streamed::inspect_path;

@@ -4,6 +4,9 @@
  *   STUB_NO_COMPLETE    nvJitLinkComplete is not exported
  *   STUB_FAIL_ADD_AT=N  the Nth nvJitLinkAddData (from 1) fails with
  *                       NVJITLINK_ERROR_INVALID_INPUT and an error log
+ *   STUB_COMPLETE_FAULT=1|2|3  nvJitLinkComplete dereferences NULL,
+ *                       aborts, or never returns, as nvJitLink does on
+ *                       some corrupt contents
  * stub_live_handles() reports handles created and not destroyed, so a
  * test can prove that every error path destroys its handle. */
 #include <stddef.h>
@@ -45,7 +48,20 @@ int nvJitLinkAddData(stub_handle *h, int type, const void *data, size_t size, co
 }
 
 #ifndef STUB_NO_COMPLETE
-int nvJitLinkComplete(stub_handle *h) { (void)h; return 0; }
+#ifdef STUB_COMPLETE_FAULT
+#include <unistd.h>
+#endif
+int nvJitLinkComplete(stub_handle *h) {
+    (void)h;
+#if STUB_COMPLETE_FAULT == 1
+    *(volatile int *)0 = 1;
+#elif STUB_COMPLETE_FAULT == 2
+    abort();
+#elif STUB_COMPLETE_FAULT == 3
+    for (;;) pause();
+#endif
+    return 0;
+}
 #endif
 
 static const unsigned char cubin[4] = {0x7f, 'E', 'L', 'F'};

@@ -1,11 +1,14 @@
 //! Faults: missing library, wrong major, missing symbol, errors mid-link, a
 //! vanishing input file. Each is a typed error, and no handle leaks.
+#![allow(clippy::result_large_err)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
-use cuda_link::{Arch, LinkError, Linker, LinkerOptions, ObjectCode, OutputKind};
+use std::time::{Duration, Instant};
+
+use cuda_link::{Arch, Isolation, LinkError, Linker, LinkerOptions, ObjectCode, OutputKind};
 use nvjitlink_sys::{LoadError, NvJitLink};
 
 /// Compiles the stub nvJitLink with `defines` into `dir`.
@@ -150,4 +153,113 @@ fn a_file_vanishing_after_from_path_still_links() {
     // A file that vanished before from_path is an I/O error naming it.
     let err = ObjectCode::from_path(&file).unwrap_err();
     assert!(err.to_string().contains("saxpy.ptx"), "{err}");
+}
+
+/// An isolated link of `input` on the stub built with `defines`.
+fn isolated_link(name: &str, defines: &[&str], timeout: Option<Duration>) -> LinkError {
+    let dir = tempfile::tempdir().unwrap();
+    let path = stub(dir.path(), name, defines);
+    // SAFETY: our own stub, with nvJitLink's signatures.
+    let lib = Arc::new(unsafe { NvJitLink::open(&path) }.unwrap());
+    let options = LinkerOptions::for_arch(Arch::sm(90)).isolation(Isolation::Process { timeout });
+    let mut linker = Linker::with_nvjitlink(lib, options).unwrap();
+    linker.add(&ptx("victim")).unwrap();
+    // The handle lived and died in the child: none is open here.
+    let error = linker.link(OutputKind::Cubin).unwrap_err();
+    assert_eq!(live_handles(&path), 0);
+    error
+}
+
+#[test]
+fn a_crash_in_an_isolated_link_is_a_typed_error() {
+    let error = isolated_link("segv", &["STUB_COMPLETE_FAULT=1"], None);
+    match &error {
+        LinkError::Crashed { how, inputs } => {
+            assert!(how.contains("SIGSEGV"), "{how}");
+            assert_eq!(inputs, &["victim.ptx"]);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(error.to_string().contains("victim.ptx"), "{error}");
+}
+
+#[test]
+fn an_abort_in_an_isolated_link_is_a_typed_error() {
+    let error = isolated_link("abort", &["STUB_COMPLETE_FAULT=2"], None);
+    assert!(
+        matches!(&error, LinkError::Crashed { how, .. } if how.contains("SIGABRT")),
+        "{error:?}"
+    );
+}
+
+#[test]
+fn a_hang_in_an_isolated_link_is_stopped_at_its_deadline() {
+    let started = Instant::now();
+    let error = isolated_link(
+        "hang",
+        &["STUB_COMPLETE_FAULT=3"],
+        Some(Duration::from_millis(300)),
+    );
+    assert!(matches!(error, LinkError::TimedOut { .. }), "{error:?}");
+    // Killed and reaped, not waited for: well under the test harness's patience.
+    assert!(started.elapsed() < Duration::from_secs(30));
+}
+
+#[test]
+fn an_isolated_link_answers_with_the_backends_error_and_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = stub(dir.path(), "failadd-isolated", &["STUB_FAIL_ADD_AT=1"]);
+    // SAFETY: our own stub, with nvJitLink's signatures.
+    let lib = Arc::new(unsafe { NvJitLink::open(&path) }.unwrap());
+    let options =
+        LinkerOptions::for_arch(Arch::sm(90)).isolation(Isolation::Process { timeout: None });
+    let mut linker = Linker::with_nvjitlink(lib, options).unwrap();
+    linker.add(&ptx("first")).unwrap();
+    match linker.link(OutputKind::Cubin).unwrap_err() {
+        LinkError::NvJitLink {
+            call: "nvJitLinkAddData",
+            input,
+            error_log,
+            ..
+        } => {
+            assert_eq!(input.as_deref(), Some("first.ptx"));
+            assert_eq!(error_log, "stub: input rejected mid-link");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(linker.error_log(), "stub: input rejected mid-link");
+}
+
+/// The inputs that crashed or hung nvJitLink in `cargo xtask fuzz-link`,
+/// kept under `tests/regressions/`: each is refused, or links in a child
+/// and ends in a typed outcome; this process survives them all.
+#[test]
+fn fuzz_regressions_end_in_a_typed_outcome() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("regressions");
+    let libraries = cuda_link_tests::nvjitlink_libraries();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    files.sort();
+    assert!(files.len() >= 5, "{}", files.len());
+    for file in files {
+        let Ok(code) = ObjectCode::from_path(&file) else {
+            continue;
+        };
+        for (major, path) in &libraries {
+            // SAFETY: the pinned nvJitLink wheels that `cargo xtask test` installed.
+            let lib = Arc::new(unsafe { NvJitLink::open(path) }.unwrap());
+            let options = LinkerOptions::for_arch(Arch::sm(90)).isolation(Isolation::Process {
+                timeout: Some(Duration::from_secs(3)),
+            });
+            let mut linker = Linker::with_nvjitlink(lib, options).unwrap();
+            let outcome = linker.add(&code).and_then(|l| l.link(OutputKind::Cubin));
+            eprintln!(
+                "nvJitLink {major}, {}: {:?}",
+                file.display(),
+                outcome.map(drop)
+            );
+        }
+    }
 }

@@ -11,6 +11,7 @@
 //! cargo xtask bench-cold          whole-process CLI figures: link, inspect
 //! cargo xtask sanitize            the CPU tests under AddressSanitizer
 //! cargo xtask vendor-test         each sys crate copied out and tested alone
+//! cargo xtask fuzz-link [SECONDS] mutants of real inputs, linked in a child
 //! ```
 
 mod bench;
@@ -50,6 +51,7 @@ fn try_main() -> Result<()> {
         "bench-cold" => cold::bench_cold(&workspace),
         "sanitize" => sanitize(&workspace),
         "vendor-test" => vendor::vendor_test(&workspace),
+        "fuzz-link" => fuzz_link(&workspace, rest),
         "help" | "--help" | "-h" => {
             eprintln!("{}", include_str!("usage.txt"));
             Ok(())
@@ -126,6 +128,31 @@ fn sanitize(workspace: &Path) -> Result<()> {
             "nvjitlink-sys",
         ])
         .args(["--lib", "--tests", "--target", "x86_64-unknown-linux-gnu"]))
+}
+
+/// Differential fuzzing of the validator against nvJitLink: mutants of
+/// real inputs, each accepted one linked in a child process. Crashers are
+/// saved under `target/fuzz-link`; the run fails only if this process dies.
+fn fuzz_link(workspace: &Path, extra: &[String]) -> Result<()> {
+    redist::ensure(workspace, &[])?;
+    let seconds = ["60".to_owned()];
+    let args = if extra.is_empty() {
+        &seconds[..]
+    } else {
+        extra
+    };
+    run(with_redist_env(cargo().current_dir(workspace), workspace)
+        .args([
+            "run",
+            "--quiet",
+            "-p",
+            "cuda-link-tests",
+            "--example",
+            "fuzz_link",
+            "--",
+        ])
+        .args(args)
+        .args(["--save", "target/fuzz-link"]))
 }
 
 fn demo(workspace: &Path) -> Result<()> {

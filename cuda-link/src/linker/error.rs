@@ -101,6 +101,31 @@ pub enum LinkError {
     /// The driver backend without a current context.
     #[error("the driver backend needs a current CUDA context")]
     NoCurrentContext,
+    /// The isolated link's process died before it answered: nvJitLink
+    /// crashed or aborted on an input's contents (see
+    /// [`Isolation::Process`](crate::Isolation::Process)).
+    #[error("the linker process {how} linking [{inputs}]", inputs = .inputs.join(", "))]
+    Crashed {
+        /// How it ended, e.g. `"was killed by SIGSEGV (segmentation fault)"`.
+        how: String,
+        /// Every input's name.
+        inputs: Vec<String>,
+    },
+    /// The isolated link ran past its deadline and was killed.
+    #[error("the link ran past its {timeout:?} deadline and was stopped, linking [{inputs}]", inputs = .inputs.join(", "))]
+    TimedOut {
+        /// The deadline.
+        timeout: std::time::Duration,
+        /// Every input's name.
+        inputs: Vec<String>,
+    },
+    /// The child process of an isolated link could not be made, or its
+    /// answer could not be read.
+    #[error("cannot link in a child process: {detail}")]
+    Isolation {
+        /// What failed.
+        detail: String,
+    },
     /// nvJitLink returned an error.
     #[error("{call} failed with {error} linking [{inputs}]{}{}", log_suffix("error log", error_log), log_suffix("info log", info_log), inputs = .inputs.join(", "))]
     NvJitLink {

@@ -6,6 +6,8 @@ mod device;
 mod driver;
 mod error;
 mod inputs;
+#[cfg(unix)]
+mod isolated;
 mod nvjitlink;
 mod options;
 
@@ -15,7 +17,7 @@ use std::sync::Arc;
 pub use device::DeviceContext;
 pub use error::LinkError;
 pub use nvjitlink_sys::NvJitLink;
-pub use options::{Backend, LinkerOptions, OutputKind};
+pub use options::{Backend, Isolation, LinkerOptions, OutputKind};
 
 #[cfg(feature = "cache")]
 use crate::cache::LinkCache;
@@ -337,7 +339,20 @@ impl Linker {
                         version: lib.version_string(),
                     });
                 }
-                nvjitlink::link(lib, &flags, &self.inputs, output)
+                match self.options.isolation {
+                    Isolation::InProcess => nvjitlink::link(lib, &flags, &self.inputs, output),
+                    #[cfg(unix)]
+                    Isolation::Process { timeout } => {
+                        isolated::link(lib, &flags, &self.inputs, output, timeout)
+                    }
+                    #[cfg(not(unix))]
+                    Isolation::Process { .. } => {
+                        return Err(LinkError::UnsupportedOption {
+                            option: "isolation",
+                            backend: "nvJitLink on this platform",
+                        });
+                    }
+                }
             }
             Resolved::Driver(driver) => {
                 self.options.check_driver_support(output)?;

@@ -26,6 +26,32 @@ impl Backend {
     }
 }
 
+/// Where a link runs.
+///
+/// Construction of an [`ObjectCode`](crate::ObjectCode) checks every
+/// structure a C library follows (tables, offsets, string tables, record
+/// layouts), but not the contents that NVIDIA's code interprets: machine
+/// code, `.nv.info` attribute values, LTO-IR bitcode, PTX text. nvJitLink
+/// crashes on some corrupt contents of that kind, so an input from
+/// someone you do not trust is linked in a child process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum Isolation {
+    /// In the calling process: the fastest, for inputs you trust (your
+    /// own build's output, NVIDIA's libraries). A crash of nvJitLink on
+    /// corrupt contents takes the process down.
+    #[default]
+    InProcess,
+    /// In a child process forked for the link (Unix, nvJitLink backend):
+    /// a signal, an abort or an overrun of `timeout` becomes
+    /// [`LinkError::Crashed`] or [`LinkError::TimedOut`], and the calling
+    /// process, its memory and its threads are untouched.
+    Process {
+        /// Kill the child after this long; `None` waits for it.
+        timeout: Option<std::time::Duration>,
+    },
+}
+
 /// What [`Linker::link`](crate::Linker::link) produces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum OutputKind {
@@ -109,6 +135,8 @@ pub struct LinkerOptions {
     pub extra_flags: Vec<String>,
     /// Which library links.
     pub backend: Backend,
+    /// Where the link runs: in this process, or isolated in a child.
+    pub isolation: Isolation,
 }
 
 /// A setter for each field: `options.field(value)`; options that are
@@ -203,6 +231,8 @@ impl LinkerOptions {
         extra_flags: list String;
         /// Sets [`backend`](Self::backend).
         backend: flag Backend;
+        /// Sets [`isolation`](Self::isolation).
+        isolation: flag Isolation;
     }
 
     /// The nvJitLink command line for these options. `arch` and `lto` are
@@ -286,6 +316,8 @@ impl LinkerOptions {
                 self.split_compile_extended.is_some(),
             ),
             ("extra_flags", !self.extra_flags.is_empty()),
+            // CUDA does not survive the fork.
+            ("isolation", self.isolation != Isolation::InProcess),
         ];
         match unsupported.iter().chain(more).find(|(_, set)| *set) {
             Some((option, _)) => Err(LinkError::UnsupportedOption {
@@ -327,6 +359,7 @@ mod tests {
             no_cache: true,
             extra_flags: vec!["-jump-table-density=50".into()],
             backend: Backend::NvJitLink,
+            isolation: Isolation::InProcess,
         };
         let flags = options.nvjitlink_flags(Arch::sm(90), true, OutputKind::Cubin);
         for expected in [
