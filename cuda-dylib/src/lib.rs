@@ -424,8 +424,9 @@ unsafe fn first_that_opens(
 /// no preconditions). This is `libloading::Library::new`'s contract, and
 /// the reason ash's `Entry::load_from` is `unsafe` too.
 pub unsafe fn open_file(path: &std::ffi::OsStr) -> Result<Library, libloading::Error> {
-    // NVIDIA's libraries start worker threads, and unmapping their code
-    // under a running thread crashes the process: keep them resident.
+    // The driver starts worker threads, and unmapping its code under one
+    // crashes the process; nvJitLink and NVRTC start none, and stay
+    // resident too, so no pointer into an NVIDIA library dangles.
     #[cfg(target_os = "linux")]
     {
         use libloading::os::unix::{Library as Unix, RTLD_LAZY, RTLD_LOCAL};

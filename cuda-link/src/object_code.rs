@@ -117,10 +117,15 @@ impl fmt::Display for ObjectKind {
 
 /// Device code of any kind, with a name for logs and errors.
 ///
-/// Construction validates everything that the C libraries will trust (see
-/// [`ValidatedImage`]), so a value of this type is known to be of its kind
-/// and safe to hand to nvJitLink, `cuLink*` or `cuLibraryLoadData`. Bytes
-/// are shared: cloning is cheap and the linker passes them to the backend
+/// Construction validates every structure that the C libraries follow
+/// without checking (see [`ValidatedImage`]), so a value of this type is
+/// known to be of its kind, and nvJitLink, `cuLink*` and
+/// `cuLibraryLoadData` read its tables and ranges inside its bytes. What
+/// lies inside those bounds (machine code, `.nv.info` attribute values,
+/// LTO-IR bitcode, PTX text) is NVIDIA's to interpret, and corrupt contents
+/// can still crash nvJitLink or the driver: link bytes you do not trust
+/// with [`Isolation::Process`](crate::Isolation::Process). Bytes are
+/// shared: cloning is cheap and the linker passes them to the backend
 /// without copying.
 ///
 /// Constructors take anything that becomes [`Bytes`]: a `Vec<u8>` or
@@ -159,14 +164,25 @@ pub struct ObjectCode {
 /// string that reaches them is one of these, which only [`ObjectCode`]'s
 /// constructors make, after checking:
 ///
-/// * cubins: the ELF header, section and program header tables, every
-///   section's and segment's range, the section-name, symbol and string
-///   tables, every relocation's symbol and offset, every note;
-/// * fatbins: the header and entry sizes, every cubin entry (decompressed)
-///   as above, every PTX entry NUL-terminated;
-/// * host objects and archives: every member's ELF structure and every
-///   embedded fatbin as above;
+/// * cubins: the ELF header (no table at offset 0 with entries, no
+///   extended numbering), section and program header tables, every
+///   section's and segment's range and alignment, the section-name, symbol
+///   and string tables (each ending in a NUL), every relocation's symbol
+///   and offset, every note, and CUDA's own indices: the symbol in a
+///   kernel section's `sh_info`, the section an `.nv.info.<k>` names, the
+///   symbols in `.nv.info` records and `.nv.callgraph` edges, which must
+///   tile their sections;
+/// * fatbins: the header and entry sizes, known entry kinds only, every
+///   options slot inside its entry header, every cubin entry (decompressed)
+///   as above, every PTX entry non-empty and NUL-terminated, all within a
+///   decompression budget (a ratio and a total per object);
+/// * host objects and archives: every member's ELF structure, every
+///   device-code section and embedded fatbin as above, every archive
+///   symbol-table offset at the start of a member;
 /// * PTX: a NUL at the end, appended once at construction when missing.
+///
+/// It does not promise that NVIDIA's code survives the contents; see
+/// [`ObjectCode`].
 #[derive(Clone)]
 pub struct ValidatedImage {
     kind: ObjectKind,

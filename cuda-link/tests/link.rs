@@ -16,7 +16,10 @@ use nvjitlink_sys::{NvJitLink, sys::nvJitLinkResult};
 /// nvJitLink 12.9 and nvJitLink 13.5 working in one process at once; the
 /// cause is not found (docs/reliability.md). Parallel linking keeps its
 /// own tests: `linkers_run_in_parallel_threads` and `tests/stress.rs`.
+/// A crash prints its address and frames (`crash_report`) before the
+/// process dies.
 fn serial() -> std::sync::MutexGuard<'static, ()> {
+    cuda_link_tests::crash_report::install();
     static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
     SERIAL
         .lock()

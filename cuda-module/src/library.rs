@@ -136,10 +136,12 @@ impl Library {
     /// # What the driver trusts
     /// `cuLibraryLoadData` takes no size. Only an [`ObjectCode`]'s
     /// [`ValidatedImage`](cuda_link::ValidatedImage) reaches it, so the
-    /// driver never reads outside the image: the ELF header, the section
-    /// and program header tables, every section's and segment's range, the
-    /// name, symbol and string tables, every relocation's symbol and offset,
-    /// every note, and the same inside every fatbin entry are checked first.
+    /// driver finds every structure it follows inside the image: the ELF
+    /// header, the section and program header tables, every section's and
+    /// segment's range, the name, symbol and string tables, every
+    /// relocation's symbol and offset, every note, CUDA's section and
+    /// symbol indices, and the same inside every fatbin entry are checked
+    /// first (the full list: [`ValidatedImage`](cuda_link::ValidatedImage)).
     ///
     /// What lies inside those bounds is the driver's to interpret: SASS,
     /// the `.nv.info` attributes, relocation types, section types and
@@ -202,8 +204,9 @@ impl Library {
         let mut library: CUlibrary = std::ptr::null_mut();
         let mut module: CUmodule = std::ptr::null_mut();
         let guard = log.lock();
-        // SAFETY: `image` is validated (every offset inside it is in bounds,
-        // PTX ends in a NUL), so the size-less calls read only its bytes; it
+        // SAFETY: `image`'s ELF tables and ranges lie inside it and its PTX
+        // ends in a NUL, so the size-less calls find its structures in its
+        // bytes (its contents are the driver's to interpret, see `load`); it
         // outlives the call, and the library when preserved, as the library
         // keeps it. The option arrays match their counts; out-pointers are
         // valid; the log buffer lives as long as the handle.

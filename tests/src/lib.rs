@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 pub mod corpus;
+pub mod crash_report;
 pub mod fixtures;
 pub mod hostile;
 pub mod workloads;

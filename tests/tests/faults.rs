@@ -263,3 +263,45 @@ fn fuzz_regressions_end_in_a_typed_outcome() {
         }
     }
 }
+
+/// The crash report of `cuda-link/tests/link.rs`: a SIGSEGV in a child
+/// prints the signal, the faulting address and frames, then still kills it.
+#[test]
+fn a_crash_leaves_its_address_and_frames_on_stderr() {
+    let output = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "crash_report_child",
+            "--include-ignored",
+            "--nocapture",
+        ])
+        .env("CUDA_LINK_CRASH_CHILD", "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&output.status),
+        Some(libc_sigsegv()),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("fatal signal 11 at address 0x0000000000000010"),
+        "{stderr}"
+    );
+    // Frames as `binary(+offset)[address]`, for `addr2line -e binary offset`.
+    let frames = stderr.lines().filter(|l| l.contains("(+0x")).count();
+    assert!(frames >= 3, "no frames: {stderr}");
+}
+
+fn libc_sigsegv() -> i32 {
+    11
+}
+
+#[test]
+#[ignore = "run by a_crash_leaves_its_address_and_frames_on_stderr in a child process"]
+fn crash_report_child() {
+    assert!(std::env::var_os("CUDA_LINK_CRASH_CHILD").is_some());
+    cuda_link_tests::crash_report::install();
+    // SAFETY: not safe at all: this child exists to die at address 0x10.
+    unsafe { std::ptr::write_volatile(0x10 as *mut u8, 1) };
+}

@@ -249,9 +249,10 @@ pub(super) fn link(
     for input in inputs {
         let bytes = input.image().as_bytes();
         let name = c_input_name(input);
-        // SAFETY: a live state; a validated image (offsets in bounds, PTX
-        // NUL-terminated) and a C-string name, alive for the call; no
-        // per-input options.
+        // SAFETY: a live state; a buffer whose ELF tables and ranges lie
+        // inside it and whose PTX ends in a NUL (what the driver reads
+        // without a size), and a C-string name, alive for the call; no
+        // per-input options. Contents are the driver's to interpret.
         let added = unsafe {
             driver.cuLinkAddData_v2(
                 state.raw,

@@ -131,9 +131,11 @@ pub(super) fn link(
 
     for (input, name) in inputs.iter().zip(&names) {
         let bytes = input.image().as_bytes();
-        // SAFETY: a live handle; a validated image (every offset inside it
-        // is in bounds, PTX ends in a NUL) and a C-string name, both alive
-        // for the call; nvJitLink copies what it keeps.
+        // SAFETY: a live handle; a pointer and size of a live buffer whose
+        // ELF tables and ranges lie inside it and whose PTX ends in a NUL
+        // (what nvJitLink reads without checking), and a C-string name,
+        // both alive for the call; nvJitLink copies what it keeps. What it
+        // makes of the contents is its own: see `Isolation`.
         let added = unsafe {
             lib.nvJitLinkAddData(
                 raw,
