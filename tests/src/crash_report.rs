@@ -23,7 +23,9 @@ pub fn install() {
                 // and backtrace_symbols_fd, which writes without malloc.
                 unsafe {
                     let mut action: libc::sigaction = std::mem::zeroed();
-                    action.sa_sigaction = report as usize;
+                    let handler: extern "C" fn(i32, *mut libc::siginfo_t, *mut libc::c_void) =
+                        report;
+                    action.sa_sigaction = handler as *const () as usize;
                     action.sa_flags = libc::SA_SIGINFO | libc::SA_RESETHAND;
                     libc::sigaction(signal, &action, std::ptr::null_mut());
                 }
