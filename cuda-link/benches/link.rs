@@ -12,7 +12,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use criterion::{Criterion, criterion_group};
-use cuda_link::{Arch, LinkCache, Linker, LinkerOptions, ObjectCode, ObjectKind, OutputKind};
+use cuda_link::{
+    Arch, Isolation, LinkCache, Linker, LinkerOptions, ObjectCode, ObjectKind, OutputKind,
+};
 use cuda_link_tests::{fixtures, nvrtc, workloads};
 use nvjitlink_sys::{
     NvJitLink,
@@ -179,9 +181,38 @@ fn bench_links(c: &mut Criterion) {
     }
 }
 
-/// Alternates raw and wrapper links (ABBA order, so drift of the machine
-/// cancels) and reports the median of the per-pair ratios: separate
-/// criterion runs drift by more than the overhead being measured.
+/// Times `first` and `second` alternately (ABBA order, so drift of the
+/// machine cancels): their medians and the median of the per-pair ratios
+/// `second / first`. Separate criterion runs drift by more than the
+/// overheads measured here.
+fn paired(rounds: usize, mut first: impl FnMut(), mut second: impl FnMut()) -> (f64, f64, f64) {
+    let mut time = |f: &mut dyn FnMut()| {
+        let start = Instant::now();
+        f();
+        start.elapsed().as_secs_f64()
+    };
+    let (mut firsts, mut seconds, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    for round in 0..rounds {
+        let (a, b) = if round % 2 == 0 {
+            let a = time(&mut first);
+            (a, time(&mut second))
+        } else {
+            let b = time(&mut second);
+            (time(&mut first), b)
+        };
+        firsts.push(a);
+        seconds.push(b);
+        ratios.push(b / a);
+    }
+    (
+        median(&mut firsts),
+        median(&mut seconds),
+        median(&mut ratios),
+    )
+}
+
+/// The wrapper against raw nvJitLink, and an isolated link
+/// (`Isolation::Process`) against an in-process one, side by side.
 fn paired_overhead() {
     let Some((lib, workloads)) = setup() else {
         return;
@@ -191,33 +222,10 @@ fn paired_overhead() {
         let rounds = if workload.name == "big" { 30 } else { 60 };
         let (flags, raw_inputs) = (workload.raw_flags(), workload.raw_inputs());
         let options = LinkerOptions::for_arch(Arch::sm(90)).no_cache(true);
-        let time_raw = || {
-            let start = Instant::now();
-            black_box(raw_link(&lib, &flags, &raw_inputs));
-            start.elapsed().as_secs_f64()
-        };
-        let time_wrapper = || {
-            let start = Instant::now();
-            black_box(workload.wrapper_link(&lib, options.clone()));
-            start.elapsed().as_secs_f64()
-        };
-        let (mut raws, mut wrappers, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
-        for round in 0..rounds {
-            let (raw, wrapper) = if round % 2 == 0 {
-                let raw = time_raw();
-                (raw, time_wrapper())
-            } else {
-                let wrapper = time_wrapper();
-                (time_raw(), wrapper)
-            };
-            raws.push(raw);
-            wrappers.push(wrapper);
-            ratios.push(wrapper / raw);
-        }
-        let (raw, wrapper, ratio) = (
-            median(&mut raws),
-            median(&mut wrappers),
-            median(&mut ratios),
+        let (raw, wrapper, ratio) = paired(
+            rounds,
+            || drop(black_box(raw_link(&lib, &flags, &raw_inputs))),
+            || drop(black_box(workload.wrapper_link(&lib, options.clone()))),
         );
         println!(
             "paired {:<8} raw {:>9.3} ms  wrapper {:>9.3} ms  overhead {:+.2}% ({rounds} pairs)",
@@ -226,9 +234,32 @@ fn paired_overhead() {
             wrapper * 1e3,
             (ratio - 1.0) * 100.0
         );
+        let isolated_options = options
+            .clone()
+            .isolation(Isolation::Process { timeout: None });
+        let (in_process, isolated, isolation_ratio) = paired(
+            rounds,
+            || drop(black_box(workload.wrapper_link(&lib, options.clone()))),
+            || {
+                drop(black_box(
+                    workload.wrapper_link(&lib, isolated_options.clone()),
+                ))
+            },
+        );
+        println!(
+            "paired {:<8} in-process {:>9.3} ms  isolated {:>9.3} ms  overhead {:+.2}% ({rounds} pairs)",
+            workload.name,
+            in_process * 1e3,
+            isolated * 1e3,
+            (isolation_ratio - 1.0) * 100.0
+        );
         report.insert(
             workload.name.to_owned(),
-            serde_json::json!({ "raw_s": raw, "wrapper_s": wrapper, "median_ratio": ratio, "pairs": rounds }),
+            serde_json::json!({
+                "raw_s": raw, "wrapper_s": wrapper, "median_ratio": ratio,
+                "in_process_s": in_process, "isolated_s": isolated,
+                "isolation_median_ratio": isolation_ratio, "pairs": rounds,
+            }),
         );
     }
     let out = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -305,6 +305,19 @@ impl ObjectCode {
         })
     }
 
+    /// An object from an image this process validated before: an isolated
+    /// link's worker, a fork of this process, gets the images of the
+    /// inputs over a socket and links them as they were checked here.
+    #[cfg(all(feature = "link", unix))]
+    pub(crate) fn from_validated_image(kind: ObjectKind, bytes: Bytes, name: String) -> Self {
+        ObjectCode {
+            name: name.into(),
+            len: bytes.len(),
+            image: ValidatedImage { kind, bytes },
+            link_facts: Arc::default(),
+        }
+    }
+
     /// A cubin (relocatable or executable).
     pub fn from_cubin(
         data: impl Into<Bytes>,

@@ -3,7 +3,8 @@
 //! `ObjectCode::from_bytes`, and each accepted one is linked by every
 //! provisioned nvJitLink major in a child process (`Isolation::Process`).
 //!
-//! Run by `cargo xtask fuzz-link SECONDS`, which provisions the libraries.
+//! Run by `cargo xtask fuzz-link SECONDS [--seed N] [--count N]`, which
+//! provisions the libraries; one seed and count give the same mutants.
 //! Prints accepted, refused, linked, failed, crashed and hung counts per
 //! major, and saves crashing and hanging inputs under `--save DIR`. This
 //! process surviving is the point: it exits 0 whatever nvJitLink does.
@@ -86,6 +87,7 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let mut seconds = 60u64;
     let mut save = PathBuf::from("target/fuzz-link");
+    let mut limit = u64::MAX;
     let mut seed = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64)
@@ -94,7 +96,13 @@ fn main() {
         match arg.as_str() {
             "--save" => save = args.next().expect("--save DIR").into(),
             "--seed" => seed = args.next().and_then(|s| s.parse().ok()).expect("--seed N"),
-            other => seconds = other.parse().expect("SECONDS, --save DIR or --seed N"),
+            // A fixed number of mutants: with one seed, two runs see the same ones.
+            "--count" => limit = args.next().and_then(|s| s.parse().ok()).expect("--count N"),
+            other => {
+                seconds = other
+                    .parse()
+                    .expect("SECONDS, --save DIR, --seed N or --count N")
+            }
         }
     }
     let libraries: Vec<(u32, Arc<NvJitLink>)> = nvjitlink_libraries()
@@ -123,7 +131,7 @@ fn main() {
     let (mut mutants, mut refused) = (0u64, 0u64);
     let mut counts: BTreeMap<u32, Counts> = BTreeMap::new();
     let deadline = Instant::now() + Duration::from_secs(seconds);
-    while Instant::now() < deadline {
+    while Instant::now() < deadline && mutants < limit {
         let (kind, seed_bytes) = &seeds[mutants as usize % seeds.len()];
         mutants += 1;
         let bytes = mutate(seed_bytes, &mut rng);

@@ -305,3 +305,38 @@ fn crash_report_child() {
     // SAFETY: not safe at all: this child exists to die at address 0x10.
     unsafe { std::ptr::write_volatile(0x10 as *mut u8, 1) };
 }
+
+/// A worker that crashed is replaced: the next isolated link on the same
+/// library succeeds and holds its kernel.
+#[test]
+fn a_good_link_follows_a_crashed_one() {
+    let Some(good) = cuda_link_tests::fixtures::saxpy_ltoir() else {
+        return;
+    };
+    let good = ObjectCode::from_ltoir(good, "saxpy.ltoir").unwrap();
+    let crasher = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("regressions/crash-nvjitlink13-ltoir-89f92a676c16f485");
+    let crasher = ObjectCode::from_path(crasher).unwrap();
+    for (major, path) in cuda_link_tests::nvjitlink_libraries() {
+        // SAFETY: the pinned nvJitLink wheels that `cargo xtask test` installed.
+        let lib = Arc::new(unsafe { NvJitLink::open(path) }.unwrap());
+        let options = LinkerOptions::for_arch(Arch::sm(90)).isolation(Isolation::Process {
+            timeout: Some(Duration::from_secs(60)),
+        });
+        for round in 0..2 {
+            let mut linker = Linker::with_nvjitlink(Arc::clone(&lib), options.clone()).unwrap();
+            let crashed = linker.add(&crasher).unwrap().link(OutputKind::Cubin);
+            assert!(
+                matches!(crashed, Err(LinkError::Crashed { .. })),
+                "nvJitLink {major}, round {round}: {crashed:?}"
+            );
+            let mut linker = Linker::with_nvjitlink(Arc::clone(&lib), options.clone()).unwrap();
+            let cubin = linker.add(&good).unwrap().link(OutputKind::Cubin).unwrap();
+            assert_eq!(
+                cubin.inspect().unwrap().kernels(),
+                ["saxpy"],
+                "nvJitLink {major}"
+            );
+        }
+    }
+}
