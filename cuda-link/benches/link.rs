@@ -186,7 +186,7 @@ fn bench_links(c: &mut Criterion) {
 /// `second / first`. Separate criterion runs drift by more than the
 /// overheads measured here.
 fn paired(rounds: usize, mut first: impl FnMut(), mut second: impl FnMut()) -> (f64, f64, f64) {
-    let mut time = |f: &mut dyn FnMut()| {
+    let time = |f: &mut dyn FnMut()| {
         let start = Instant::now();
         f();
         start.elapsed().as_secs_f64()
