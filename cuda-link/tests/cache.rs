@@ -581,3 +581,584 @@ fn least_recently_used_entries_are_evicted() {
     let stats = cache.stats();
     assert_eq!((stats.hits, stats.misses), (2, 4), "{stats:?}");
 }
+
+// ---------------------------------------------------------------------
+// Another local user against the cache.
+//
+// The tests run as root. "Another user" is uid 65534 (nobody): the
+// parent test process makes that user's files and links and chowns them
+// to it. The victim is a child process (this test binary again, running
+// `victim_child`) that drops to uid 65533 before it touches the cache, so
+// that ownership and permissions apply to it as to any user. When the
+// victim needs the attacker to act in the middle, it prints
+// `@@attacker <step>` and waits on its stdin; the parent does the step and
+// answers. A child that blocks is killed after a minute, which fails the
+// test.
+// ---------------------------------------------------------------------
+
+#[cfg(unix)]
+const VICTIM_UID: u32 = 65533;
+#[cfg(unix)]
+const ATTACKER_UID: u32 = 65534;
+
+/// Distinct keys without a backend: the tests below store and look up
+/// entries directly.
+fn test_key(n: u32) -> CacheKey {
+    CacheKey::new("no backend", OutputKind::Cubin, &[format!("-key={n}")], &[])
+}
+
+fn served(cache: &LinkCache, key: &CacheKey) -> Option<Vec<u8>> {
+    cache.load(key).map(|hit| hit.output)
+}
+
+/// A command that runs the ignored test `test` of this binary alone.
+#[cfg(unix)]
+fn child_command(test: &str) -> std::process::Command {
+    let mut command = std::process::Command::new(std::env::current_exe().unwrap());
+    command.args([
+        "--exact",
+        test,
+        "--include-ignored",
+        "--nocapture",
+        "--test-threads=1",
+    ]);
+    command
+}
+
+/// Runs `command` (see [`child_command`]), doing each `@@attacker` step
+/// it asks for with `attacker`; kills it after `limit`. Returns its
+/// output once it passed.
+#[cfg(unix)]
+fn run_child(
+    mut command: std::process::Command,
+    limit: std::time::Duration,
+    mut attacker: impl FnMut(&str),
+) -> String {
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::process::Stdio;
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as libc::pid_t;
+    let (finished, watch) = std::sync::mpsc::channel::<()>();
+    let watchdog = std::thread::spawn(move || {
+        if watch.recv_timeout(limit).is_err() {
+            // Not yet waited for, so `pid` is still this child.
+            // SAFETY: a signal to a process we started.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            return true;
+        }
+        false
+    });
+    let mut stderr = child.stderr.take().unwrap();
+    let stderr = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    });
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = String::new();
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let Ok(line) = line else { break };
+        // After libtest's `test victim_child ... `, on the same line.
+        if let Some((_, step)) = line.split_once("@@attacker ") {
+            attacker(step);
+            let _ = writeln!(stdin, "done");
+        }
+        stdout.push_str(&line);
+        stdout.push('\n');
+    }
+    let _ = finished.send(());
+    let killed = watchdog.join().unwrap();
+    let status = child.wait().unwrap();
+    let stderr = stderr.join().unwrap();
+    assert!(
+        !killed,
+        "the child blocked and was killed\n{stdout}\n{stderr}"
+    );
+    assert!(
+        status.success() && stdout.contains("1 passed"),
+        "the child failed: {status:?}\n{stdout}\n{stderr}"
+    );
+    stdout
+}
+
+/// In the victim: asks the parent for an attacker's step and waits for it.
+#[cfg(unix)]
+fn ask_attacker(step: &str) {
+    use std::io::Write;
+    println!("@@attacker {step}");
+    std::io::stdout().flush().unwrap();
+    let mut answer = String::new();
+    std::io::stdin().read_line(&mut answer).unwrap();
+    assert_eq!(answer.trim(), "done");
+}
+
+#[cfg(unix)]
+fn chmod(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// Makes `path` (a file, or a directory and everything in it) `uid`'s.
+#[cfg(unix)]
+fn chown_all(path: &Path, uid: u32) {
+    std::os::unix::fs::lchown(path, Some(uid), Some(uid)).unwrap();
+    if std::fs::symlink_metadata(path).unwrap().is_dir() {
+        for entry in std::fs::read_dir(path).unwrap() {
+            chown_all(&entry.unwrap().path(), uid);
+        }
+    }
+}
+
+/// A link at `link` to `target`, made by the attacker.
+#[cfg(unix)]
+fn attacker_symlink(target: &Path, link: &Path) {
+    let fresh = link.with_extension("new-link");
+    std::os::unix::fs::symlink(target, &fresh).unwrap();
+    std::os::unix::fs::lchown(&fresh, Some(ATTACKER_UID), Some(ATTACKER_UID)).unwrap();
+    // Atomically, over whatever is at `link`.
+    std::fs::rename(&fresh, link).unwrap();
+}
+
+/// The names in `dir`, sorted.
+fn names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// A root "like /tmp" for a victim test: everyone may traverse and
+/// create in it.
+#[cfg(unix)]
+fn shared_root() -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    chmod(root.path(), 0o1777);
+    root
+}
+
+#[cfg(unix)]
+fn victim_command(scenario: &str, root: &Path) -> std::process::Command {
+    let mut command = child_command("victim_child");
+    command
+        .env("CUDA_LINK_CACHE_VICTIM", scenario)
+        .env("CUDA_LINK_CACHE_VICTIM_ROOT", root)
+        .env("CUDA_LINK_CACHE_VICTIM_UID", VICTIM_UID.to_string());
+    command
+}
+
+/// The victim's cache lives at `shared/cache`, where `shared` is another
+/// user's directory (say, a project tree of theirs that
+/// `CUDA_LINK_CACHE_DIR` points into). The cache directory itself is the
+/// victim's, mode 0700, so the first use accepts it. Then the other user,
+/// who may rename what is in `shared`, moves it aside and puts a symbolic
+/// link to a directory of theirs in its place.
+///
+/// What this proves: the verdict is the descriptor opened at first use,
+/// not the path. After the swap the victim still stores into and reads
+/// from its own directory; nothing it writes lands in the attacker's
+/// directory, so the attacker gets no file of the victim's to rename to
+/// another key's name, and key B is never served another key's cubin. With
+/// a verdict remembered per path, the victim wrote key C's entry into the
+/// attacker's directory, the attacker renamed it to key B's name, and key
+/// B was served C's cubin.
+#[cfg(unix)]
+#[test]
+fn a_directory_swapped_for_a_symlink_after_first_use_is_not_followed() {
+    if !running_as_root() {
+        eprintln!("skipped: needs root to act as two users (CI runs as root)");
+        return;
+    }
+    let root = shared_root();
+    let shared = root.path().join("shared");
+    let cache_dir = shared.join("cache");
+    let moved = shared.join("moved");
+    let theirs = root.path().join("theirs");
+    std::fs::create_dir(&shared).unwrap();
+    chown_all(&shared, ATTACKER_UID);
+    std::fs::create_dir(&cache_dir).unwrap();
+    chmod(&cache_dir, 0o700);
+    chown_all(&cache_dir, VICTIM_UID);
+    // The attacker's directory, open to all so that writes would land.
+    std::fs::create_dir(&theirs).unwrap();
+    chmod(&theirs, 0o777);
+    chown_all(&theirs, ATTACKER_UID);
+
+    let b_name = format!("{}.clc", test_key(1).to_hex());
+    run_child(
+        victim_command("swap", root.path()),
+        std::time::Duration::from_secs(60),
+        |step| match step {
+            "swap" => {
+                std::fs::rename(&cache_dir, &moved).unwrap();
+                attacker_symlink(&theirs, &cache_dir);
+            }
+            "rename" => {
+                // Whatever the victim wrote here becomes key B's entry.
+                for name in names(&theirs) {
+                    if name.ends_with(".clc") {
+                        std::fs::rename(theirs.join(&name), theirs.join(&b_name)).unwrap();
+                    }
+                }
+            }
+            other => panic!("unknown step {other}"),
+        },
+    );
+    assert_eq!(
+        names(&theirs),
+        Vec::<String>::new(),
+        "the victim wrote into the attacker's directory"
+    );
+    let mut expected = vec![
+        format!("{}.clc", test_key(0).to_hex()),
+        format!("{}.clc", test_key(2).to_hex()),
+    ];
+    expected.sort();
+    assert_eq!(names(&moved), expected);
+}
+
+/// With no `CUDA_LINK_CACHE_DIR`, `XDG_CACHE_HOME` or `HOME`, the cache
+/// falls back to `$TMPDIR/cuda-link-cache-<uid>`, which another user can
+/// create first.
+///
+/// What this proves: a fallback pre-created by another user as a symbolic
+/// link, even to a directory that the victim owns, is refused from the
+/// first use, so the attacker's later retargeting of the link reaches
+/// nothing: no entry is written through it (neither in the victim's
+/// directory nor, after the retargeting, in the attacker's), and key B is
+/// not served the entry the attacker renamed to B's name. And a fallback
+/// pre-created as a plain directory of the other user's is refused too:
+/// its planted entry is not served, and the victim writes nothing there.
+#[cfg(unix)]
+#[test]
+fn a_fallback_directory_pre_created_by_another_user_is_refused() {
+    if !running_as_root() {
+        eprintln!("skipped: needs root to act as two users (CI runs as root)");
+        return;
+    }
+    let root = shared_root();
+    let fallback = root.path().join(format!("cuda-link-cache-{VICTIM_UID}"));
+    // A directory of the victim's, as its real cache could be.
+    let victims = root.path().join("victims");
+    std::fs::create_dir(&victims).unwrap();
+    chmod(&victims, 0o700);
+    chown_all(&victims, VICTIM_UID);
+    let theirs = root.path().join("theirs");
+    std::fs::create_dir(&theirs).unwrap();
+    chmod(&theirs, 0o777);
+    chown_all(&theirs, ATTACKER_UID);
+    attacker_symlink(&victims, &fallback);
+
+    let b_name = format!("{}.clc", test_key(1).to_hex());
+    let mut command = victim_command("fallback", root.path());
+    command
+        .env_remove("CUDA_LINK_CACHE_DIR")
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("HOME")
+        .env("TMPDIR", root.path());
+    run_child(
+        command,
+        std::time::Duration::from_secs(60),
+        |step| match step {
+            "retarget" => attacker_symlink(&theirs, &fallback),
+            "rename" => {
+                for name in names(&theirs) {
+                    if name.ends_with(".clc") {
+                        std::fs::rename(theirs.join(&name), theirs.join(&b_name)).unwrap();
+                    }
+                }
+            }
+            "directory" => {
+                std::fs::remove_file(&fallback).unwrap();
+                let planter = LinkCache::new(&fallback);
+                planter.store(&test_key(1), b"planted cubin of B", "");
+                chmod(&fallback, 0o777);
+                chown_all(&fallback, ATTACKER_UID);
+            }
+            other => panic!("unknown step {other}"),
+        },
+    );
+    assert_eq!(names(&victims), Vec::<String>::new());
+    assert_eq!(names(&theirs), Vec::<String>::new());
+    assert_eq!(names(&fallback), [b_name]);
+}
+
+/// What this proves: an entry that is a FIFO is refused at once, without
+/// blocking the lookup (a plain `open` of a FIFO waits for a writer,
+/// forever), and nothing is served.
+#[cfg(unix)]
+#[test]
+fn a_fifo_entry_is_refused_without_blocking() {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let cache = Arc::new(LinkCache::new(dir.path()));
+    let key = test_key(0);
+    let fifo = cache.entry_path(&key);
+    let c_path = std::ffi::CString::new(fifo.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let looking = Arc::clone(&cache);
+    std::thread::spawn(move || {
+        let _ = sender.send(served(&looking, &key));
+    });
+    match receiver.recv_timeout(std::time::Duration::from_secs(10)) {
+        Ok(found) => assert_eq!(found, None),
+        Err(_) => {
+            // Let the blocked lookup go before failing.
+            let _ = std::fs::File::options()
+                .write(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(&fifo);
+            panic!("the lookup of a FIFO entry blocked for 10 s");
+        }
+    }
+    let stats = cache.stats();
+    assert_eq!(
+        (stats.refused, stats.hits, stats.misses, stats.bytes_read),
+        (1, 0, 1, 0),
+        "{stats:?}"
+    );
+}
+
+/// What this proves: an entry that is a symbolic link is not followed,
+/// even to an intact entry of the same key elsewhere: nothing is served.
+#[cfg(unix)]
+#[test]
+fn a_symlinked_entry_is_refused() {
+    let root = tempfile::tempdir().unwrap();
+    let key = test_key(0);
+    let elsewhere = LinkCache::new(root.path().join("elsewhere"));
+    elsewhere.store(&key, b"cubin behind a link", "");
+    assert_eq!(
+        served(&elsewhere, &key).as_deref(),
+        Some(&b"cubin behind a link"[..])
+    );
+    let cache = LinkCache::new(root.path().join("cache"));
+    cache.store(&test_key(1), b"another entry", ""); // makes the directory
+    std::os::unix::fs::symlink(elsewhere.entry_path(&key), cache.entry_path(&key)).unwrap();
+    assert_eq!(served(&cache, &key), None);
+    let stats = cache.stats();
+    assert_eq!((stats.refused, stats.hits), (1, 0), "{stats:?}");
+    // A store replaces the link with an entry of its own.
+    cache.store(&key, b"cubin of the key", "");
+    assert_eq!(
+        served(&cache, &key).as_deref(),
+        Some(&b"cubin of the key"[..])
+    );
+    assert!(
+        std::fs::symlink_metadata(cache.entry_path(&key))
+            .unwrap()
+            .is_file()
+    );
+}
+
+/// What this proves: a file far over [`LinkCache::MAX_ENTRY_BYTES`] (a
+/// sparse terabyte) under an entry's name is refused from its size, before
+/// anything is read or allocated for it: the lookup runs in a child whose
+/// address space is capped at 16 GiB, and returns at once, as a refusal.
+/// Allocating the file's length up front aborted that child.
+#[cfg(unix)]
+#[test]
+fn an_oversized_entry_is_refused_without_reading_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = LinkCache::new(dir.path());
+    let entry = cache.entry_path(&test_key(0));
+    std::fs::File::create(&entry)
+        .unwrap()
+        .set_len(1 << 40)
+        .unwrap();
+    let mut command = child_command("victim_child");
+    command
+        .env("CUDA_LINK_CACHE_VICTIM", "oversized")
+        .env("CUDA_LINK_CACHE_VICTIM_ROOT", dir.path());
+    run_child(command, std::time::Duration::from_secs(60), |step| {
+        panic!("unknown step {step}")
+    });
+    assert_eq!(std::fs::metadata(&entry).unwrap().len(), 1 << 40);
+}
+
+/// What this proves: the entry binds its key. An intact entry moved to
+/// another key's file name is not served for that key (it is refused, not
+/// taken for corrupt), and a new store for the key replaces it.
+#[test]
+fn an_entry_renamed_to_another_key_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = LinkCache::new(dir.path());
+    let (a, b) = (test_key(0), test_key(1));
+    cache.store(&a, b"cubin of A", "log of A");
+    cache.store(&b, b"cubin of B", "log of B");
+    std::fs::rename(cache.entry_path(&a), cache.entry_path(&b)).unwrap();
+    assert_eq!(served(&cache, &b), None);
+    assert_eq!(served(&cache, &a), None);
+    let stats = cache.stats();
+    assert_eq!(
+        (stats.refused, stats.hits, stats.corrupt, stats.misses),
+        (1, 0, 0, 2),
+        "{stats:?}"
+    );
+    cache.store(&b, b"cubin of B", "log of B");
+    assert_eq!(served(&cache, &b).as_deref(), Some(&b"cubin of B"[..]));
+}
+
+/// The victim's side of the tests above, in a child process.
+#[cfg(unix)]
+#[test]
+#[ignore = "run in a child process by the tests of another user's attacks"]
+fn victim_child() {
+    let Ok(scenario) = std::env::var("CUDA_LINK_CACHE_VICTIM") else {
+        return;
+    };
+    let root = std::path::PathBuf::from(std::env::var_os("CUDA_LINK_CACHE_VICTIM_ROOT").unwrap());
+    if let Ok(uid) = std::env::var("CUDA_LINK_CACHE_VICTIM_UID") {
+        let uid: u32 = uid.parse().unwrap();
+        // SAFETY: plain system calls; the group list goes first, then the
+        // group, then the user, after which none of them can come back.
+        unsafe {
+            assert_eq!(libc::setgroups(0, std::ptr::null()), 0);
+            assert_eq!(libc::setgid(uid), 0);
+            assert_eq!(libc::setuid(uid), 0);
+        }
+        // SAFETY: geteuid has no preconditions.
+        assert_eq!(unsafe { libc::geteuid() }, uid);
+    }
+    let (a, b, c) = (test_key(0), test_key(1), test_key(2));
+    match scenario.as_str() {
+        "swap" => {
+            let cache = LinkCache::new(root.join("shared/cache"));
+            cache.store(&a, b"cubin of A", "");
+            assert_eq!(served(&cache, &a).as_deref(), Some(&b"cubin of A"[..]));
+            ask_attacker("swap");
+            cache.store(&c, b"cubin of C", "");
+            ask_attacker("rename");
+            assert_eq!(
+                served(&cache, &b),
+                None,
+                "key B was served another key's cubin"
+            );
+            // The cache goes on in the victim's own directory.
+            assert_eq!(served(&cache, &c).as_deref(), Some(&b"cubin of C"[..]));
+            assert_eq!(served(&cache, &a).as_deref(), Some(&b"cubin of A"[..]));
+            let stats = cache.stats();
+            assert_eq!((stats.stores, stats.refused), (2, 0), "{stats:?}");
+        }
+        "fallback" => {
+            let cache = LinkCache::open_default();
+            assert_eq!(
+                cache.dir(),
+                root.join(format!("cuda-link-cache-{VICTIM_UID}"))
+            );
+            cache.store(&a, b"cubin of A", "");
+            ask_attacker("retarget");
+            cache.store(&c, b"cubin of C", "");
+            ask_attacker("rename");
+            assert_eq!(served(&cache, &b), None, "key B was served");
+            assert_eq!(served(&cache, &a), None);
+            let stats = cache.stats();
+            assert_eq!(
+                (stats.stores, stats.hits, stats.refused),
+                (0, 0, 4),
+                "{stats:?}"
+            );
+
+            ask_attacker("directory");
+            let cache = LinkCache::open_default();
+            assert_eq!(served(&cache, &b), None, "the planted entry was served");
+            cache.store(&c, b"cubin of C", "");
+            let stats = cache.stats();
+            assert_eq!(
+                (stats.stores, stats.hits, stats.refused),
+                (0, 0, 2),
+                "{stats:?}"
+            );
+        }
+        "oversized" => {
+            let limit = libc::rlimit {
+                rlim_cur: 16 << 30,
+                rlim_max: 16 << 30,
+            };
+            // SAFETY: a valid limit, for this process only.
+            assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_AS, &limit) }, 0);
+            let cache = LinkCache::new(&root);
+            let started = std::time::Instant::now();
+            assert_eq!(served(&cache, &a), None);
+            assert!(started.elapsed() < std::time::Duration::from_secs(5));
+            let stats = cache.stats();
+            assert_eq!(
+                (stats.refused, stats.corrupt, stats.bytes_read),
+                (1, 0, 0),
+                "{stats:?}"
+            );
+        }
+        other => panic!("unknown scenario {other}"),
+    }
+}
+
+/// Two different nvJitLink files, each loaded by the bare name
+/// `libnvJitLink.so` behind a versioned symbolic link (as the system loader
+/// finds it through `LD_LIBRARY_PATH`), must give different keys, and the
+/// same file the same key.
+///
+/// What this proves: the key holds the identity (real path, device, inode,
+/// size, modification time) of the file that actually holds the library's
+/// functions, found with `dladdr`, not of the name asked for, which for a
+/// bare name had no size or time: both files gave the same key.
+#[cfg(unix)]
+#[test]
+fn different_nvjitlink_files_behind_one_name_give_different_keys() {
+    let Some((_, library)) = nvjitlink_libraries().into_iter().find(|(m, _)| *m == 13) else {
+        return;
+    };
+    let root = tempfile::tempdir().unwrap();
+    for (dir, appended) in [("one", &b""[..]), ("two", &b"\0another build"[..])] {
+        let dir = root.path().join(dir);
+        std::fs::create_dir(&dir).unwrap();
+        let mut bytes = std::fs::read(&library).unwrap();
+        bytes.extend_from_slice(appended);
+        std::fs::write(dir.join("libnvJitLink.so.13"), bytes).unwrap();
+        std::os::unix::fs::symlink("libnvJitLink.so.13", dir.join("libnvJitLink.so")).unwrap();
+    }
+    let key = |dir: &str| {
+        let mut command = child_command("identity_child");
+        command
+            .env("CUDA_LINK_CACHE_IDENTITY_CHILD", "1")
+            .env("LD_LIBRARY_PATH", root.path().join(dir));
+        let stdout = run_child(command, std::time::Duration::from_secs(120), |step| {
+            panic!("unknown step {step}")
+        });
+        stdout
+            .lines()
+            .find_map(|line| Some(line.split_once("@@key ")?.1))
+            .unwrap()
+            .to_owned()
+    };
+    let one = key("one");
+    let two = key("two");
+    assert_ne!(one, two, "two different files gave the same key");
+    assert_eq!(one, key("one"), "the same file gave two keys");
+}
+
+/// Run by `different_nvjitlink_files_behind_one_name_give_different_keys`.
+#[cfg(unix)]
+#[test]
+#[ignore = "run in a child process by different_nvjitlink_files_behind_one_name_give_different_keys"]
+fn identity_child() {
+    if std::env::var_os("CUDA_LINK_CACHE_IDENTITY_CHILD").is_none() {
+        return;
+    }
+    // SAFETY: a copy of the pinned nvJitLink wheel, which the parent made.
+    let lib = Arc::new(unsafe { NvJitLink::open("libnvJitLink.so") }.unwrap());
+    let linker = Linker::with_nvjitlink(lib, LinkerOptions::for_arch(Arch::sm(90))).unwrap();
+    println!(
+        "@@key {}",
+        linker.cache_key(OutputKind::Cubin).unwrap().to_hex()
+    );
+}

@@ -2,29 +2,39 @@
 //! results, so that relinking the same inputs costs a file read.
 //!
 //! **The key** ([`CacheKey`]) is a SHA-256 over, each length-prefixed: the
-//! backend's identity (its library and version, and the loaded file's path,
-//! size and modification time), the output kind, the final flag list in
-//! order (nvJitLink's flags are order-sensitive: the last `-O` wins), and
-//! every input's kind and bytes, in order.
+//! backend's identity (its library and version, and the file that holds
+//! its functions as loaded: real path, device, inode, size and
+//! modification time), the output kind, the final flag list in order
+//! (nvJitLink's flags are order-sensitive: the last `-O` wins), and every
+//! input's kind and bytes, in order.
 //!
-//! **Trust.** The directory is created with mode 0700. A directory, or an
-//! entry, owned by another user or writable by others is refused with a
-//! warning, and the link proceeds uncached: the checksum in an entry
-//! catches corruption, not a planted cubin. The fallback directory, when
+//! **Trust.** The directory is created with mode 0700, then opened once,
+//! with `O_NOFOLLOW`, and checked on the open descriptor: a directory owned
+//! by another user or writable by others, or a path whose last component
+//! is a symbolic link (whoever made it can retarget it), is refused with a
+//! warning, and the link proceeds uncached. From then on every entry is
+//! reached through that descriptor, never through the path, so swapping
+//! the path after the check changes nothing. An entry must be a regular
+//! file of ours that no one else can write, at most
+//! [`LinkCache::MAX_ENTRY_BYTES`]: a symbolic link, a FIFO, a device or an
+//! oversized file is refused without blocking and without being read. The
+//! checksum in an entry covers the key it was stored under, so an entry
+//! under another key's name is refused too; it catches corruption and
+//! misfiled entries, not a planted cubin. The fallback directory, when
 //! neither `CUDA_LINK_CACHE_DIR`, `XDG_CACHE_HOME` nor `HOME` is set, is
 //! per-user and checked the same way.
 //!
 //! **Recovery.** A corrupt or truncated entry, or one whose output fails
 //! `ObjectCode` validation, is removed and relinked, never returned.
-//! Entries are written to a private temporary file and renamed into place,
-//! so threads and processes can share a directory; temporaries older than
-//! ten minutes, left by crashed writers, are removed. The least recently
-//! used entries are evicted past a size bound; the directory is rescanned
-//! only when this process's running total passes the bound or every 64
-//! stores, and eviction goes down to 90 % of it, so a store costs no
-//! directory scan on average. A directory that cannot be written only
-//! costs the caching: the link still succeeds, and a warning goes through
-//! `log`.
+//! Entries are written to a private temporary file, created exclusively in
+//! the directory, and renamed into place, so threads and processes can
+//! share a directory; temporaries older than ten minutes, left by crashed
+//! writers, are removed. The least recently used entries are evicted past
+//! a size bound; the directory is rescanned only when this process's
+//! running total passes the bound or every 64 stores, and eviction goes
+//! down to 90 % of it, so a store costs no directory scan on average. A
+//! directory that cannot be written only costs the caching: the link
+//! still succeeds, and a warning goes through `log`.
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -38,10 +48,11 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod dir;
 mod entry;
 mod trust;
 
-use std::fs;
+use std::ffi::OsStr;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -52,6 +63,7 @@ use sha2::{Digest, Sha256};
 
 use crate::ObjectCode;
 use crate::linker::OutputKind;
+use dir::{Dir, Found, OpenError};
 
 const EXTENSION: &str = "clc";
 const TEMP_PREFIX: &str = ".tmp-";
@@ -76,7 +88,9 @@ pub struct CacheStats {
     /// Entries that could not be written.
     pub write_failures: u64,
     /// Lookups and stores refused because the directory or the entry is
-    /// owned by another user or writable by others.
+    /// owned by another user or writable by others, is a symbolic link or
+    /// (an entry) not a regular file, is over the size bound, or (an
+    /// entry) was stored under another key.
     pub refused: u64,
     /// Temporaries of crashed writers removed.
     pub stale_temporaries: u64,
@@ -111,8 +125,8 @@ pub struct CacheKey([u8; 32]);
 impl CacheKey {
     /// Hashes, each length-prefixed: the backend's identity (for a
     /// [`Linker`](crate::Linker), library, version and the loaded file's
-    /// path, size and modification time), the output kind, the flags in
-    /// order, and every input's kind and bytes in order.
+    /// real path, device, inode, size and modification time), the output
+    /// kind, the flags in order, and every input's kind and bytes in order.
     pub fn new(backend: &str, output: OutputKind, flags: &[String], inputs: &[ObjectCode]) -> Self {
         let mut hasher = Sha256::new();
         let mut field = |bytes: &[u8]| {
@@ -154,8 +168,9 @@ pub struct LinkCache {
     dir: PathBuf,
     max_bytes: u64,
     counters: Counters,
-    /// Whether the directory passed the ownership check, once it exists.
-    trusted: OnceLock<Result<(), String>>,
+    /// The directory, opened and checked once it exists, or why it was
+    /// refused: the descriptor, not the path, is the verdict.
+    opened: OnceLock<Result<Dir, String>>,
     usage: Mutex<Usage>,
 }
 
@@ -182,13 +197,20 @@ impl LinkCache {
     /// The default size bound: 1 GiB.
     pub const DEFAULT_MAX_BYTES: u64 = 1 << 30;
 
-    /// A cache in `dir`, created on first store.
+    /// The largest entry file read or written: 1 GiB. A larger file under
+    /// an entry's name is refused without being read, and reading never
+    /// allocates more than this, whatever the file's size claims.
+    pub const MAX_ENTRY_BYTES: u64 = 1 << 30;
+
+    /// A cache in `dir`, created on first store. The directory is opened
+    /// and checked once, at the first lookup or store that finds it, and
+    /// used through that descriptor from then on.
     pub fn new(dir: impl Into<PathBuf>) -> Self {
         LinkCache {
             dir: dir.into(),
             max_bytes: Self::DEFAULT_MAX_BYTES,
             counters: Counters::default(),
-            trusted: OnceLock::new(),
+            opened: OnceLock::new(),
             usage: Mutex::default(),
         }
     }
@@ -229,48 +251,73 @@ impl LinkCache {
         }
     }
 
-    /// Whether the directory may be used: it must exist (or, when
-    /// `create`, be made, mode 0700), belong to this user and be writable
-    /// by no one else. The ownership verdict is kept once the directory
-    /// exists; a refusal is logged once and counted each time, and a
-    /// directory that cannot be made counts as a failed write.
-    fn usable(&self, create: bool) -> bool {
-        let verdict = match self.trusted.get() {
-            Some(verdict) => verdict,
-            None => {
-                if !self.dir.exists() {
-                    if !create {
-                        return false;
-                    }
-                    if let Err(err) = trust::create_private_dir(&self.dir) {
-                        log::warn!(
-                            "cuda-link cache: cannot create {}: {err}; linking uncached",
-                            self.dir.display()
-                        );
-                        bump(&self.counters.write_failures, 1);
-                        return false;
-                    }
-                }
-                self.trusted.get_or_init(|| {
-                    trust::check_private_dir(&self.dir).map_err(|err| {
-                        log::warn!(
-                            "cuda-link cache: not using {}: {err}; linking uncached",
-                            self.dir.display()
-                        );
-                        err.to_string()
-                    })
-                })
-            }
+    /// The directory, opened once it exists (or, when `create`, once it is
+    /// made, mode 0700): it must be a directory, not a symbolic link, of
+    /// this user and writable by no one else. The open directory is kept,
+    /// and so is a refusal, which is logged once.
+    fn open_dir(&self, create: bool) -> Result<&Dir, OpenError> {
+        let opened = match self.opened.get() {
+            Some(opened) => opened,
+            None => match Dir::open(&self.dir, create) {
+                Ok(dir) => self.opened.get_or_init(|| Ok(dir)),
+                Err(OpenError::Refused(why)) => self.opened.get_or_init(|| {
+                    log::warn!(
+                        "cuda-link cache: not using {}: {why}; linking uncached",
+                        self.dir.display()
+                    );
+                    Err(why)
+                }),
+                Err(err) => return Err(err),
+            },
         };
-        if verdict.is_err() {
-            bump(&self.counters.refused, 1);
+        opened
+            .as_ref()
+            .map_err(|why| OpenError::Refused(why.clone()))
+    }
+
+    /// [`open_dir`](Self::open_dir) for a lookup or a store: a refusal
+    /// is counted each time, and a directory that cannot be made or
+    /// opened for a store counts as a failed write.
+    fn usable(&self, create: bool) -> Option<&Dir> {
+        match self.open_dir(create) {
+            Ok(dir) => Some(dir),
+            Err(OpenError::Missing) => None,
+            Err(OpenError::Refused(_)) => {
+                bump(&self.counters.refused, 1);
+                None
+            }
+            Err(OpenError::Io(err)) => {
+                if create {
+                    log::warn!(
+                        "cuda-link cache: cannot create {}: {err}; linking uncached",
+                        self.dir.display()
+                    );
+                    bump(&self.counters.write_failures, 1);
+                }
+                None
+            }
         }
-        verdict.is_ok()
+    }
+
+    /// [`open_dir`](Self::open_dir) for the maintenance calls, as an
+    /// error: `NotFound` before the directory exists.
+    fn maintained(&self) -> io::Result<&Dir> {
+        self.open_dir(false).map_err(|err| match err {
+            OpenError::Missing => io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("{} does not exist", self.dir.display()),
+            ),
+            OpenError::Io(err) => err,
+            OpenError::Refused(why) => io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!("not using {}: {why}", self.dir.display()),
+            ),
+        })
     }
 
     /// The file an entry lives in.
     pub fn entry_path(&self, key: &CacheKey) -> PathBuf {
-        self.dir.join(format!("{}.{EXTENSION}", key.to_hex()))
+        self.dir.join(entry_name(key))
     }
 
     /// Reads an entry; a corrupt one is removed and reported as a miss.
@@ -286,31 +333,32 @@ impl LinkCache {
         key: &CacheKey,
         convert: impl FnOnce(CachedLink) -> Result<T, E>,
     ) -> Option<T> {
-        let found = if self.usable(false) {
-            self.read_entry(key)
-        } else {
-            None
+        let Some(dir) = self.usable(false) else {
+            bump(&self.counters.misses, 1);
+            return None;
         };
-        let path = self.entry_path(key);
-        let found =
-            found.map(|read| read.and_then(|entry| convert(entry).map_err(|e| e.to_string())));
+        let found = self.read_entry(dir, key).map(|read| {
+            read.and_then(|(entry, file)| {
+                convert(entry)
+                    .map(|value| (value, file))
+                    .map_err(|e| e.to_string())
+            })
+        });
         match found {
-            Some(Ok(value)) => {
+            Some(Ok((value, file))) => {
                 bump(&self.counters.hits, 1);
-                // Recency for LRU eviction; failing to touch is harmless.
-                let _ = fs::File::options()
-                    .append(true)
-                    .open(&path)
-                    .and_then(|f| f.set_modified(SystemTime::now()));
+                // Recency for LRU eviction, on the file that was read;
+                // failing to touch is harmless.
+                let _ = file.set_modified(SystemTime::now());
                 Some(value)
             }
             Some(Err(problem)) => {
                 log::warn!(
                     "cuda-link cache: removing bad entry {}: {problem}",
-                    path.display()
+                    self.entry_path(key).display()
                 );
                 bump(&self.counters.corrupt, 1);
-                let _ = fs::remove_file(&path);
+                let _ = dir.remove(OsStr::new(&entry_name(key)));
                 bump(&self.counters.misses, 1);
                 None
             }
@@ -321,37 +369,56 @@ impl LinkCache {
         }
     }
 
-    /// `None` when there is no entry or it is not ours to trust;
-    /// `Some(Err)` when it is ours and corrupt.
-    fn read_entry(&self, key: &CacheKey) -> Option<Result<CachedLink, String>> {
-        let mut file = fs::File::open(self.entry_path(key)).ok()?;
-        // Checked on the open file, so a swap after the check changes nothing.
-        let metadata = file.metadata().ok()?;
-        if let Err(err) = trust::check_private(&metadata, "entry") {
+    /// `None` when there is no entry or it is not ours to trust (counted as
+    /// refused); `Some(Err)` when it is ours and corrupt; else the entry
+    /// and its open file.
+    fn read_entry(
+        &self,
+        dir: &Dir,
+        key: &CacheKey,
+    ) -> Option<Result<(CachedLink, std::fs::File), String>> {
+        let refuse = |why: &str| {
             log::warn!(
-                "cuda-link cache: not reading {}: {err}",
+                "cuda-link cache: not reading {}: {why}",
                 self.entry_path(key).display()
             );
             bump(&self.counters.refused, 1);
-            return None;
-        }
-        let mut bytes = Vec::with_capacity(metadata.len() as usize);
-        file.read_to_end(&mut bytes).ok()?;
+            None
+        };
+        let (file, len) = match dir.open_entry(&entry_name(key), Self::MAX_ENTRY_BYTES) {
+            Found::Missing => return None,
+            Found::Refused(why) => return refuse(&why),
+            Found::File(file, len) => (file, len),
+        };
+        // Bounded by the size the open file had, itself within the bound,
+        // and by the bound itself should the file grow meanwhile.
+        let mut bytes = Vec::with_capacity(usize::try_from(len).ok()?);
+        (&file)
+            .take(Self::MAX_ENTRY_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .ok()?;
         bump(&self.counters.bytes_read, bytes.len() as u64);
-        Some(entry::decode(&bytes).ok_or_else(|| "corrupt or truncated".to_owned()))
+        if bytes.len() as u64 > Self::MAX_ENTRY_BYTES {
+            return refuse("it grew past the size bound while read");
+        }
+        match entry::decode(&bytes, &key.0) {
+            Ok(entry) => Some(Ok((entry, file))),
+            Err(entry::Rejected::Corrupt) => Some(Err("corrupt or truncated".to_owned())),
+            Err(entry::Rejected::OtherKey) => refuse("it holds the entry of another key"),
+        }
     }
 
     /// Writes an entry atomically, then evicts past the size bound. Errors
     /// are logged and counted, never returned: caching is best effort.
     pub fn store(&self, key: &CacheKey, output: &[u8], info_log: &str) {
-        if !self.usable(true) {
+        let Some(dir) = self.usable(true) else {
             return;
-        }
-        match self.write_entry(key, output, info_log) {
+        };
+        match self.write_entry(dir, key, output, info_log) {
             Ok(written) => {
                 bump(&self.counters.stores, 1);
                 bump(&self.counters.bytes_written, written);
-                self.account(written);
+                self.account(dir, written);
             }
             Err(err) => {
                 log::warn!(
@@ -363,26 +430,45 @@ impl LinkCache {
         }
     }
 
-    fn write_entry(&self, key: &CacheKey, output: &[u8], info_log: &str) -> io::Result<u64> {
+    /// A private temporary (`O_EXCL`, mode 0600) in the directory, renamed
+    /// over the entry's name once complete.
+    fn write_entry(
+        &self,
+        dir: &Dir,
+        key: &CacheKey,
+        output: &[u8],
+        info_log: &str,
+    ) -> io::Result<u64> {
+        let bytes = entry::encode(&key.0, output, info_log);
+        if bytes.len() as u64 > Self::MAX_ENTRY_BYTES {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "an entry of {} bytes is over the bound of {}",
+                    bytes.len(),
+                    Self::MAX_ENTRY_BYTES
+                ),
+            ));
+        }
         let unique = UNIQUE.fetch_add(1, Ordering::Relaxed);
-        let temp = self.dir.join(format!(
+        let temp = format!(
             "{TEMP_PREFIX}{}-{}-{unique}",
             key.to_hex(),
             std::process::id()
-        ));
-        let bytes = entry::encode(output, info_log);
-        let result = trust::create_private_file(&temp)
+        );
+        let result = dir
+            .create_new(&temp)
             .and_then(|mut file| file.write_all(&bytes))
-            .and_then(|()| fs::rename(&temp, self.entry_path(key)));
+            .and_then(|()| dir.rename(&temp, &entry_name(key)));
         if result.is_err() {
-            let _ = fs::remove_file(&temp);
+            let _ = dir.remove(OsStr::new(&temp));
         }
         result.map(|()| bytes.len() as u64)
     }
 
     /// Adds a store to the running total; scans and evicts when the total
     /// passes the bound, or every [`RESCAN_EVERY`] stores.
-    fn account(&self, written: u64) {
+    fn account(&self, dir: &Dir, written: u64) {
         let mut usage = self.usage.lock().unwrap_or_else(|p| p.into_inner());
         usage.stores_since_scan += 1;
         let due = match usage.bytes.as_mut() {
@@ -394,7 +480,7 @@ impl LinkCache {
         };
         if due {
             *usage = Usage {
-                bytes: self.scan_and_evict().ok(),
+                bytes: self.scan_and_evict(dir).ok(),
                 stores_since_scan: 0,
             };
         }
@@ -403,22 +489,17 @@ impl LinkCache {
     /// One pass over the directory: removes stale temporaries and, past the
     /// bound, the least recently used entries down to 90 % of it. Returns
     /// the bytes of entries left.
-    fn scan_and_evict(&self) -> io::Result<u64> {
+    fn scan_and_evict(&self, dir: &Dir) -> io::Result<u64> {
         let now = SystemTime::now();
-        let mut files: Vec<(SystemTime, u64, PathBuf)> = Vec::new();
-        for entry in fs::read_dir(&self.dir)?.filter_map(Result::ok) {
-            let Ok(metadata) = entry.metadata() else {
-                continue;
-            };
-            let modified = metadata.modified().unwrap_or(now);
-            let path = entry.path();
-            if entry.file_name().to_string_lossy().starts_with(TEMP_PREFIX) {
-                let age = now.duration_since(modified).unwrap_or_default();
-                if age > STALE_TEMPORARY && fs::remove_file(&path).is_ok() {
+        let mut files = Vec::new();
+        for listed in dir.list()? {
+            if is_temporary(&listed.name) {
+                let age = now.duration_since(listed.modified).unwrap_or_default();
+                if age > STALE_TEMPORARY && dir.remove(&listed.name).is_ok() {
                     bump(&self.counters.stale_temporaries, 1);
                 }
-            } else if path.extension().is_some_and(|x| x == EXTENSION) {
-                files.push((modified, metadata.len(), path));
+            } else if listed.regular && is_entry(&listed.name) {
+                files.push((listed.modified, listed.len, listed.name));
             }
         }
         let mut total: u64 = files.iter().map(|(_, len, _)| len).sum();
@@ -427,11 +508,11 @@ impl LinkCache {
         }
         let target = self.max_bytes / 10 * 9;
         files.sort();
-        for (_, len, path) in files {
+        for (_, len, name) in files {
             if total <= target {
                 break;
             }
-            if fs::remove_file(&path).is_ok() {
+            if dir.remove(&name).is_ok() {
                 total -= len;
                 bump(&self.counters.evictions, 1);
             }
@@ -439,34 +520,45 @@ impl LinkCache {
         Ok(total)
     }
 
-    /// The entries in the directory and their bytes, by one scan.
+    /// The entries in the directory and their bytes, by one scan. An error
+    /// of kind `NotFound` before the directory exists, and of kind
+    /// `PermissionDenied` when it is refused.
     pub fn disk_usage(&self) -> io::Result<(u64, u64)> {
         let (mut count, mut bytes) = (0, 0);
-        for entry in fs::read_dir(&self.dir)? {
-            let entry = entry?;
-            if entry.path().extension().is_some_and(|x| x == EXTENSION) {
+        for listed in self.maintained()?.list()? {
+            if listed.regular && is_entry(&listed.name) {
                 count += 1;
-                bytes += entry.metadata()?.len();
+                bytes += listed.len;
             }
         }
         Ok((count, bytes))
     }
 
-    /// Removes every entry and temporary.
+    /// Removes every entry and temporary; errors as for
+    /// [`disk_usage`](Self::disk_usage).
     pub fn clear(&self) -> io::Result<()> {
-        for entry in fs::read_dir(&self.dir)? {
-            let entry = entry?;
-            let name = entry.file_name();
-            let path = entry.path();
-            if path.extension().is_some_and(|x| x == EXTENSION)
-                || name.to_string_lossy().starts_with(TEMP_PREFIX)
-            {
-                fs::remove_file(path)?;
+        let dir = self.maintained()?;
+        for listed in dir.list()? {
+            if is_entry(&listed.name) || is_temporary(&listed.name) {
+                dir.remove(&listed.name)?;
             }
         }
         *self.usage.lock().unwrap_or_else(|p| p.into_inner()) = Usage::default();
         Ok(())
     }
+}
+
+/// The file name of an entry.
+fn entry_name(key: &CacheKey) -> String {
+    format!("{}.{EXTENSION}", key.to_hex())
+}
+
+fn is_entry(name: &OsStr) -> bool {
+    Path::new(name).extension().is_some_and(|x| x == EXTENSION)
+}
+
+fn is_temporary(name: &OsStr) -> bool {
+    name.to_string_lossy().starts_with(TEMP_PREFIX)
 }
 
 static UNIQUE: AtomicU64 = AtomicU64::new(0);

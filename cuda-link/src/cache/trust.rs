@@ -1,7 +1,9 @@
 //! Whom the cache trusts: a directory, and entries, owned by the current
-//! user and writable by no one else. The SHA-256 in an entry is a checksum,
-//! not a MAC, so anyone who can write the directory could plant a cubin;
-//! ownership is what keeps them out.
+//! (effective) user and writable by no one else. The SHA-256 in an entry is
+//! a checksum, not a MAC, so anyone who can write the directory could plant
+//! a cubin; ownership is what keeps them out. The checks here run on the
+//! metadata of an open descriptor (see `dir`), never on a path that could
+//! be swapped after the check.
 
 use std::fs;
 use std::io;
@@ -10,7 +12,8 @@ use std::path::{Path, PathBuf};
 /// Where the cache lives by default: `CUDA_LINK_CACHE_DIR`, else
 /// `$XDG_CACHE_HOME/cuda-link`, else `~/.cache/cuda-link`, else a
 /// per-user folder `cuda-link-cache-<uid>` in the temporary directory,
-/// which is checked like any other: another user who pre-creates it is
+/// which is checked like any other: another user who pre-creates it, as a
+/// directory or as a symbolic link (even to a directory of ours), is
 /// refused.
 pub(super) fn default_dir() -> PathBuf {
     let from = |var: &str| {
@@ -44,18 +47,6 @@ pub(super) fn create_private_dir(dir: &Path) -> io::Result<()> {
     builder.create(dir)
 }
 
-/// Checks that `dir` is a directory of this user that no one else can write.
-pub(super) fn check_private_dir(dir: &Path) -> io::Result<()> {
-    let metadata = fs::metadata(dir)?;
-    if !metadata.is_dir() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "not a directory",
-        ));
-    }
-    check_private(&metadata, "directory")
-}
-
 /// Refuses what another user owns or could write.
 #[cfg(unix)]
 pub(super) fn check_private(metadata: &fs::Metadata, what: &str) -> io::Result<()> {
@@ -80,13 +71,4 @@ pub(super) fn check_private(metadata: &fs::Metadata, what: &str) -> io::Result<(
 #[cfg(not(unix))]
 pub(super) fn check_private(_metadata: &fs::Metadata, _what: &str) -> io::Result<()> {
     Ok(())
-}
-
-/// Creates a new file only its owner can read or write.
-pub(super) fn create_private_file(path: &Path) -> io::Result<fs::File> {
-    let mut options = fs::File::options();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    options.open(path)
 }

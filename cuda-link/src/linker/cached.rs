@@ -1,6 +1,8 @@
 //! The persistent cache's side of a [`Linker`]: the key of a link, and
 //! serving and storing its output.
 
+use std::ffi::c_void;
+use std::path::Path;
 use std::sync::Arc;
 
 use super::{LinkError, Linker, OutputKind, Resolved};
@@ -20,33 +22,29 @@ impl Linker {
     }
 
     /// What the cache key holds of the backend: its name and version, and
-    /// the loaded file's path, size and modification time, so that a
-    /// replaced library never serves another's output.
+    /// the identity of the file it was loaded from (see [`loaded_file`]),
+    /// so that a replaced or different library never serves another's
+    /// output.
     fn backend_identity(&self) -> &str {
         self.backend_identity
             .get_or_init(|| self.read_backend_identity())
     }
 
     fn read_backend_identity(&self) -> String {
-        let path = match &self.backend {
-            Resolved::NvJitLink(lib) => lib.path().to_path_buf(),
-            Resolved::Driver(driver) => driver.path().to_path_buf(),
+        // A function of the library, as resolved: `dladdr` on it names the
+        // file that actually holds it.
+        let (symbol, path) = match &self.backend {
+            Resolved::NvJitLink(lib) => {
+                (lib.nvJitLinkVersion.map(|f| f as *const c_void), lib.path())
+            }
+            Resolved::Driver(driver) => (
+                driver.cuDriverGetVersion.map(|f| f as *const c_void),
+                driver.path(),
+            ),
         };
-        let file = loaded_file(&path);
-        let (size, modified) = std::fs::metadata(&file)
-            .map(|m| {
-                let modified = m
-                    .modified()
-                    .ok()
-                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
-                (m.len(), modified.map_or(0, |d| d.as_nanos()))
-            })
-            .unwrap_or((0, 0));
-        format!(
-            "{} | {} | {size} bytes | modified {modified}",
-            self.backend_name(),
-            file.display()
-        )
+        let file = loaded_file(symbol, path)
+            .unwrap_or_else(|why| format!("{UNIDENTIFIED} ({}: {why})", path.display()));
+        format!("{} | {file}", self.backend_name())
     }
 
     /// The persistent-cache key a [`link`](Self::link) to `output` would
@@ -69,7 +67,17 @@ impl Linker {
         flags: &[String],
     ) -> Option<(Arc<LinkCache>, CacheKey)> {
         let cache = self.cache.as_ref()?;
-        let key = CacheKey::new(self.backend_identity(), output, flags, &self.inputs);
+        let identity = self.backend_identity();
+        if identity.contains(UNIDENTIFIED) {
+            // Two different files could share such an identity: no caching.
+            static WARNED: std::sync::Once = std::sync::Once::new();
+            WARNED.call_once(|| {
+                let identity = identity.replace('\0', "");
+                log::warn!("cuda-link cache: {identity}; linking uncached");
+            });
+            return None;
+        }
+        let key = CacheKey::new(identity, output, flags, &self.inputs);
         Some((Arc::clone(cache), key))
     }
 
@@ -90,17 +98,61 @@ impl Linker {
     }
 }
 
-/// The file behind a library path: itself when absolute; for a bare name
-/// that the system loader resolved, the mapped file of that name, found in
-/// `/proc/self/maps`.
-fn loaded_file(path: &std::path::Path) -> std::path::PathBuf {
-    if path.is_absolute() {
-        return path.to_path_buf();
+/// Marks the identity of a backend whose file could not be identified; a
+/// NUL, which no path or version holds, keeps it from matching by chance.
+const UNIDENTIFIED: &str = "\0unidentified library file";
+
+/// The identity of the file that holds `symbol`, a function of the loaded
+/// library: the file `dladdr` names for the address (for a library opened
+/// by a bare name, or behind a versioned symbolic link, the file the loader
+/// actually mapped, not the name asked for), resolved with `realpath`,
+/// then its device, inode, size and modification time.
+#[cfg(unix)]
+fn loaded_file(symbol: Option<*const c_void>, opened: &Path) -> Result<String, String> {
+    use std::ffi::{CStr, OsStr};
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::MetadataExt;
+
+    let symbol = symbol.ok_or("no function of the library was resolved")?;
+    // SAFETY: `Dl_info` is plain old data; all zeroes is a valid value.
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: `dladdr` only looks the address up and fills `info`.
+    let found = unsafe { libc::dladdr(symbol, &mut info) };
+    if found == 0 || info.dli_fname.is_null() {
+        return Err(format!("dladdr found no file for {}", opened.display()));
     }
-    let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
-    maps.lines()
-        .filter_map(|line| line.split_whitespace().nth(5))
-        .map(std::path::Path::new)
-        .find(|mapped| mapped.file_name() == path.file_name())
-        .map_or_else(|| path.to_path_buf(), std::path::Path::to_path_buf)
+    // SAFETY: a NUL-terminated name owned by the loader, valid while the
+    // library is loaded; it stays resident, and is copied at once.
+    let mapped = unsafe { CStr::from_ptr(info.dli_fname) };
+    let mapped = Path::new(OsStr::from_bytes(mapped.to_bytes()));
+    let real = std::fs::canonicalize(mapped).map_err(|e| format!("{}: {e}", mapped.display()))?;
+    let metadata = std::fs::metadata(&real).map_err(|e| format!("{}: {e}", real.display()))?;
+    Ok(format!(
+        "{} | device {} inode {} | {} bytes | modified {}.{:09}",
+        real.display(),
+        metadata.dev(),
+        metadata.ino(),
+        metadata.len(),
+        metadata.mtime(),
+        metadata.mtime_nsec()
+    ))
+}
+
+/// The identity of the file opened as `opened`: its canonical path, size
+/// and modification time.
+#[cfg(not(unix))]
+fn loaded_file(_symbol: Option<*const c_void>, opened: &Path) -> Result<String, String> {
+    let real = std::fs::canonicalize(opened).map_err(|e| e.to_string())?;
+    let metadata = std::fs::metadata(&real).map_err(|e| e.to_string())?;
+    let modified = metadata
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .ok_or("no modification time")?;
+    Ok(format!(
+        "{} | {} bytes | modified {}",
+        real.display(),
+        metadata.len(),
+        modified.as_nanos()
+    ))
 }
