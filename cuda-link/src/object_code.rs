@@ -2,9 +2,7 @@
 
 use std::fmt;
 use std::path::Path;
-use std::sync::Arc;
-#[cfg(feature = "link")]
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 
@@ -150,8 +148,12 @@ pub struct ObjectCode {
     /// The length of the bytes as given: the image of PTX given without a
     /// trailing NUL is one byte longer.
     len: usize,
-    /// What a linker needs to know of it, read once and shared by clones:
-    /// the same object is often added to many links.
+    /// What it holds, read on first use (inspection or a link) and shared
+    /// by clones: fatbin entries are decompressed for it once, not once
+    /// per use.
+    contents: Arc<OnceLock<Result<inspect::Contents, Reason>>>,
+    /// What a linker needs to know of it, derived from `contents` once and
+    /// shared by clones: the same object is often added to many links.
     #[cfg(feature = "link")]
     link_facts: Arc<OnceLock<Result<InputFacts, Reason>>>,
 }
@@ -300,6 +302,7 @@ impl ObjectCode {
             name: name.into(),
             image: ValidatedImage { kind, bytes },
             len,
+            contents: Arc::default(),
             #[cfg(feature = "link")]
             link_facts: Arc::default(),
         })
@@ -314,6 +317,8 @@ impl ObjectCode {
             name: name.into(),
             len: bytes.len(),
             image: ValidatedImage { kind, bytes },
+            contents: Arc::default(),
+            #[cfg(feature = "link")]
             link_facts: Arc::default(),
         }
     }
@@ -400,29 +405,67 @@ impl ObjectCode {
         self.link_facts().map(drop)
     }
 
-    /// What a linker needs to know, from our own inspection, read on
+    /// What a linker needs to know, derived from [`Self::contents`] on
     /// first use.
     #[cfg(feature = "link")]
     pub(crate) fn link_facts(&self) -> Result<&InputFacts, ObjectError> {
         self.link_facts
             .get_or_init(|| {
-                let contents = inspect::inspect(self.kind(), self.as_bytes())?;
-                InputFacts::of(&contents)
+                let contents = self.contents().map_err(|e| e.reason)?;
+                InputFacts::of(contents)
             })
             .as_ref()
             .map_err(|reason| ObjectError::new(&self.name, reason.clone()))
     }
 
+    /// What the object holds, read once and shared by clones, by
+    /// inspection and by linking alike.
+    fn contents(&self) -> Result<&inspect::Contents, ObjectError> {
+        self.contents
+            .get_or_init(|| inspect::inspect(self.kind(), self.as_bytes()))
+            .as_ref()
+            .map_err(|reason| ObjectError::new(&self.name, reason.clone()))
+    }
+
     /// Reads everything this object holds, in pure Rust: arches, kernels,
-    /// fatbin entries (decompressed to look inside), archive members.
+    /// fatbin entries (decompressed to look inside), archive members. The
+    /// reading is done once per object (and its clones), whether for this
+    /// call or for a link.
     pub fn inspect(&self) -> Result<Inspection, ObjectError> {
-        inspect::inspect(self.kind(), self.as_bytes())
-            .map(|contents| Inspection {
-                name: self.name.to_string(),
-                kind: self.kind(),
-                size: self.len,
-                contents,
-            })
-            .map_err(|reason| ObjectError::new(&self.name, reason))
+        Ok(Inspection {
+            name: self.name.to_string(),
+            kind: self.kind(),
+            size: self.len,
+            contents: self.contents()?.clone(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Inspection reads an object once: its clones, later inspections and
+    /// links share that one reading.
+    #[test]
+    fn contents_are_read_once_and_shared_by_clones() {
+        let ptx = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() { ret; }\n";
+        let code = ObjectCode::from_ptx(ptx.as_bytes().to_vec(), "k.ptx").unwrap();
+        let clone = code.clone();
+        assert!(
+            code.contents.get().is_none(),
+            "read before it was asked for"
+        );
+        assert_eq!(clone.inspect().unwrap().kernels(), ["k"]);
+        let read = code
+            .contents
+            .get()
+            .expect("the clone's reading is the original's");
+        assert!(std::ptr::eq(read, code.contents.get().unwrap()));
+        #[cfg(feature = "link")]
+        {
+            code.check_linkable().unwrap();
+            assert!(std::ptr::eq(read, clone.contents.get().unwrap()));
+        }
     }
 }

@@ -163,7 +163,12 @@ fn main() {
                 }
             };
             if let Some(what) = saved {
-                let name = format!("{what}-nvjitlink{major}-{kind}-{:016x}", rng.next());
+                // Named by content: drawing a name from `rng` would shift
+                // the mutants that follow, and one seed must give one run.
+                let hash = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+                    (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+                });
+                let name = format!("{what}-nvjitlink{major}-{kind}-{hash:016x}");
                 std::fs::write(save.join(name), &bytes).expect("save a crasher");
             }
         }
