@@ -67,6 +67,18 @@ pub(super) struct Dir {
 }
 
 /// Checks an entry's metadata, taken from the open file.
+/// An opened entry, if what was opened is one (see [`check_entry`]).
+fn checked(file: fs::File, max_len: u64) -> Found {
+    let checked = file
+        .metadata()
+        .map_err(|e| e.to_string())
+        .and_then(|metadata| check_entry(&metadata, max_len));
+    match checked {
+        Ok(len) => Found::File(file, len),
+        Err(why) => Found::Refused(why),
+    }
+}
+
 fn check_entry(metadata: &fs::Metadata, max_len: u64) -> Result<u64, String> {
     if !metadata.is_file() {
         return Err(format!("it is {}, not a regular file", kind(metadata)));
@@ -132,7 +144,7 @@ mod unix {
     use std::path::Path;
     use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-    use super::{Dir, Found, Listed, OpenError, check_entry, refusal};
+    use super::{Dir, Found, Listed, OpenError, checked, refusal};
     use crate::cache::trust;
 
     fn c_name(name: &str) -> io::Result<CString> {
@@ -264,14 +276,7 @@ mod unix {
                 Err(err) if err.kind() == io::ErrorKind::NotFound => return Found::Missing,
                 Err(err) => return Found::Refused(format!("cannot open it: {err}")),
             };
-            let checked = file
-                .metadata()
-                .map_err(|e| e.to_string())
-                .and_then(|metadata| check_entry(&metadata, max_len));
-            match checked {
-                Ok(len) => Found::File(file, len),
-                Err(why) => Found::Refused(why),
-            }
+            checked(file, max_len)
         }
 
         /// Creates `name`, which must not exist, mode 0600.
@@ -412,14 +417,7 @@ impl Dir {
             Err(err) if err.kind() == io::ErrorKind::NotFound => return Found::Missing,
             Err(err) => return Found::Refused(format!("cannot open it: {err}")),
         };
-        let checked = file
-            .metadata()
-            .map_err(|e| e.to_string())
-            .and_then(|metadata| check_entry(&metadata, max_len));
-        match checked {
-            Ok(len) => Found::File(file, len),
-            Err(why) => Found::Refused(why),
-        }
+        checked(file, max_len)
     }
 
     /// Creates `name`, which must not exist.
