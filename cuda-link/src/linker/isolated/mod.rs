@@ -100,14 +100,15 @@ impl Worker {
         Self::spawn(lib)
     }
 
-    /// Back to the pool, or stopped when the pool is full.
+    /// Back to the pool; when it is full, the longest idle worker stops,
+    /// so a library that is linked again finds its worker.
     fn put_back(self) {
         let mut idle = IDLE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if idle.len() < MAX_IDLE {
-            idle.push(self);
-        } else {
-            drop(idle);
-            self.stop();
+        let oldest = (idle.len() >= MAX_IDLE).then(|| idle.remove(0));
+        idle.push(self);
+        drop(idle);
+        if let Some(oldest) = oldest {
+            oldest.stop();
         }
     }
 
@@ -176,8 +177,10 @@ pub(super) fn link(
             worker.put_back();
             decode(&answer, inputs)
         }
+        // The worker closed its end as it died (a signal or an exit keep
+        // their status against the kill), or answered nonsense.
         Ok(None) => Err(LinkError::Crashed {
-            how: describe(worker.wait(false, 0).flatten()),
+            how: describe(worker.stop()),
             inputs: names(),
         }),
         Err(Deadline) => {
