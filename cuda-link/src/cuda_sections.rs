@@ -28,6 +28,10 @@ const EIATTR_REGCOUNT: u8 = 0x2f;
 const EIATTR_EXTERNS: u8 = 0x0f;
 /// `.nv.callgraph` marks (-1 .. -4) that stand where a callee would.
 const CALLGRAPH_MARKS: u32 = 0xffff_fff0;
+/// CUDA relocation types seen in nvcc 12 and 13 output reach 0x4b; nvJitLink
+/// indexes a table with the type, and 0xd5 crashed it. Host objects keep
+/// their own types (AArch64's start at 257), so this is for cubins only.
+const MAX_CUDA_RELOCATION_TYPE: u32 = 0x7f;
 /// `.text.<kernel>` keeps the register count in `sh_info`'s top byte.
 const TEXT_SYMBOL_MASK: u32 = 0x00ff_ffff;
 
@@ -48,11 +52,19 @@ pub(crate) fn validate(data: &[u8]) -> ParseResult<()> {
         });
     for (index, section) in sections.iter().enumerate() {
         let name = sections.section_name(endian, section).unwrap_or_default();
+        let shown = || format!("section {index} ({})", String::from_utf8_lossy(name));
+        let relocation_size = match section.sh_type(endian) {
+            elf::SHT_REL => Some(16),
+            elf::SHT_RELA => Some(24),
+            _ => None,
+        };
+        if let (Some(size), Ok(bytes)) = (relocation_size, section.data(endian, data)) {
+            check_relocation_types(bytes, size, &shown)?;
+        }
         let text = name.starts_with(b".text.");
         if !(text || name.starts_with(b".nv.")) {
             continue;
         }
-        let shown = || format!("section {index} ({})", String::from_utf8_lossy(name));
         let info_link = section.sh_flags(endian).0 & elf::SHF_INFO_LINK.0 != 0;
         let plain = !matches!(
             section.sh_type(endian),
@@ -181,6 +193,27 @@ fn check_nv_info(bytes: &[u8], shown: &dyn Fn() -> String, symbol_count: u64) ->
         }
         at += 4 + value_len;
         record += 1;
+    }
+    Ok(())
+}
+
+/// Every relocation's type (the low half of `r_info`, at offset 8 of an
+/// entry of `entry_size` bytes; whole entries were checked) is one CUDA has.
+fn check_relocation_types(
+    bytes: &[u8],
+    entry_size: usize,
+    shown: &dyn Fn() -> String,
+) -> ParseResult<()> {
+    for (position, entry) in bytes.chunks_exact(entry_size).enumerate() {
+        let kind = u32_at(entry, 8);
+        if kind > MAX_CUDA_RELOCATION_TYPE {
+            return Err(Reason::BadCudaRecords {
+                section: shown(),
+                detail: format!(
+                    "relocation {position} has type {kind:#x}, which CUDA does not define"
+                ),
+            });
+        }
     }
     Ok(())
 }

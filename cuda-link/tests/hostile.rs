@@ -208,6 +208,7 @@ refused_as! {
     nv_info_record_symbol: ".nv.info record naming a symbol past the symbols"
         => Reason::BadSymbolIndex { .. },
     nv_info_record_cut: ".nv.info record running past its section" => Reason::BadCudaRecords { .. },
+    relocation_type: "a relocation of a type CUDA does not define" => Reason::BadCudaRecords { .. },
     huge_alignment: "sh_addralign 2^62" => Reason::BadAlignment { align: 0x4000_0000_0000_0000, .. },
     odd_alignment: "sh_addralign 3" => Reason::BadAlignment { align: 3, .. },
     zstd_bomb: "zstd PTX bomb of 1 GiB" => Reason::DecompressionBudget { index: 0, .. },
