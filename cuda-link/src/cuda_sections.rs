@@ -53,6 +53,15 @@ pub(crate) fn validate(data: &[u8]) -> ParseResult<()> {
     for (index, section) in sections.iter().enumerate() {
         let name = sections.section_name(endian, section).unwrap_or_default();
         let shown = || format!("section {index} ({})", String::from_utf8_lossy(name));
+        let kind = section.sh_type(endian).0;
+        // ELF's own types, and CUDA's in the processor range; a type in
+        // neither (one byte of a PROGBITS changed) crashed nvJitLink 13.
+        if !(kind <= elf::SHT_SYMTAB_SHNDX.0 || (0x7000_0000..=0x7fff_ffff).contains(&kind)) {
+            return Err(Reason::UnknownSectionType {
+                section: index,
+                kind,
+            });
+        }
         let relocation_size = match section.sh_type(endian) {
             elf::SHT_REL => Some(16),
             elf::SHT_RELA => Some(24),

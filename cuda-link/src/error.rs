@@ -160,6 +160,14 @@ pub enum Reason {
         /// The index it holds.
         target: u32,
     },
+    /// A section type that is neither ELF's nor CUDA's.
+    #[error("section {section}: type {kind:#x} is neither ELF's nor CUDA's")]
+    UnknownSectionType {
+        /// The section index.
+        section: usize,
+        /// Its `sh_type`.
+        kind: u32,
+    },
     /// `.nv.info*` or `.nv.callgraph` records that do not tile their section.
     #[error("{section}: {detail}")]
     BadCudaRecords {

@@ -209,6 +209,8 @@ refused_as! {
         => Reason::BadSymbolIndex { .. },
     nv_info_record_cut: ".nv.info record running past its section" => Reason::BadCudaRecords { .. },
     relocation_type: "a relocation of a type CUDA does not define" => Reason::BadCudaRecords { .. },
+    section_type: "a section type neither ELF's nor CUDA's"
+        => Reason::UnknownSectionType { kind: 0x00fd_0001, .. },
     huge_alignment: "sh_addralign 2^62" => Reason::BadAlignment { align: 0x4000_0000_0000_0000, .. },
     odd_alignment: "sh_addralign 3" => Reason::BadAlignment { align: 3, .. },
     zstd_bomb: "zstd PTX bomb of 1 GiB" => Reason::DecompressionBudget { index: 0, .. },

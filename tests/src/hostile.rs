@@ -408,6 +408,10 @@ pub fn classes(cubin: &[u8]) -> Vec<Hostile> {
         "a relocation of a type CUDA does not define",
         patched(cubin, first + 8, &0xd5u32.to_le_bytes()),
     );
+    add(
+        "a section type neither ELF's nor CUDA's",
+        patched(cubin, text + 4, &0x00fd_0001u32.to_le_bytes()),
+    );
     add("zstd PTX bomb of 1 GiB", zstd_bomb_fatbin(1 << 30));
     add("PTX entry of zeros", raw_fatbin(&[(1, 90, &[0u8; 64])]));
     add(
