@@ -22,6 +22,16 @@ pub enum Reason {
         /// Its message.
         message: String,
     },
+    /// No bytes at all.
+    #[error("empty file: no device code in 0 bytes")]
+    Empty,
+    /// CUDA C++ source, which must be compiled before it can be linked.
+    #[error(
+        "CUDA C++ source, not device code: compile it first, e.g. `nvcc -ptx FILE.cu` (PTX), \
+         `nvcc -cubin -arch sm_90 -rdc=true FILE.cu` (cubin) or `nvcc -dc -dlto -arch sm_90 FILE.cu` \
+         (LTO-IR in a host object); NVRTC compiles it in-process"
+    )]
+    CudaSource,
     /// The leading bytes match no known kind.
     #[error("unrecognized input: not a cubin, PTX, LTO-IR, fatbin, host object or archive")]
     Unrecognized,

@@ -396,10 +396,10 @@ fn write_cubin(f: &mut fmt::Formatter<'_>, info: &CubinInfo, indent: &str) -> fm
     )?;
     writeln!(
         f,
-        "{indent}{} kernels, {} device functions, {} globals",
-        info.kernels.len(),
-        info.device_functions.len(),
-        info.globals.len()
+        "{indent}{}, {}, {}",
+        count(info.kernels.len(), "kernel"),
+        count(info.device_functions.len(), "device function"),
+        count(info.globals.len(), "global")
     )?;
     write_names(f, "kernels", &info.kernels, indent)
 }
@@ -415,7 +415,17 @@ fn write_ptx(f: &mut fmt::Formatter<'_>, info: &PtxInfo, indent: &str) -> fmt::R
         info.version,
         info.target.join(", ")
     )?;
-    write_names(f, "kernels", &info.kernels, indent)
+    write_names(f, "kernels", &info.kernels, indent)?;
+    write_names(f, "device functions", &info.functions, indent)
+}
+
+/// `1 kernel`, `2 kernels`.
+fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
 }
 
 fn write_names(
@@ -465,8 +475,20 @@ fn write_fatbin(f: &mut fmt::Formatter<'_>, fatbin: &FatbinInfo, indent: &str) -
     )?;
     for entry in &fatbin.entries {
         let contents = match &entry.payload {
-            Payload::Cubin(info) => format!("{} kernels ({:?})", info.kernels.len(), info.elf_type),
-            Payload::Ptx(info) => format!("{} kernels (PTX {})", info.kernels.len(), info.version),
+            Payload::Cubin(info) => {
+                format!(
+                    "{} ({:?})",
+                    count(info.kernels.len(), "kernel"),
+                    info.elf_type
+                )
+            }
+            Payload::Ptx(info) => {
+                format!(
+                    "{} (PTX {})",
+                    count(info.kernels.len(), "kernel"),
+                    info.version
+                )
+            }
             Payload::Ltoir(info) => format!("LTO-IR {}", info.arch),
             Payload::Opaque => "encoded LTO-IR".to_owned(),
             Payload::Unknown => "-".to_owned(),

@@ -88,6 +88,10 @@ impl ObjectKind {
             Err(Reason::LlvmBitcode)
         } else if ptx::looks_like_ptx(data) {
             Ok(ObjectKind::Ptx)
+        } else if data.is_empty() {
+            Err(Reason::Empty)
+        } else if looks_like_cuda_source(data) {
+            Err(Reason::CudaSource)
         } else {
             Err(Reason::Unrecognized)
         }
@@ -105,6 +109,17 @@ impl ObjectKind {
             ObjectKind::Library => host::validate_archive(data),
         }
     }
+}
+
+/// Whether text reads as CUDA C++: a CUDA keyword, or a preprocessor line
+/// first, in the first 64 KiB.
+fn looks_like_cuda_source(data: &[u8]) -> bool {
+    let head = &data[..data.len().min(64 << 10)];
+    let first = head.iter().copied().find(|b| !b.is_ascii_whitespace());
+    first == Some(b'#')
+        || [&b"__global__"[..], b"__device__", b"__host__", b"#include"]
+            .iter()
+            .any(|word| memchr::memmem::find(head, word).is_some())
 }
 
 impl fmt::Display for ObjectKind {
@@ -145,8 +160,8 @@ impl fmt::Display for ObjectKind {
 pub struct ObjectCode {
     name: Arc<str>,
     image: ValidatedImage,
-    /// The length of the bytes as given: the image of PTX given without a
-    /// trailing NUL is one byte longer.
+    /// The length of the bytes as given, without PTX's trailing NULs: the
+    /// image of PTX keeps one NUL, which the text does not show.
     len: usize,
     /// What it holds, read on first use (inspection or a link) and shared
     /// by clones: fatbin entries are decompressed for it once, not once
@@ -291,7 +306,11 @@ impl ObjectCode {
             _ => {}
         }
         kind.validate(&data).map_err(fail)?;
-        let len = data.len();
+        // PTX's terminating NULs are the image's business, not the text's.
+        let len = match kind {
+            ObjectKind::Ptx => data.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1),
+            _ => data.len(),
+        };
         let bytes = match kind {
             // nvJitLink and the driver read PTX up to a NUL, whatever size
             // they are given; nvcc and ptxas write none.
@@ -331,7 +350,8 @@ impl ObjectCode {
         Self::with_kind(ObjectKind::Cubin, data, name)
     }
 
-    /// PTX text; trailing NULs are allowed.
+    /// PTX text; trailing NULs are allowed, and [`as_bytes`](Self::as_bytes)
+    /// leaves them out.
     pub fn from_ptx(data: impl Into<Bytes>, name: impl Into<String>) -> Result<Self, ObjectError> {
         Self::with_kind(ObjectKind::Ptx, data, name)
     }
@@ -378,7 +398,8 @@ impl ObjectCode {
         self.image.kind
     }
 
-    /// The bytes, as given.
+    /// The bytes, as given; PTX without trailing NULs, linked PTX too
+    /// (the NUL C code needs stays in [`image`](Self::image)).
     pub fn as_bytes(&self) -> &[u8] {
         &self.image.bytes[..self.len]
     }

@@ -18,6 +18,8 @@ pub struct PtxInfo {
     pub address_size: Option<u32>,
     /// Kernels defined (not only declared), deduplicated, in order.
     pub kernels: Vec<String>,
+    /// Device functions (`.func`) defined here, of any linkage, in order.
+    pub functions: Vec<String>,
     /// `.visible` functions and variables defined here (not `.extern`,
     /// `.weak` or `.common`), in order: what two inputs of one link must
     /// not both define. Read in the same pass as the kernels:
@@ -80,6 +82,7 @@ pub fn inspect(data: &[u8]) -> ParseResult<PtxInfo> {
     let mut seen =
         hashbrown::HashTable::<usize>::with_capacity(if entries < 2 { 0 } else { bound });
     let mut strong_symbols = NameList::new();
+    let mut functions = Vec::new();
     // An entry's name and whether it is `.visible`, until its `{` (a
     // definition) or `;` (a declaration).
     let mut pending: Option<(&str, usize, bool)> = None;
@@ -144,8 +147,13 @@ pub fn inspect(data: &[u8]) -> ParseResult<PtxInfo> {
                     .next_if(|name| is_identifier(name))
                     .map(|name| (name, 0, after_visible));
             }
-            ".func" if after_visible => {
-                strong_symbols.extend(visible_function(&mut tokens));
+            ".func" => {
+                if let Some(name) = defined_function(&mut tokens) {
+                    functions.push(name.to_owned());
+                    if after_visible {
+                        strong_symbols.push(name);
+                    }
+                }
             }
             ".global" | ".const" if after_visible => {
                 strong_symbols.extend(visible_variable(&mut tokens));
@@ -166,12 +174,13 @@ pub fn inspect(data: &[u8]) -> ParseResult<PtxInfo> {
         target,
         address_size: address_size.flatten(),
         kernels,
+        functions,
         strong_symbols,
     })
 }
 
-/// After `.visible .func`: the name, if a body `{` follows its signature.
-fn visible_function<'a>(tokens: &mut std::iter::Peekable<Tokens<'a>>) -> Option<&'a str> {
+/// After `.func`: the name, if a body `{` follows its signature.
+fn defined_function<'a>(tokens: &mut std::iter::Peekable<Tokens<'a>>) -> Option<&'a str> {
     if tokens.next_if_eq(&"(").is_some() {
         skip_group(tokens);
     }
@@ -351,6 +360,11 @@ mod tests {
                 "managed_value",
                 "coeffs"
             ]
+        );
+        // Every defined function, weak ones too; declarations are not.
+        assert_eq!(
+            info.functions,
+            ["add_cabi", "_Z5twiceIiET_S0_", "noreturn_value"]
         );
     }
 

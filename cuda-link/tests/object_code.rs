@@ -327,3 +327,29 @@ fn a_vec_given_to_a_constructor_is_kept_not_copied() {
     // Clones and the shared handle are the same bytes too.
     assert_eq!(code.clone().image().shared().as_ptr(), address);
 }
+
+/// An empty file and CUDA C++ source say what they are.
+#[test]
+fn empty_input_and_cuda_source_say_what_they_are() {
+    let err = ObjectCode::from_bytes(Vec::new(), "empty.bin").unwrap_err();
+    assert_eq!(err.reason, Reason::Empty);
+    assert!(err.to_string().contains("empty file"), "{err}");
+    let source = "#include <cuda_runtime.h>\n__global__ void k(float *x) { x[0] = 1; }\n";
+    let err = ObjectCode::from_bytes(source.as_bytes().to_vec(), "k.cu").unwrap_err();
+    assert_eq!(err.reason, Reason::CudaSource);
+    assert!(err.to_string().contains("nvcc -ptx"), "{err}");
+    let bare = "__global__ void k() {}\n";
+    let err = ObjectCode::from_bytes(bare.as_bytes().to_vec(), "bare.cu").unwrap_err();
+    assert_eq!(err.reason, Reason::CudaSource);
+}
+
+/// PTX's trailing NULs stay out of `as_bytes`, in the image they stay.
+#[test]
+fn ptx_as_bytes_has_no_trailing_nul() {
+    let text = b".version 8.0\n.target sm_90\n.address_size 64\n".to_vec();
+    let mut with_nuls = text.clone();
+    with_nuls.extend([0, 0, 0]);
+    let code = ObjectCode::from_ptx(with_nuls, "nul.ptx").unwrap();
+    assert_eq!(code.as_bytes(), &text[..]);
+    assert_eq!(code.image().as_bytes().last(), Some(&0));
+}
