@@ -1,11 +1,23 @@
 //! What a kernel asks of a device: [`KernelAttributes`] as cuda.core names
 //! them, the dynamic shared memory limit, occupancy, and [`ParamInfo`].
+//!
+//! Under lazy loading each of these driver calls may load, and compile,
+//! the kernel's code, writing the library's JIT log: all are made under
+//! the log's lock (see `JitLog`), as loads and lookups are.
 
 use cuda_driver_sys::sys::{CUfunction_attribute, CUresult};
 
 use crate::context::Context;
-use crate::error::{ModuleError, check, driver};
+use crate::error::{ModuleError, driver};
+use crate::jit_log::check_with_log;
 use crate::kernel::{Kernel, KernelHandle};
+
+/// The most parameters a kernel can have: CUDA 12.1 and later allow 32,764
+/// bytes of kernel parameters (earlier versions 4,096), and every parameter
+/// takes at least one byte. [`Kernel::param_info`] stops there: a driver
+/// that reports more is answered with [`ModuleError::TooManyParameters`]
+/// rather than asked on forever.
+pub const MAX_KERNEL_PARAMS: usize = 32_764;
 
 /// A kernel's attributes on one device, named as cuda.core's
 /// `Kernel.attributes` names them (`CU_FUNC_ATTRIBUTE_*`).
@@ -60,18 +72,21 @@ pub struct ParamInfo {
 impl Kernel {
     /// One attribute on `context`'s device: `cuKernelGetAttribute` for a
     /// library's kernel (no context needed), `cuFuncGetAttribute` after a
-    /// module fallback.
+    /// module fallback (only in the module's context, see
+    /// [`Kernel::function`]).
     pub fn attribute(
         &self,
         context: &Context,
         attribute: CUfunction_attribute,
     ) -> Result<i32, ModuleError> {
         let driver = driver()?;
+        let handle = self.handle_for(context)?;
         let mut value = 0;
+        let log = self.inner.loaded.log.lock();
         // SAFETY: a live kernel or function, an out-pointer and the
-        // context's device.
+        // context's device; the log's lock is held.
         let (status, call) = unsafe {
-            match self.inner.handle {
+            match handle {
                 KernelHandle::Kernel(raw) => (
                     driver.cuKernelGetAttribute(&mut value, attribute, raw, context.device())?,
                     "cuKernelGetAttribute",
@@ -82,7 +97,7 @@ impl Kernel {
                 ),
             }
         };
-        check(driver, status, call, self.about())?;
+        check_with_log(driver, status, call, self.about(), &log)?;
         Ok(value)
     }
 
@@ -125,11 +140,13 @@ impl Kernel {
         bytes: i32,
     ) -> Result<(), ModuleError> {
         let driver = driver()?;
+        let handle = self.handle_for(context)?;
         let attribute = CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+        let log = self.inner.loaded.log.lock();
         // SAFETY: a live kernel or function and the context's device; the
-        // driver checks the value.
+        // driver checks the value; the log's lock is held.
         let (status, call) = unsafe {
-            match self.inner.handle {
+            match handle {
                 KernelHandle::Kernel(raw) => (
                     driver.cuKernelSetAttribute(attribute, bytes, raw, context.device())?,
                     "cuKernelSetAttribute",
@@ -140,7 +157,7 @@ impl Kernel {
                 ),
             }
         };
-        check(driver, status, call, self.about())
+        check_with_log(driver, status, call, self.about(), &log)
     }
 
     /// How many blocks of `block_size` threads, each with
@@ -155,7 +172,9 @@ impl Kernel {
         let function = self.function(context)?;
         let driver = driver()?;
         let mut blocks = 0;
-        // SAFETY: a live function of `context` and an out-pointer.
+        let log = self.inner.loaded.log.lock();
+        // SAFETY: a live function of `context` and an out-pointer; the
+        // log's lock is held.
         let status = unsafe {
             driver.cuOccupancyMaxActiveBlocksPerMultiprocessor(
                 &mut blocks,
@@ -164,11 +183,12 @@ impl Kernel {
                 dynamic_shared_bytes,
             )
         }?;
-        check(
+        check_with_log(
             driver,
             status,
             "cuOccupancyMaxActiveBlocksPerMultiprocessor",
             self.about(),
+            &log,
         )?;
         Ok(blocks)
     }
@@ -186,8 +206,9 @@ impl Kernel {
         let function = self.function(context)?;
         let driver = driver()?;
         let (mut min_grid, mut block) = (0, 0);
+        let log = self.inner.loaded.log.lock();
         // SAFETY: a live function of `context`, out-pointers and no
-        // callback.
+        // callback; the log's lock is held.
         let status = unsafe {
             driver.cuOccupancyMaxPotentialBlockSize(
                 &mut min_grid,
@@ -198,18 +219,20 @@ impl Kernel {
                 block_size_limit,
             )
         }?;
-        check(
+        check_with_log(
             driver,
             status,
             "cuOccupancyMaxPotentialBlockSize",
             self.about(),
+            &log,
         )?;
         Ok((min_grid, block))
     }
 
     /// Each parameter's offset and size, through `cuKernelGetParamInfo`
     /// (or `cuFuncGetParamInfo` after a module fallback); read once and
-    /// cached.
+    /// cached. At most [`MAX_KERNEL_PARAMS`]: a driver that reports more is
+    /// [`ModuleError::TooManyParameters`].
     pub fn param_info(&self) -> Result<&[ParamInfo], ModuleError> {
         if let Some(params) = self.inner.params.get() {
             return Ok(params);
@@ -221,10 +244,11 @@ impl Kernel {
     fn read_param_info(&self) -> Result<Vec<ParamInfo>, ModuleError> {
         let driver = driver()?;
         let mut params = Vec::new();
-        for index in 0.. {
+        let log = self.inner.loaded.log.lock();
+        for index in 0..=MAX_KERNEL_PARAMS {
             let (mut offset, mut size) = (0usize, 0usize);
-            // SAFETY: a live handle and out-pointers; the driver reports an
-            // error past the last parameter.
+            // SAFETY: a live handle and out-pointers; the log's lock is
+            // held.
             let (status, call) = unsafe {
                 match self.inner.handle {
                     KernelHandle::Kernel(raw) => (
@@ -240,11 +264,16 @@ impl Kernel {
             // CUDA_ERROR_INVALID_VALUE past the last parameter ends the
             // list (checked on the H200); any other failure is an error.
             if status == CUresult::CUDA_ERROR_INVALID_VALUE {
-                break;
+                return Ok(params);
             }
-            check(driver, status, call, self.about())?;
+            check_with_log(driver, status, call, self.about(), &log)?;
             params.push(ParamInfo { offset, size });
         }
-        Ok(params)
+        // One more parameter than any kernel can have: the driver is not
+        // answering about a real signature.
+        Err(ModuleError::TooManyParameters {
+            kernel: self.name().to_owned(),
+            limit: MAX_KERNEL_PARAMS,
+        })
     }
 }

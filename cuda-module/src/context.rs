@@ -1,10 +1,10 @@
 //! [`Context`]: a device's primary context, a created one, or cudarc's.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use cuda_driver_sys::{
     Driver,
-    sys::{CUcontext, CUdevice},
+    sys::{CUcontext, CUdevice, CUresult},
 };
 
 use crate::error::{About, ModuleError, check, driver};
@@ -22,6 +22,8 @@ pub(crate) struct ContextInner {
     raw: CUcontext,
     device: CUdevice,
     owner: Owner,
+    /// `cuCtxGetId`, asked once (see [`ContextInner::id`]).
+    id: OnceLock<Option<u64>>,
 }
 
 /// Who ends the context's life.
@@ -67,7 +69,12 @@ impl Context {
 
     fn wrap(raw: CUcontext, device: CUdevice, owner: Owner) -> Self {
         Context {
-            inner: Arc::new(ContextInner { raw, device, owner }),
+            inner: Arc::new(ContextInner {
+                raw,
+                device,
+                owner,
+                id: OnceLock::new(),
+            }),
         }
     }
 
@@ -111,7 +118,8 @@ impl Context {
         check(driver, status, "cuCtxSetCurrent", About::NOTHING)
     }
 
-    /// Runs `f` with this context pushed, popping it afterwards.
+    /// Runs `f` with this context pushed, popping it afterwards (also when
+    /// `f` panics).
     pub(crate) fn with_current<T>(
         &self,
         f: impl FnOnce() -> Result<T, ModuleError>,
@@ -121,6 +129,8 @@ impl Context {
 }
 
 impl ContextInner {
+    /// Runs `f` with this context pushed on the calling thread, and pops it
+    /// afterwards: when `f` returns, and while a panic unwinds out of it.
     pub(crate) fn with_current<T>(
         &self,
         f: impl FnOnce() -> Result<T, ModuleError>,
@@ -129,12 +139,78 @@ impl ContextInner {
         // SAFETY: a live context: `self` is borrowed from a strong reference.
         let status = unsafe { driver.cuCtxPushCurrent_v2(self.raw) }?;
         check(driver, status, "cuCtxPushCurrent", About::NOTHING)?;
-        let result = f();
-        let mut popped = std::ptr::null_mut();
-        // SAFETY: pops what was pushed above.
-        let _ = unsafe { driver.cuCtxPopCurrent_v2(&mut popped) };
-        result
+        let _pop = PopOnDrop(driver);
+        f()
     }
+
+    /// The driver's process-unique id of this context (`cuCtxGetId`, CUDA
+    /// 12.0+), asked once; `None` where the driver cannot tell it.
+    fn id(&self) -> Option<u64> {
+        *self.id.get_or_init(|| context_id(self.raw))
+    }
+}
+
+/// Pops, when dropped, the context that [`ContextInner::with_current`]
+/// pushed: it lives in that call's frame, on the thread that pushed.
+struct PopOnDrop(&'static Driver);
+
+impl Drop for PopOnDrop {
+    fn drop(&mut self) {
+        let mut popped = std::ptr::null_mut();
+        // SAFETY: an out-pointer; this thread's stack holds the context
+        // `with_current` pushed, and this pops it once. A failure leaves
+        // nothing to undo.
+        let _ = unsafe { self.0.cuCtxPopCurrent_v2(&mut popped) };
+    }
+}
+
+/// The context a module was loaded into: a `CUmodule` and its functions
+/// belong to it alone.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Home {
+    raw: CUcontext,
+    /// Its `cuCtxGetId`: unlike the handle, a context made later at the
+    /// same address does not share it. `None` where the driver lacks it.
+    id: Option<u64>,
+}
+
+impl Home {
+    /// The calling thread's current context (a null handle, which no
+    /// [`Context`] has, when none is current).
+    pub(crate) fn current(driver: &Driver) -> Result<Self, ModuleError> {
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: an out-pointer.
+        let status = unsafe { driver.cuCtxGetCurrent(&mut raw) }?;
+        check(driver, status, "cuCtxGetCurrent", About::NOTHING)?;
+        Ok(Home {
+            raw,
+            id: context_id(raw),
+        })
+    }
+
+    /// Whether `context` is this one: by id where both have one, else by
+    /// handle.
+    pub(crate) fn is(&self, context: &ContextInner) -> bool {
+        match (self.id, context.id()) {
+            (Some(home), Some(other)) => home == other,
+            _ => std::ptr::eq(self.raw, context.raw),
+        }
+    }
+}
+
+/// `cuCtxGetId` of a live, non-null context; `None` where the call is
+/// missing or fails.
+fn context_id(raw: CUcontext) -> Option<u64> {
+    if raw.is_null() {
+        return None;
+    }
+    let driver = driver().ok()?;
+    let mut id = 0;
+    // SAFETY: an out-pointer and a live context: a `ContextInner`'s own
+    // (borrowed from a strong reference), or the calling thread's current
+    // one, which the module load that asks for it is about to use.
+    let status = unsafe { driver.cuCtxGetId(raw, &mut id) }.ok()?;
+    (status == CUresult::CUDA_SUCCESS).then_some(id)
 }
 
 impl Drop for ContextInner {

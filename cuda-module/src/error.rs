@@ -108,6 +108,29 @@ pub enum ModuleError {
         /// The kernel.
         kernel: String,
     },
+    /// After a fallback to the module API, the kernel was asked for in
+    /// another context than the one its module was loaded into: a
+    /// `CUmodule` and its functions belong to that one context.
+    #[error(
+        "kernel `{kernel}` of {library} was loaded with the module API into another context; a module's functions exist only there (load it again with this context current, or load it with the library API, which serves every context)"
+    )]
+    ForeignContext {
+        /// The kernel.
+        kernel: String,
+        /// The library's name.
+        library: String,
+    },
+    /// The driver reported more parameters than a kernel can have (see
+    /// [`MAX_KERNEL_PARAMS`](crate::MAX_KERNEL_PARAMS)).
+    #[error(
+        "kernel `{kernel}`: the driver reports more than {limit} parameters, which no kernel has"
+    )]
+    TooManyParameters {
+        /// The kernel.
+        kernel: String,
+        /// The most parameters a kernel can have.
+        limit: usize,
+    },
     /// cudarc reported an error.
     #[cfg(feature = "cudarc")]
     #[error("cudarc: {0}")]
@@ -119,7 +142,11 @@ pub enum ModuleError {
 
 pub(crate) fn driver() -> Result<&'static Driver, ModuleError> {
     static INIT: OnceLock<Result<(), ModuleError>> = OnceLock::new();
+    #[cfg(not(test))]
     let driver = Driver::global()?;
+    // The unit tests run on the stub driver of `src/stub`, never a real one.
+    #[cfg(test)]
+    let driver = crate::stub::driver();
     INIT.get_or_init(|| {
         // SAFETY: cuInit takes only flags.
         let status = unsafe { driver.cuInit(0) }?;

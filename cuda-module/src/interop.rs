@@ -114,7 +114,9 @@ impl<'a> Launch<'a> {
     /// Checks the arguments against the kernel's parameters, then launches.
     ///
     /// A wrong count or size is [`ModuleError::ArgumentCount`] or
-    /// [`ModuleError::ArgumentSize`], and nothing is launched.
+    /// [`ModuleError::ArgumentSize`], and nothing is launched. The stream's
+    /// context is current only during the launch: the calling thread's
+    /// current context is restored after it, whatever the outcome.
     ///
     /// # Safety
     /// As cudarc's `LaunchArgs::launch`, less what is checked here (the
@@ -136,22 +138,29 @@ impl<'a> Launch<'a> {
                     .cast_mut(),
             })
             .collect();
+        // An error cudarc recorded from earlier asynchronous work comes
+        // first, as cudarc's own launches report it.
         self.stream
             .context()
-            .bind_to_thread()
+            .check_err()
             .map_err(ModuleError::Cudarc)?;
-        // SAFETY: a function of the stream's context, now current; one
-        // parameter pointer per kernel parameter, each to a value of the
-        // checked size that lives until this returns; the caller vouches
-        // for what the kernel does with them.
-        unsafe {
-            self.kernel.launch_function(
-                function,
-                self.stream.cu_stream().cast(),
-                config,
-                &mut params,
-            )
-        }
+        // The stream's context (`self.context`'s, as `launch_on` checked) is
+        // pushed for the launch and popped after it, also on an error or a
+        // panic: the thread's current context is left as it was.
+        self.context.with_current(|| {
+            // SAFETY: a function of the stream's context, now current; one
+            // parameter pointer per kernel parameter, each to a value of the
+            // checked size that lives until this returns; the caller vouches
+            // for what the kernel does with them.
+            unsafe {
+                self.kernel.launch_function(
+                    function,
+                    self.stream.cu_stream().cast(),
+                    config,
+                    &mut params,
+                )
+            }
+        })
     }
 
     fn check_arguments(&self) -> Result<(), ModuleError> {

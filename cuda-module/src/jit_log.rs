@@ -10,9 +10,12 @@ use crate::error::{About, ModuleError, check};
 ///
 /// The driver keeps the pointer for the library's lifetime: with lazy
 /// loading it compiles, and writes the log, inside later calls such as
-/// `cuKernelGetFunction` or `cuLibraryGetGlobal` in a new context. Every
-/// such call is made through [`JitLog::lock`], and the text is read only
-/// under that same lock, so the driver's writes and our reads never overlap.
+/// `cuKernelGetFunction` or `cuLibraryGetGlobal` in a new context, and the
+/// attribute, occupancy and parameter queries (`cuKernelGetAttribute`,
+/// `cuFuncGetAttribute`, `cuKernelGetParamInfo`, ...), which may load the
+/// code onto a device first. Every such call is made through
+/// [`JitLog::lock`], and the text is read only under that same lock, so the
+/// driver's writes and our reads never overlap.
 pub(crate) struct JitLog {
     pub(crate) buffer: *mut u8,
     pub(crate) len: usize,
@@ -50,6 +53,16 @@ impl JitLog {
             log: self,
             _held: self.lock.lock().unwrap_or_else(|p| p.into_inner()),
         }
+    }
+
+    /// Whether some thread holds the lock (for the tests that check that
+    /// driver calls are made under it).
+    #[cfg(test)]
+    pub(crate) fn is_locked(&self) -> bool {
+        matches!(
+            self.lock.try_lock(),
+            Err(std::sync::TryLockError::WouldBlock)
+        )
     }
 }
 

@@ -9,7 +9,7 @@ use crate::attributes::ParamInfo;
 use crate::context::{Context, ContextInner};
 use crate::error::{About, ModuleError, driver};
 use crate::jit_log::check_with_log;
-use crate::library::Loaded;
+use crate::library::{Handle, Loaded};
 
 #[derive(Clone, Copy)]
 pub(crate) enum KernelHandle {
@@ -51,10 +51,24 @@ impl Kernel {
     }
 
     /// The `CUfunction` of `context`; cached per context.
+    ///
+    /// After a fallback to the module API ([`Library::is_module`]) there is
+    /// one function, in the context the module was loaded into; any other
+    /// context is [`ModuleError::ForeignContext`].
+    ///
+    /// [`Library::is_module`]: crate::Library::is_module
     pub fn function(&self, context: &Context) -> Result<CUfunction, ModuleError> {
         let inner = &*self.inner;
         if let KernelHandle::Function(raw) = inner.handle {
-            return Ok(raw);
+            return match &inner.loaded.handle {
+                Handle::Module(_, home) if !home.is(&context.inner) => {
+                    Err(ModuleError::ForeignContext {
+                        kernel: self.name().to_owned(),
+                        library: inner.loaded.name.to_string(),
+                    })
+                }
+                _ => Ok(raw),
+            };
         }
         let is_this =
             |weak: &Weak<ContextInner>| std::ptr::eq(weak.as_ptr(), Arc::as_ptr(&context.inner));
@@ -97,6 +111,16 @@ impl Kernel {
         let function = context.with_current(|| self.function_in_current())?;
         self.inner.loaded.record_context(&context.inner);
         Ok(function)
+    }
+
+    /// The handle to ask the driver about this kernel on `context`'s device:
+    /// the kernel, or after a module fallback the function, which exists
+    /// only in the module's context ([`Kernel::function`] checks that).
+    pub(crate) fn handle_for(&self, context: &Context) -> Result<KernelHandle, ModuleError> {
+        match self.inner.handle {
+            KernelHandle::Kernel(_) => Ok(self.inner.handle),
+            KernelHandle::Function(_) => self.function(context).map(KernelHandle::Function),
+        }
     }
 
     /// This kernel and its library, for errors.

@@ -37,6 +37,10 @@ impl Kernel {
     /// no check of the arguments: with the `cudarc` feature,
     /// `Kernel::launch_on` checks them against the kernel's signature.
     ///
+    /// `context` is pushed for the launch and popped after it, on success,
+    /// error or panic alike: the calling thread's current context is left
+    /// as it was.
+    ///
     /// # Safety
     /// `params` must point at one value per kernel parameter, of the
     /// parameter's type, and every pointer argument must be valid for what
@@ -50,6 +54,7 @@ impl Kernel {
         params: &mut [*mut c_void],
     ) -> Result<(), ModuleError> {
         let function = self.function(context)?;
+        // `with_current` pops what it pushes on every path, panics included.
         // SAFETY: the caller vouches for the parameters and the stream;
         // `function` is this kernel's in `context`, made current here.
         context.with_current(|| unsafe { self.launch_function(function, stream, config, params) })

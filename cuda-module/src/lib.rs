@@ -10,8 +10,10 @@ mod kernel;
 mod launch;
 mod library;
 mod memory;
+#[cfg(test)]
+mod stub;
 
-pub use attributes::{KernelAttributes, ParamInfo};
+pub use attributes::{KernelAttributes, MAX_KERNEL_PARAMS, ParamInfo};
 pub use context::{Context, device_count};
 pub use error::ModuleError;
 #[cfg(feature = "cudarc")]

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 use cuda_driver_sys::sys::{CUdeviceptr, CUfunction, CUkernel, CUlibrary, CUmodule, CUresult};
 use cuda_link::{ObjectCode, ObjectKind};
 
-use crate::context::ContextInner;
+use crate::context::{ContextInner, Home};
 use crate::error::{About, ModuleError, c_name, check, closest_names, driver};
 use crate::jit_log::{JitLog, check_with_log};
 use crate::kernel::{Kernel, KernelHandle, KernelInner};
@@ -61,7 +61,9 @@ pub fn loading_mode() -> Result<LoadingMode, ModuleError> {
 
 pub(crate) enum Handle {
     Library(CUlibrary),
-    Module(CUmodule),
+    /// A module and the context it was loaded into, the only one its
+    /// functions belong to.
+    Module(CUmodule, Home),
 }
 
 /// Loaded device code, usable from every context (or, after a fallback to
@@ -118,7 +120,7 @@ impl Drop for Loaded {
         let _ = unsafe {
             match self.handle {
                 Handle::Library(library) => driver.cuLibraryUnload(library),
-                Handle::Module(module) => driver.cuModuleUnload(module),
+                Handle::Module(module, _) => driver.cuModuleUnload(module),
             }
         };
     }
@@ -203,6 +205,8 @@ impl Library {
 
         let mut library: CUlibrary = std::ptr::null_mut();
         let mut module: CUmodule = std::ptr::null_mut();
+        // cuModuleLoadDataEx loads into the current context, for it alone.
+        let home = (!use_library).then(|| Home::current(driver)).transpose()?;
         let guard = log.lock();
         // SAFETY: `image`'s ELF tables and ranges lie inside it and its PTX
         // ends in a NUL, so the size-less calls find its structures in its
@@ -236,13 +240,13 @@ impl Library {
         };
         check_with_log(driver, status, call, About::library(name), &guard)?;
         drop(guard);
+        let handle = match home {
+            Some(home) => Handle::Module(module, home),
+            None => Handle::Library(library),
+        };
         let loaded = Library {
             loaded: Arc::new(Loaded {
-                handle: if use_library {
-                    Handle::Library(library)
-                } else {
-                    Handle::Module(module)
-                },
+                handle,
                 name: name.into(),
                 log,
                 contexts: Mutex::default(),
@@ -278,9 +282,11 @@ impl Library {
         Ok(())
     }
 
-    /// Whether this library fell back to the context-bound module API.
+    /// Whether this library fell back to the context-bound module API: its
+    /// kernels then serve only the context current at load time, and
+    /// [`ModuleError::ForeignContext`] answers for any other.
     pub fn is_module(&self) -> bool {
-        matches!(self.loaded.handle, Handle::Module(_))
+        matches!(self.loaded.handle, Handle::Module(..))
     }
 
     /// The library's name.
@@ -338,7 +344,7 @@ impl Library {
                 check_with_log(driver, status, "cuLibraryGetKernel", about, &log)?;
                 Some(KernelHandle::Kernel(raw))
             }
-            Handle::Module(module) => {
+            Handle::Module(module, _) => {
                 let mut raw: CUfunction = std::ptr::null_mut();
                 // SAFETY: a live module, a C string and an out-pointer.
                 let status = unsafe { driver.cuModuleGetFunction(&mut raw, module, c.as_ptr()) }?;
@@ -473,7 +479,7 @@ impl Library {
                     driver.cuLibraryGetGlobal(&mut pointer, &mut size, library, c.as_ptr())?,
                     "cuLibraryGetGlobal",
                 ),
-                Handle::Module(module) => (
+                Handle::Module(module, _) => (
                     driver.cuModuleGetGlobal_v2(&mut pointer, &mut size, module, c.as_ptr())?,
                     "cuModuleGetGlobal",
                 ),

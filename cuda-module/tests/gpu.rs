@@ -11,6 +11,11 @@ use cuda_link::{Arch, Backend, LinkError, Linker, LinkerOptions, ObjectCode, Out
 use cuda_link_tests::{FatbinInput, fixtures, nvfatbin, nvrtc, ptxas};
 use cuda_module::{Context, DeviceBuffer, LaunchConfig, Library, LoadOptions, ModuleError};
 
+/// Contexts: launches and guards restore the current one; a module's
+/// kernel refuses other contexts.
+#[path = "gpu/contexts.rs"]
+mod contexts;
+
 const N: usize = 1 << 20;
 
 /// The primary context of device 0, current on this thread.

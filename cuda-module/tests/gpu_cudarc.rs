@@ -96,6 +96,58 @@ fn saxpy_with_cudarc_memory_on_a_cudarc_stream() {
     assert!((0..N).all(|i| result[i] == 2.0 * i as f32 + 1.0));
 }
 
+/// The calling thread's current context.
+fn current() -> cuda_driver_sys::sys::CUcontext {
+    let driver = cuda_driver_sys::Driver::global().unwrap();
+    let mut context = std::ptr::null_mut();
+    // SAFETY: an out-pointer.
+    let status = unsafe { driver.cuCtxGetCurrent(&mut context) }.unwrap();
+    driver.check(status).unwrap();
+    context
+}
+
+/// A checked launch makes the stream's context current for the launch
+/// only: the thread's current context is as it was after it, whether the
+/// driver runs the launch or refuses it.
+#[test]
+#[ignore = "needs a GPU"]
+fn a_checked_launch_restores_the_current_context() {
+    let (cudarc, context, library) = setup();
+    let stream = cudarc.default_stream();
+    let x = stream.clone_htod(&vec![1.0f32; N]).unwrap();
+    let mut y = stream.clone_htod(&vec![2.0f32; N]).unwrap();
+    let (a, n) = (3.0f32, N as i32);
+    let saxpy = library.kernel("saxpy").unwrap();
+    let other = Context::create(0).unwrap();
+    let mut launch = saxpy.launch_on(&context, &stream).unwrap();
+    launch.arg(&a).slice(&x).slice_mut(&mut y).arg(&n);
+    other.make_current().unwrap();
+    let config = LaunchConfig::for_elements(N as u32, 128);
+    // SAFETY: saxpy reads x and writes y within their N elements.
+    unsafe { launch.launch(config) }.unwrap();
+    assert_eq!(current(), other.as_raw(), "after a launch");
+    // More threads per block than any device has: refused by the driver.
+    let refused = LaunchConfig {
+        block_dim: (4096, 1, 1),
+        ..config
+    };
+    // SAFETY: as above; the driver refuses the configuration.
+    let error = unsafe { launch.launch(refused) }.unwrap_err();
+    assert!(
+        matches!(
+            error,
+            ModuleError::Call {
+                call: "cuLaunchKernel",
+                ..
+            }
+        ),
+        "{error}"
+    );
+    assert_eq!(current(), other.as_raw(), "after a refused launch");
+    drop(launch);
+    assert!(stream.clone_dtoh(&y).unwrap().iter().all(|&v| v == 5.0));
+}
+
 #[test]
 #[ignore = "needs a GPU"]
 fn wrong_arguments_are_typed_errors_and_launch_nothing() {
