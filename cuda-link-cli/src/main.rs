@@ -1,20 +1,41 @@
 #![doc = include_str!("../README.md")]
+// Link errors are returned once per command; their size does not matter.
+#![allow(clippy::result_large_err)]
+
+mod inspect;
+mod link;
+mod progress;
+mod say;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use cuda_link::{
-    Arch, Backend, DeviceContext, Isolation, LinkCache, Linker, LinkerOptions, ObjectCode,
-    OutputKind,
-};
+use cuda_link::{Arch, LinkCache};
+
+/// Exit codes, one per kind of outcome.
+const EXIT_CODES: &str = "\
+Exit codes:
+  0  success
+  1  an input or a link failed (the message says which and why)
+  2  the command line is wrong (unknown flag, bad value, -o naming an input)
+  3  no backend library could be loaded (nvJitLink, or the driver)";
+
+/// How NVIDIA's libraries are found.
+const LIBRARIES: &str = "\
+Libraries: `link` uses nvJitLink by default (--backend auto), found through
+CUDA_LINK_NVJITLINK_PATH (a file), then CUDA_HOME / CUDA_PATH, the pip
+wheels nvidia-nvjitlink (13.x) or nvidia-nvjitlink-cu12 (12.x) of any
+Python on the system, /usr/local/cuda, and the system loader. Without
+nvJitLink, auto falls back to the driver (libcuda, CUDA_LINK_DRIVER_PATH),
+which needs a GPU and cannot link LTO-IR. `inspect` needs no library.";
 
 #[derive(Parser)]
 #[command(
     name = "cuda-link",
     version,
-    about = "Link and inspect CUDA device code"
+    about = "Link and inspect CUDA device code",
+    after_help = format!("{LIBRARIES}\n\n{EXIT_CODES}")
 )]
 struct Cli {
     #[command(subcommand)]
@@ -24,15 +45,22 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Link inputs of any kind (cubin, PTX, LTO-IR, fatbin, .o, .a).
+    #[command(after_help = format!("{LIBRARIES}\n\n{EXIT_CODES}"))]
     Link(Box<LinkArgs>),
     /// Print what files hold: kinds, arches, kernels, fatbin entries.
+    #[command(after_help = EXIT_CODES)]
     Inspect {
-        /// Files to inspect.
+        /// Files to inspect; `-` reads standard input. Every file is
+        /// reported, and the exit code is 1 if any could not be read.
         #[arg(required = true)]
         files: Vec<PathBuf>,
-        /// Print JSON instead of tables.
-        #[arg(long)]
+        /// Print one JSON array, an object per file (a file that could not
+        /// be read is `{"name", "error"}`).
+        #[arg(long, conflicts_with = "jsonl")]
         json: bool,
+        /// Print JSON Lines: one object per file, per line.
+        #[arg(long)]
+        jsonl: bool,
         /// Show C++ kernels by their demangled names (`saxpy<float>`), as
         /// `cuda-module`'s `Library::kernel` also finds them.
         #[arg(long)]
@@ -68,133 +96,191 @@ enum BackendArg {
 }
 
 #[derive(clap::Args)]
-struct LinkArgs {
-    /// Target architecture, e.g. sm_90, sm_90a, sm_100f (also `-arch`).
-    #[arg(long)]
-    arch: Option<Arch>,
+/// The flags of `link`.
+pub(crate) struct LinkArgs {
+    /// Target architecture: sm_90, sm_90a, sm_100f, or 90, compute_90,
+    /// lto_90 (also spelt `-arch`, as nvcc does).
+    #[arg(long, value_parser = parse_arch)]
+    pub(crate) arch: Option<Arch>,
     /// Output file.
     #[arg(short, long)]
-    output: PathBuf,
+    pub(crate) output: PathBuf,
     /// Inputs; kinds are detected from the bytes.
     #[arg(required = true)]
-    inputs: Vec<PathBuf>,
+    pub(crate) inputs: Vec<PathBuf>,
     /// Link-time optimisation (on by default when an input is LTO-IR).
     #[arg(long)]
-    lto: bool,
+    pub(crate) lto: bool,
     /// Emit PTX instead of a cubin (needs LTO).
     #[arg(long, conflicts_with = "ltoir")]
-    ptx: bool,
+    pub(crate) ptx: bool,
     /// Emit LTO-IR instead of a cubin (needs LTO and nvJitLink 13).
     #[arg(long)]
-    ltoir: bool,
+    pub(crate) ltoir: bool,
     /// Linker backend.
     #[arg(long, value_enum, default_value = "auto")]
-    backend: BackendArg,
+    pub(crate) backend: BackendArg,
     /// The device whose primary context the driver backend links in; its
     /// compute capability is the default `--arch`.
     #[arg(long, default_value_t = 0)]
-    device: i32,
+    pub(crate) device: i32,
     /// Maximum registers per thread.
     #[arg(long)]
-    max_register_count: Option<u32>,
+    pub(crate) max_register_count: Option<u32>,
     /// Optimisation level (-O).
     #[arg(short = 'O', long)]
-    optimization_level: Option<u32>,
+    pub(crate) optimization_level: Option<u32>,
     /// Generate debug information.
     #[arg(short = 'g', long)]
-    debug: bool,
+    pub(crate) debug: bool,
     /// Generate line information.
     #[arg(long)]
-    lineinfo: bool,
-    /// Verbose messages in the info log (printed to stderr); with a cache,
-    /// also whether the link was a hit or a miss.
-    #[arg(long)]
-    verbose: bool,
+    pub(crate) lineinfo: bool,
+    /// Print the info log, what was written and, with a cache, whether
+    /// the link was a hit; quiet otherwise, as nvcc is.
+    #[arg(short, long, conflicts_with = "quiet")]
+    pub(crate) verbose: bool,
+    /// Print nothing but errors (the default already prints nothing on
+    /// success; accepted for scripts that pass it).
+    #[arg(short, long)]
+    pub(crate) quiet: bool,
     /// Timing in the info log (printed to stderr).
     #[arg(long)]
-    time: bool,
+    pub(crate) time: bool,
     /// Flush denormals to zero.
     #[arg(long)]
-    ftz: Option<bool>,
+    pub(crate) ftz: Option<bool>,
     /// Precise division.
     #[arg(long)]
-    prec_div: Option<bool>,
+    pub(crate) prec_div: Option<bool>,
     /// Precise square root.
     #[arg(long)]
-    prec_sqrt: Option<bool>,
+    pub(crate) prec_sqrt: Option<bool>,
     /// Fused multiply-add.
     #[arg(long)]
-    fma: Option<bool>,
+    pub(crate) fma: Option<bool>,
     /// Kernels that are used; others may be removed (repeatable).
     #[arg(long)]
-    kernels_used: Vec<String>,
+    pub(crate) kernels_used: Vec<String>,
     /// Variables that are used; others may be removed (repeatable).
     #[arg(long)]
-    variables_used: Vec<String>,
+    pub(crate) variables_used: Vec<String>,
     /// Remove variables not referenced in device code.
     #[arg(long)]
-    optimize_unused_variables: bool,
+    pub(crate) optimize_unused_variables: bool,
     /// Option passed to ptxas (repeatable).
     #[arg(long)]
-    xptxas: Vec<String>,
+    pub(crate) xptxas: Vec<String>,
     /// Split compilation thread count.
     #[arg(long)]
-    split_compile: Option<u32>,
+    pub(crate) split_compile: Option<u32>,
     /// Extended split compilation thread count.
     #[arg(long)]
-    split_compile_extended: Option<u32>,
-    /// Do not use nvJitLink's in-memory cache.
-    #[arg(long)]
-    no_cache: bool,
+    pub(crate) split_compile_extended: Option<u32>,
+    /// Do not use nvJitLink's in-memory cache of repeated links (nvJitLink's
+    /// `-no-cache`; `--no-cache` is the old spelling). The persistent cache
+    /// is `--cache`.
+    #[arg(long, alias = "no-cache")]
+    pub(crate) no_nvjitlink_cache: bool,
     /// Serve repeated links from the persistent cache (default directory:
     /// CUDA_LINK_CACHE_DIR, else ~/.cache/cuda-link).
     #[arg(long)]
-    cache: bool,
+    pub(crate) cache: bool,
     /// Use the persistent cache in this directory.
     #[arg(long)]
-    cache_dir: Option<PathBuf>,
+    pub(crate) cache_dir: Option<PathBuf>,
     /// Raw nvJitLink flag (repeatable).
     #[arg(long = "flag", allow_hyphen_values = true)]
-    flags: Vec<String>,
+    pub(crate) flags: Vec<String>,
     /// Link in this process instead of a child process. By default
     /// nvJitLink runs in a child, so a crash or hang on corrupt input
     /// becomes an error message; the driver backend always links in this
     /// process, as CUDA does not survive the fork.
     #[arg(long)]
-    in_process: bool,
+    pub(crate) in_process: bool,
     /// Stop the link after this many seconds (child process only).
     #[arg(long, value_name = "SECONDS", conflicts_with = "in_process")]
-    timeout: Option<f64>,
+    pub(crate) timeout: Option<f64>,
 }
 
-/// nvcc spells it `-arch`; clap wants `--arch`.
-fn normalise_args() -> Vec<String> {
-    std::env::args()
-        .map(|arg| match arg.strip_prefix("-arch") {
-            Some(rest) if rest.is_empty() || rest.starts_with('=') => format!("--arch{rest}"),
-            _ => arg,
+/// nvcc spells it `-arch`; clap wants `--arch`. The value of `--flag`
+/// is a raw nvJitLink flag and passes through untouched.
+fn normalise_args(args: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut previous_was_flag = false;
+    args.into_iter()
+        .map(|arg| {
+            let raw = std::mem::replace(&mut previous_was_flag, arg == "--flag");
+            match arg.strip_prefix("-arch") {
+                Some(rest) if !raw && (rest.is_empty() || rest.starts_with('=')) => {
+                    format!("--arch{rest}")
+                }
+                _ => arg,
+            }
         })
         .collect()
 }
 
+/// An arch, or what was probably meant and every accepted spelling.
+fn parse_arch(text: &str) -> Result<Arch, String> {
+    if let Ok(arch) = text.parse() {
+        return Ok(arch);
+    }
+    let lower = text.to_ascii_lowercase();
+    let digits = lower.trim_start_matches(|c: char| c.is_ascii_alphabetic() || c == '_');
+    let prefix = &lower[..lower.len() - digits.len()];
+    let guess = ["sm", "compute", "lto"]
+        .into_iter()
+        .find(|p| prefix.trim_end_matches('_') == *p)
+        .map(|p| format!("{p}_{digits}"))
+        .filter(|guess| guess.parse::<Arch>().is_ok());
+    let hint = guess
+        .map(|g| format!("did you mean `{g}`? "))
+        .unwrap_or_default();
+    Err(format!(
+        "{hint}accepted spellings: 90, sm_90, compute_90, lto_90, with an `a` or `f` \
+         suffix for arch- or family-specific code (sm_90a, sm_100f)"
+    ))
+}
+
+/// Why the command failed, and so its exit code.
+pub(crate) enum Failure {
+    /// An input or a link failed, and why: exit 1.
+    Reported(String),
+    /// The command line asks for something impossible: exit 2.
+    Usage(String),
+    /// No backend library loads: exit 3.
+    NoBackend(String),
+    /// Anything else: exit 1.
+    Other(String),
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse_from(normalise_args());
+    let cli = Cli::parse_from(normalise_args(std::env::args()));
     let result = match cli.command {
-        Command::Link(args) => link(*args),
+        Command::Link(args) => link::run(*args),
         Command::Inspect {
             files,
             json,
+            jsonl,
             demangle,
-        } => inspect(&files, json, demangle),
-        Command::Cache { action, cache_dir } => cache(action, cache_dir),
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
-            eprintln!("cuda-link: {message}");
-            ExitCode::FAILURE
+        } => {
+            let format = match (json, jsonl) {
+                (true, _) => inspect::Format::Json,
+                (_, true) => inspect::Format::JsonLines,
+                _ => inspect::Format::Table,
+            };
+            inspect::run(&files, format, demangle)
         }
-    }
+        Command::Cache { action, cache_dir } => cache(action, cache_dir).map_err(Failure::Other),
+    };
+    let (message, code) = match result {
+        Ok(()) => return ExitCode::SUCCESS,
+        Err(Failure::Reported(message) | Failure::Other(message)) => (message, 1),
+        Err(Failure::Usage(message)) => (message, 2),
+        Err(Failure::NoBackend(message)) => (message, 3),
+    };
+    say::err(format!("cuda-link: {message}"));
+    ExitCode::from(code)
 }
 
 /// An error and every source under it, each once: `a: b: c`.
@@ -209,29 +295,6 @@ fn report(error: &dyn std::error::Error) -> String {
     text
 }
 
-fn inspect(files: &[PathBuf], json: bool, demangle: bool) -> Result<(), String> {
-    use std::io::Write as _;
-    let mut stdout = std::io::stdout().lock();
-    for file in files {
-        // Host objects and libraries are read a fatbin at a time.
-        let mut info = cuda_link::inspect_path(file).map_err(|e| report(&e))?;
-        if demangle {
-            info.demangle_kernels();
-        }
-        let written = if json {
-            writeln!(stdout, "{}", info.to_json())
-        } else {
-            writeln!(stdout, "{info}")
-        };
-        match written {
-            // A closed pipe (`| head`) is the reader's choice, not an error.
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(()),
-            other => other.map_err(|e| format!("cannot write to stdout: {e}"))?,
-        }
-    }
-    Ok(())
-}
-
 fn open_cache(dir: Option<PathBuf>) -> LinkCache {
     dir.map_or_else(LinkCache::open_default, LinkCache::new)
 }
@@ -240,20 +303,26 @@ fn cache(action: CacheAction, dir: Option<PathBuf>) -> Result<(), String> {
     let cache = open_cache(dir);
     let shown = cache.dir().display();
     match action {
-        CacheAction::Dir => println!("{shown}"),
+        CacheAction::Dir => {
+            let _ = say::out(format!("{shown}"));
+        }
         CacheAction::Stats => match cache.disk_usage() {
-            Ok((entries, bytes)) => println!("{shown}: {entries} entries, {bytes} bytes"),
+            Ok((entries, bytes)) => {
+                let _ = say::out(format!("{shown}: {entries} entries, {bytes} bytes"));
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                println!("{shown}: 0 entries, 0 bytes (not created yet)")
+                let _ = say::out(format!("{shown}: 0 entries, 0 bytes (not created yet)"));
             }
             Err(e) => return Err(format!("cannot read {shown}: {e}")),
         },
         CacheAction::Clear => {
             let (entries, _) = cache.disk_usage().unwrap_or_default();
             match cache.clear() {
-                Ok(()) => println!("{shown}: removed {entries} entries"),
+                Ok(()) => {
+                    let _ = say::out(format!("{shown}: removed {entries} entries"));
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    println!("{shown}: nothing to clear")
+                    let _ = say::out(format!("{shown}: nothing to clear"));
                 }
                 Err(e) => return Err(format!("cannot clear {shown}: {e}")),
             }
@@ -277,97 +346,50 @@ fn cache_report(cache: &LinkCache) -> String {
     }
 }
 
-fn link(args: LinkArgs) -> Result<(), String> {
-    let output = if args.ptx {
-        OutputKind::Ptx
-    } else if args.ltoir {
-        OutputKind::Ltoir
-    } else {
-        OutputKind::Cubin
-    };
-    let mut options = LinkerOptions::default()
-        .time(args.time)
-        .verbose(args.verbose)
-        .ptx(args.ptx)
-        .debug(args.debug)
-        .lineinfo(args.lineinfo)
-        .kernels_used(args.kernels_used)
-        .variables_used(args.variables_used)
-        .optimize_unused_variables(args.optimize_unused_variables)
-        .ptxas_options(args.xptxas)
-        .no_cache(args.no_cache)
-        .extra_flags(args.flags)
-        .backend(match args.backend {
-            BackendArg::Auto => Backend::Auto,
-            BackendArg::Nvjitlink => Backend::NvJitLink,
-            BackendArg::Driver => Backend::Driver,
-        });
-    let timeout = match args.timeout {
-        Some(seconds) => Some(
-            std::time::Duration::try_from_secs_f64(seconds)
-                .map_err(|_| format!("--timeout {seconds}: not a number of seconds"))?,
-        ),
-        None => None,
-    };
-    // nvJitLink runs in a child unless asked otherwise; the driver cannot.
-    options.isolation = if args.in_process || options.backend == Backend::Driver {
-        Isolation::InProcess
-    } else {
-        Isolation::Process { timeout }
-    };
-    // The options that stay unset unless given.
-    options.arch = args.arch;
-    options.max_register_count = args.max_register_count;
-    options.link_time_optimization = args.lto.then_some(true);
-    options.optimization_level = args.optimization_level;
-    options.ftz = args.ftz;
-    options.prec_div = args.prec_div;
-    options.prec_sqrt = args.prec_sqrt;
-    options.fma = args.fma;
-    options.split_compile = args.split_compile;
-    options.split_compile_extended = args.split_compile_extended;
-    let inputs = args
-        .inputs
-        .iter()
-        .map(ObjectCode::from_path)
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| report(&e))?;
-    // Bad options and inputs are reported before a backend is loaded, so
-    // a machine without the driver still hears what is wrong with them.
-    Linker::check(&options, &inputs).map_err(|e| report(&e))?;
-    let _context = match options.backend {
-        Backend::Driver => Some(DeviceContext::make_current(args.device).map_err(|e| report(&e))?),
-        _ => None,
-    };
-    let mut linker = Linker::new(options.clone()).map_err(|e| report(&e))?;
-    if linker.backend() == Backend::Driver && options.isolation != Isolation::InProcess {
-        // Auto found no nvJitLink and fell back to the driver.
-        let in_process = options.isolation(Isolation::InProcess);
-        linker = Linker::new(in_process).map_err(|e| report(&e))?;
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn raw_flags_pass_through_untouched() {
+        let args = [
+            "cuda-link",
+            "link",
+            "-arch",
+            "sm_90",
+            "--flag",
+            "-arch=sm_80",
+            "-arch=sm_90",
+        ];
+        let normalised = normalise_args(args.map(str::to_owned));
+        assert_eq!(
+            normalised,
+            [
+                "cuda-link",
+                "link",
+                "--arch",
+                "sm_90",
+                "--flag",
+                "-arch=sm_80",
+                "--arch=sm_90"
+            ]
+        );
     }
-    let cache = (args.cache || args.cache_dir.is_some()).then(|| open_cache(args.cache_dir));
-    if let Some(cache) = cache {
-        linker = linker.with_cache(Arc::new(cache));
+
+    #[test]
+    fn misspelled_arches_get_a_suggestion() {
+        for (typed, meant) in [
+            ("sm90", "sm_90"),
+            ("SM_90", "sm_90"),
+            ("Compute90a", "compute_90a"),
+        ] {
+            let message = parse_arch(typed).unwrap_err();
+            assert!(
+                message.contains(&format!("did you mean `{meant}`")),
+                "{typed}: {message}"
+            );
+        }
+        assert!(!parse_arch("bogus").unwrap_err().contains("did you mean"));
+        assert_eq!(parse_arch("sm_90a").unwrap().to_string(), "sm_90a");
     }
-    linker.add_many(&inputs).map_err(|e| report(&e))?;
-    let linked = linker.link(output).map_err(|e| report(&e))?;
-    if !linker.info_log().trim().is_empty() {
-        eprintln!("{}", linker.info_log().trim_end());
-    }
-    std::fs::write(&args.output, linked.as_bytes())
-        .map_err(|e| format!("cannot write {}: {e}", args.output.display()))?;
-    if let Some(cache) = linker.cache().filter(|_| args.verbose) {
-        eprintln!("cuda-link: {}", cache_report(cache));
-    }
-    let cached = match linker.cache().map(|c| c.stats()) {
-        Some(stats) if stats.hits > 0 => ", from the cache",
-        _ => "",
-    };
-    eprintln!(
-        "cuda-link: wrote {} ({} bytes, {}{cached})",
-        args.output.display(),
-        linked.as_bytes().len(),
-        linker.backend_name()
-    );
-    Ok(())
 }

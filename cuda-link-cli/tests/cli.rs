@@ -35,9 +35,9 @@ fn link_then_inspect() {
         .unwrap();
     assert!(run.status.success());
     let json: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
-    assert_eq!(json["kind"], "cubin");
-    assert_eq!(json["contents"]["cubin"]["kernels"][0], "saxpy");
-    assert_eq!(json["contents"]["cubin"]["arch"], "sm_90");
+    assert_eq!(json[0]["kind"], "cubin");
+    assert_eq!(json[0]["contents"]["cubin"]["kernels"][0], "saxpy");
+    assert_eq!(json[0]["contents"]["cubin"]["arch"], "sm_90");
 
     let run = cuda_link().arg("inspect").arg(&output).output().unwrap();
     let text = String::from_utf8_lossy(&run.stdout);
@@ -88,7 +88,7 @@ fn the_second_cached_link_is_a_hit() {
     for round in 0..2 {
         let output = dir.path().join(format!("out{round}.cubin"));
         let run = cuda_link()
-            .args(["link", "-arch=sm_90", "--cache-dir"])
+            .args(["link", "--verbose", "-arch=sm_90", "--cache-dir"])
             .arg(&cache_dir)
             .arg("-o")
             .arg(&output)
@@ -97,7 +97,7 @@ fn the_second_cached_link_is_a_hit() {
             .unwrap();
         assert!(run.status.success());
         let stderr = String::from_utf8_lossy(&run.stderr).into_owned();
-        assert_eq!(stderr.contains("from the cache"), round == 1, "{stderr}");
+        assert_eq!(stderr.contains("cache hit in"), round == 1, "{stderr}");
         outputs.push(std::fs::read(output).unwrap());
     }
     assert_eq!(outputs[0], outputs[1]);
@@ -220,7 +220,7 @@ fn inspect_demangles_kernel_names() {
         .unwrap();
     assert!(run.status.success());
     let json: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
-    let kernels: Vec<&str> = json["contents"]["cubin"]["kernels"]
+    let kernels: Vec<&str> = json[0]["contents"]["cubin"]["kernels"]
         .as_array()
         .unwrap()
         .iter()
@@ -299,4 +299,314 @@ fn in_process_and_timeout_do_not_mix() {
         .unwrap();
     assert_eq!(run.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&run.stderr).contains("cannot be used with"));
+}
+
+fn run_ok(command: &mut Command) -> std::process::Output {
+    let run = command.output().unwrap();
+    assert!(
+        run.status.success(),
+        "{:?}: {}",
+        run.status,
+        String::from_utf8_lossy(&run.stderr)
+    );
+    run
+}
+
+fn stderr_of(run: &std::process::Output) -> String {
+    String::from_utf8_lossy(&run.stderr).into_owned()
+}
+
+/// `--json` prints one array for any number of files, `--jsonl` a line
+/// per file; every file is reported, and a bad one makes the exit code 1.
+#[test]
+fn inspect_reports_every_file_as_json_or_json_lines() {
+    let Some(ptx) = fixtures::saxpy_ptx() else {
+        return;
+    };
+    let (dir, good) = temp_file("saxpy.ptx", &ptx);
+    let bad = dir.path().join("bad.bin");
+    std::fs::write(&bad, b"not device code").unwrap();
+    let run = run_ok(
+        cuda_link()
+            .args(["inspect", "--json"])
+            .arg(&good)
+            .arg(&good),
+    );
+    let json: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert_eq!(json.as_array().unwrap().len(), 2);
+    let run = run_ok(
+        cuda_link()
+            .args(["inspect", "--jsonl"])
+            .arg(&good)
+            .arg(&good),
+    );
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&run.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[1]["kind"], "ptx");
+
+    let run = cuda_link()
+        .args(["inspect", "--json"])
+        .args([&good, &bad, &good])
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(1));
+    let json: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert_eq!(json.as_array().unwrap().len(), 3);
+    assert!(json[1]["error"].as_str().unwrap().contains("unrecognized"));
+    assert_eq!(json[2]["kind"], "ptx");
+    let run = cuda_link()
+        .arg("inspect")
+        .args([&good, &bad, &good])
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&run.stdout)
+            .matches("kernels: saxpy")
+            .count(),
+        2
+    );
+    assert!(stderr_of(&run).contains("bad.bin"), "{}", stderr_of(&run));
+}
+
+/// `inspect -` reads standard input.
+#[test]
+fn inspect_reads_standard_input() {
+    use std::io::Write as _;
+    let Some(ptx) = fixtures::saxpy_ptx() else {
+        return;
+    };
+    let mut child = cuda_link()
+        .args(["inspect", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&ptx).unwrap();
+    let run = child.wait_with_output().unwrap();
+    assert!(run.status.success());
+    let text = String::from_utf8_lossy(&run.stdout);
+    assert!(text.starts_with("<stdin>: ptx"), "{text}");
+    assert!(text.contains("kernels: saxpy"), "{text}");
+}
+
+/// An empty file and a `.cu` file say what they are.
+#[test]
+fn input_errors_say_what_the_input_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.o");
+    std::fs::write(&empty, b"").unwrap();
+    let source = dir.path().join("kernel.cu");
+    std::fs::write(&source, "__global__ void k() {}\n").unwrap();
+    for (file, expected) in [(&empty, "empty file"), (&source, "CUDA C++ source")] {
+        let run = cuda_link().arg("inspect").arg(file).output().unwrap();
+        assert_eq!(run.status.code(), Some(1));
+        assert!(stderr_of(&run).contains(expected), "{}", stderr_of(&run));
+        let run = cuda_link()
+            .args(["link", "-arch", "sm_90", "-o"])
+            .arg(dir.path().join("out.cubin"))
+            .arg(file)
+            .output()
+            .unwrap();
+        assert!(stderr_of(&run).contains(expected), "{}", stderr_of(&run));
+    }
+    assert!(stderr_of(&cuda_link().arg("inspect").arg(&source).output().unwrap()).contains("nvcc"));
+}
+
+/// A missing or misspelled arch speaks command-line, with exit code 2.
+#[test]
+fn arch_mistakes_get_command_line_help() {
+    let Some(ptx) = fixtures::saxpy_ptx() else {
+        return;
+    };
+    let (dir, input) = temp_file("saxpy.ptx", &ptx);
+    let out = dir.path().join("out.cubin");
+    let run = cuda_link()
+        .args(["link", "-o"])
+        .arg(&out)
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(2), "{}", stderr_of(&run));
+    assert!(
+        stderr_of(&run).contains("pass -arch sm_XX"),
+        "{}",
+        stderr_of(&run)
+    );
+    assert!(
+        !stderr_of(&run).contains("LinkerOptions"),
+        "{}",
+        stderr_of(&run)
+    );
+    for typed in ["sm90", "SM_90"] {
+        let run = cuda_link()
+            .args(["link", "-arch", typed, "-o"])
+            .arg(&out)
+            .arg(&input)
+            .output()
+            .unwrap();
+        assert_eq!(run.status.code(), Some(2));
+        let stderr = stderr_of(&run);
+        assert!(stderr.contains("did you mean `sm_90`"), "{stderr}");
+        assert!(stderr.contains("compute_90, lto_90"), "{stderr}");
+    }
+}
+
+/// What inspection knows is said before a backend loads: here no backend
+/// can load at all, and each mistake is still named.
+#[test]
+fn mistakes_are_caught_before_the_backend_loads() {
+    let Some(ptx) = fixtures::saxpy_ptx() else {
+        return;
+    };
+    let (dir, input) = temp_file("saxpy.ptx", &ptx);
+    let out = dir.path().join("out.ptx");
+    let no_backend = |command: &mut Command| -> String {
+        let run = command
+            .env("CUDA_LINK_NVJITLINK_PATH", "/nonexistent/libnvJitLink.so")
+            .env("CUDA_LINK_DRIVER_PATH", "/nonexistent/libcuda.so")
+            .output()
+            .unwrap();
+        assert!(!run.status.success());
+        stderr_of(&run)
+    };
+    let stderr = no_backend(
+        cuda_link()
+            .args(["link", "-arch", "sm_80", "-o"])
+            .arg(&out)
+            .arg(&input),
+    );
+    assert!(
+        stderr.contains("PTX for sm_90 cannot be linked for -arch sm_80"),
+        "{stderr}"
+    );
+    let stderr = no_backend(
+        cuda_link()
+            .args(["link", "--ptx", "-arch", "sm_90", "-o"])
+            .arg(&out)
+            .arg(&input),
+    );
+    assert!(stderr.contains("holds no LTO-IR"), "{stderr}");
+    let stderr = no_backend(
+        cuda_link()
+            .args([
+                "link",
+                "-arch",
+                "sm_90",
+                "-o",
+                "/nonexistent/folder/out.cubin",
+            ])
+            .arg(&input),
+    );
+    assert!(
+        stderr.contains("cannot write /nonexistent/folder/out.cubin"),
+        "{stderr}"
+    );
+    // And a missing backend has its own exit code.
+    let run = cuda_link()
+        .args(["link", "-arch", "sm_90", "-o"])
+        .arg(dir.path().join("out.cubin"))
+        .arg(&input)
+        .env("CUDA_LINK_NVJITLINK_PATH", "/nonexistent/libnvJitLink.so")
+        .env("CUDA_LINK_DRIVER_PATH", "/nonexistent/libcuda.so")
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(3), "{}", stderr_of(&run));
+}
+
+/// `-o` naming an input is refused and the input left alone.
+#[test]
+fn output_naming_an_input_is_refused() {
+    let Some(ptx) = fixtures::saxpy_ptx() else {
+        return;
+    };
+    let (_dir, input) = temp_file("saxpy.ptx", &ptx);
+    let run = cuda_link()
+        .args(["link", "-arch", "sm_90", "-o"])
+        .arg(&input)
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(2));
+    assert!(
+        stderr_of(&run).contains("is also an input"),
+        "{}",
+        stderr_of(&run)
+    );
+    assert_eq!(std::fs::read(&input).unwrap(), ptx);
+}
+
+/// A link that works prints nothing, as nvcc; `--verbose` tells, `--quiet`
+/// is accepted, `--flag` values pass through untouched, and both spellings
+/// of the in-memory cache flag work.
+#[test]
+fn success_is_quiet_and_flags_pass_through() {
+    let Some(ptx) = fixtures::saxpy_ptx() else {
+        return;
+    };
+    let (dir, input) = temp_file("saxpy.ptx", &ptx);
+    let out = dir.path().join("out.cubin");
+    for extra in [
+        &["--quiet"][..],
+        &["--no-cache"],
+        &["--no-nvjitlink-cache"],
+        &["--flag", "-arch=sm_90"],
+    ] {
+        let run = run_ok(
+            cuda_link()
+                .args(["link", "-arch", "sm_90", "-o"])
+                .arg(&out)
+                .args(extra)
+                .arg(&input),
+        );
+        assert_eq!(stderr_of(&run), "", "{extra:?}");
+    }
+    let run = run_ok(
+        cuda_link()
+            .args(["link", "--verbose", "-arch", "sm_90", "-o"])
+            .arg(&out)
+            .arg(&input),
+    );
+    assert!(stderr_of(&run).contains("wrote"), "{}", stderr_of(&run));
+    let shown = run_ok(cuda_link().arg("inspect").arg(&out));
+    assert!(String::from_utf8_lossy(&shown.stdout).contains("1 kernel,"));
+}
+
+/// A closed pipe on stderr (`2>&1 | head`) is no panic.
+#[test]
+fn link_into_a_closed_pipe_does_not_panic() {
+    let Some(ptx) = fixtures::saxpy_ptx() else {
+        return;
+    };
+    let (dir, input) = temp_file("saxpy.ptx", &ptx);
+    let script = format!(
+        "{} link --verbose --time -arch sm_90 -o {} {} 2>&1 | head -c 1 >/dev/null; echo \"${{PIPESTATUS[0]}}\"",
+        env!("CARGO_BIN_EXE_cuda-link"),
+        dir.path().join("out.cubin").display(),
+        input.display()
+    );
+    let run = Command::new("bash").args(["-c", &script]).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&run.stdout).trim(), "0");
+}
+
+/// `--ptx` output is text: no NUL at its end.
+#[test]
+fn ptx_output_has_no_trailing_nul() {
+    let Some(ltoir) = fixtures::saxpy_ltoir() else {
+        return;
+    };
+    let (dir, input) = temp_file("saxpy.ltoir", &ltoir);
+    let out = dir.path().join("out.ptx");
+    run_ok(
+        cuda_link()
+            .args(["link", "--ptx", "-arch", "sm_90", "-o"])
+            .arg(&out)
+            .arg(&input),
+    );
+    let text = std::fs::read(&out).unwrap();
+    assert_ne!(text.last(), Some(&0));
+    assert!(String::from_utf8_lossy(&text).contains(".entry saxpy"));
 }

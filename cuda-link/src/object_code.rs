@@ -276,6 +276,10 @@ impl ObjectCode {
         let data = std::fs::read(path).map_err(|e| ObjectError::new(&name, Reason::io(&e)))?;
         let kind = match ObjectKind::detect(&data) {
             Ok(kind) => kind,
+            // What the bytes plainly are beats what the name says.
+            Err(reason @ (Reason::Empty | Reason::CudaSource)) => {
+                return Err(ObjectError::new(&name, reason));
+            }
             Err(reason) => path
                 .extension()
                 .and_then(|e| e.to_str())

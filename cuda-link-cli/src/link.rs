@@ -1,0 +1,210 @@
+//! `cuda-link link`: what can be known before a backend loads is checked
+//! first; the link runs isolated unless asked otherwise; the output is
+//! written whole or not at all.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use cuda_link::inspect::{Contents, EntryKind};
+use cuda_link::{
+    Arch, Backend, DeviceContext, Isolation, LinkError, Linker, LinkerOptions, ObjectCode,
+    ObjectKind, OutputKind,
+};
+
+use crate::{Failure, LinkArgs, report, say};
+
+/// Links `args.inputs` into `args.output`.
+pub fn run(args: LinkArgs) -> Result<(), Failure> {
+    let output = if args.ptx {
+        OutputKind::Ptx
+    } else if args.ltoir {
+        OutputKind::Ltoir
+    } else {
+        OutputKind::Cubin
+    };
+    let options = options(&args)?;
+    refuse_output_among_inputs(&args.output, &args.inputs)?;
+    let inputs = args
+        .inputs
+        .iter()
+        .map(ObjectCode::from_path)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| Failure::Reported(report(&e)))?;
+    // What is wrong with the options, the inputs or the output path is
+    // said before a backend is loaded and before a long link runs.
+    Linker::check(&options, &inputs).map_err(link_failure)?;
+    check_inputs(&args, &inputs)?;
+    let mut staged = stage(&args.output)?;
+
+    let _context = match options.backend {
+        Backend::Driver => Some(DeviceContext::make_current(args.device).map_err(link_failure)?),
+        _ => None,
+    };
+    let mut linker = Linker::new(options.clone()).map_err(link_failure)?;
+    if linker.backend() == Backend::Driver && options.isolation != Isolation::InProcess {
+        // Auto found no nvJitLink and fell back to the driver, which
+        // cannot be forked.
+        linker = Linker::new(options.isolation(Isolation::InProcess)).map_err(link_failure)?;
+    }
+    if args.cache || args.cache_dir.is_some() {
+        linker = linker.with_cache(Arc::new(crate::open_cache(args.cache_dir.clone())));
+    }
+    linker.add_many(&inputs).map_err(link_failure)?;
+    let step = format!(
+        "linking {} input{} with {}",
+        inputs.len(),
+        if inputs.len() == 1 { "" } else { "s" },
+        linker.backend_name()
+    );
+    let linked =
+        crate::progress::while_running(&step, || linker.link(output)).map_err(link_failure)?;
+    if args.verbose && !linker.info_log().trim().is_empty() {
+        say::err(linker.info_log().trim_end());
+    }
+    staged
+        .write_all(linked.as_bytes())
+        .and_then(|()| staged.flush())
+        .map_err(|e| Failure::Reported(format!("cannot write {}: {e}", args.output.display())))?;
+    staged.persist(&args.output).map_err(|e| {
+        Failure::Reported(format!(
+            "cannot write {}: {}",
+            args.output.display(),
+            e.error
+        ))
+    })?;
+    if args.verbose {
+        if let Some(cache) = linker.cache() {
+            say::err(format!("cuda-link: {}", crate::cache_report(cache)));
+        }
+        say::err(format!(
+            "cuda-link: wrote {} ({} bytes, {})",
+            args.output.display(),
+            linked.as_bytes().len(),
+            linker.backend_name()
+        ));
+    }
+    Ok(())
+}
+
+/// The options the flags ask for.
+fn options(args: &LinkArgs) -> Result<LinkerOptions, Failure> {
+    let backend = match args.backend {
+        crate::BackendArg::Auto => Backend::Auto,
+        crate::BackendArg::Nvjitlink => Backend::NvJitLink,
+        crate::BackendArg::Driver => Backend::Driver,
+    };
+    let timeout = args
+        .timeout
+        .map(|seconds| {
+            Duration::try_from_secs_f64(seconds).map_err(|_| {
+                Failure::Usage(format!("--timeout {seconds}: not a number of seconds"))
+            })
+        })
+        .transpose()?;
+    let mut options = LinkerOptions::default()
+        .time(args.time)
+        .verbose(args.verbose)
+        .ptx(args.ptx)
+        .debug(args.debug)
+        .lineinfo(args.lineinfo)
+        .kernels_used(args.kernels_used.clone())
+        .variables_used(args.variables_used.clone())
+        .optimize_unused_variables(args.optimize_unused_variables)
+        .ptxas_options(args.xptxas.clone())
+        .no_cache(args.no_nvjitlink_cache)
+        .extra_flags(args.flags.clone())
+        .backend(backend)
+        // nvJitLink runs in a worker unless asked otherwise; the driver cannot.
+        .isolation(if args.in_process || backend == Backend::Driver {
+            Isolation::InProcess
+        } else {
+            Isolation::Process { timeout }
+        });
+    // The options that stay unset unless given.
+    options.arch = args.arch;
+    options.max_register_count = args.max_register_count;
+    options.link_time_optimization = args.lto.then_some(true);
+    options.optimization_level = args.optimization_level;
+    options.ftz = args.ftz;
+    options.prec_div = args.prec_div;
+    options.prec_sqrt = args.prec_sqrt;
+    options.fma = args.fma;
+    options.split_compile = args.split_compile;
+    options.split_compile_extended = args.split_compile_extended;
+    Ok(options)
+}
+
+/// A link error in the words of a command-line user.
+fn link_failure(error: LinkError) -> Failure {
+    match &error {
+        LinkError::MissingArch => Failure::Usage(
+            "no target architecture: pass -arch sm_XX (e.g. -arch sm_90), \
+             or use --backend driver on a machine with a GPU"
+                .into(),
+        ),
+        LinkError::NvJitLinkUnavailable(_)
+        | LinkError::DriverUnavailable(_)
+        | LinkError::NoBackend { .. } => Failure::NoBackend(report(&error)),
+        _ => Failure::Reported(report(&error)),
+    }
+}
+
+/// `-o` naming an input would overwrite it: refused, as gcc does.
+fn refuse_output_among_inputs(output: &Path, inputs: &[PathBuf]) -> Result<(), Failure> {
+    let Ok(target) = std::fs::canonicalize(output) else {
+        return Ok(()); // Not there yet: it cannot be an input.
+    };
+    for input in inputs {
+        if std::fs::canonicalize(input).is_ok_and(|path| path == target) {
+            return Err(Failure::Usage(format!(
+                "-o {} is also an input: refusing to overwrite it",
+                output.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// What inspection already knows against what the flags ask: PTX for a
+/// newer GPU than `-arch`, and `--ptx` over inputs that are not LTO-IR.
+fn check_inputs(args: &LinkArgs, inputs: &[ObjectCode]) -> Result<(), Failure> {
+    for input in inputs {
+        let info = input.inspect().map_err(|e| Failure::Reported(report(&e)))?;
+        if let (Some(arch), Contents::Ptx(ptx)) = (args.arch, &info.contents) {
+            for target in ptx.target.iter().filter_map(|t| t.parse::<Arch>().ok()) {
+                if !target.ir_compatible_with(&arch) {
+                    return Err(Failure::Usage(format!(
+                        "{}: PTX for {target} cannot be linked for -arch {arch}: \
+                         pass -arch {target} or newer, or regenerate the PTX",
+                        input.name()
+                    )));
+                }
+            }
+        }
+        let has_ltoir = input.kind() == ObjectKind::Ltoir
+            || info.fatbin_entries().any(|e| e.kind == EntryKind::Ltoir);
+        if args.ptx && !has_ltoir {
+            return Err(Failure::Usage(format!(
+                "--ptx links LTO-IR into PTX, and {} holds no LTO-IR",
+                input.name()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A temporary file beside `output`, made before linking: an output that
+/// cannot be written is said at once, and a failed link leaves no half
+/// file behind.
+fn stage(output: &Path) -> Result<tempfile::NamedTempFile, Failure> {
+    let folder = match output.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    tempfile::Builder::new()
+        .prefix(".cuda-link-")
+        .tempfile_in(folder)
+        .map_err(|e| Failure::Reported(format!("cannot write {}: {e}", output.display())))
+}
