@@ -304,3 +304,18 @@ fn streamed_fatbin_size_overflow_is_an_error() {
     let err = cuda_link::inspect_path(&path).unwrap_err();
     assert!(matches!(err.reason, Reason::Malformed { .. }), "{err}");
 }
+
+/// The classes made from an executable cubin, as the GPU tests load them,
+/// are refused too.
+#[test]
+fn classes_of_an_executable_cubin_are_refused() {
+    let Some(cubin) = fixtures::saxpy_executable_cubin() else {
+        return;
+    };
+    let classes = hostile::classes(&cubin);
+    assert!(classes.len() > 20, "{}", classes.len());
+    for image in classes {
+        let refused = ObjectCode::from_bytes(image.bytes, image.name.as_str());
+        assert!(refused.is_err(), "{} was accepted", image.name);
+    }
+}

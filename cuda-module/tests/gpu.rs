@@ -542,7 +542,8 @@ fn the_arch_defaults_to_the_current_device() {
     assert_eq!(arches[0], arch(), "{arches:?}");
 }
 
-/// Every hostile image, bare and in every container, is refused by both
+/// Every hostile image, bare and in every container, and one image of each
+/// class of structural lie, is refused by both
 /// `Library::load`'s only input (`ObjectCode`) and `Library::from_file`,
 /// before the driver sees a byte. `run.sh` runs this in both loading modes.
 #[test]
@@ -552,7 +553,11 @@ fn hostile_images_are_refused_before_the_driver() {
     let ptx = ptx_of(fixtures::SAXPY_CU, "saxpy.cu");
     for relocatable in [false, true] {
         let cubin = ptxas(ptx.as_bytes(), &arch().to_string(), relocatable).unwrap();
-        for image in cuda_link_tests::hostile::images(&cubin) {
+        let mut images = cuda_link_tests::hostile::images(&cubin);
+        // One image of each class of issue 24, each refused before the
+        // driver in both loading modes.
+        images.extend(cuda_link_tests::hostile::classes(&cubin));
+        for image in images {
             let from_bytes = ObjectCode::from_bytes(image.bytes.clone(), image.name.as_str());
             assert!(from_bytes.is_err(), "{} was accepted", image.name);
             let (_dir, path) = cuda_link_tests::temp_file("hostile.cubin", &image.bytes);

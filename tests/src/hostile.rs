@@ -399,15 +399,17 @@ pub fn classes(cubin: &[u8]) -> Vec<Hostile> {
         "sh_addralign 3",
         patched(cubin, text + SH_ADDRALIGN, &3u64.to_le_bytes()),
     );
+    // Relocatable cubins have relocations; executable ones may not.
     let relocations = (1..usize::from(shnum))
         .map(|i| section_header(cubin, i))
-        .find(|&h| u32::from_le_bytes(cubin[h + 4..h + 8].try_into().unwrap()) == 4)
-        .expect("ptxas writes a SHT_RELA section");
-    let first = u64_at(cubin, relocations + SH_OFFSET) as usize;
-    add(
-        "a relocation of a type CUDA does not define",
-        patched(cubin, first + 8, &0xd5u32.to_le_bytes()),
-    );
+        .find(|&h| u32::from_le_bytes(cubin[h + 4..h + 8].try_into().unwrap()) == 4);
+    if let Some(relocations) = relocations {
+        let first = u64_at(cubin, relocations + SH_OFFSET) as usize;
+        add(
+            "a relocation of a type CUDA does not define",
+            patched(cubin, first + 8, &0xd5u32.to_le_bytes()),
+        );
+    }
     add(
         "a section type neither ELF's nor CUDA's",
         patched(cubin, text + 4, &0x00fd_0001u32.to_le_bytes()),
