@@ -53,6 +53,9 @@ pub const SPEC: cuda_dylib::LibrarySpec = cuda_dylib::LibrarySpec {
     file_names: &["libcuda.so.1", "libcuda.so"],
     wheel_dirs: &[],
     toolkit_dirs: &[],
+    how_to_get: "The driver library (libcuda.so.1) comes with the NVIDIA driver, not with \
+                 the toolkit or pip: install the driver on a machine with a GPU, or set \
+                 CUDA_LINK_LIBCUDA_PATH to the library file.",
 };
 
 /// How entry points are resolved.
@@ -66,7 +69,7 @@ pub enum Resolution {
 }
 
 /// Why the driver could not be loaded.
-#[derive(Debug, Clone, thiserror::Error)]
+#[derive(Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum LoadError {
     /// No driver library on this machine; lists every place tried.
@@ -368,5 +371,19 @@ mod tests {
         assert_eq!(CUDA_VERSION, 12090);
         #[cfg(feature = "cuda-13000")]
         assert_eq!(CUDA_VERSION, 13000);
+    }
+}
+
+/// The message and its causes on one line, `a: b`: what `main` prints when
+/// it returns this error.
+impl std::fmt::Debug for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{self}")?;
+        let mut source = std::error::Error::source(self);
+        while let Some(cause) = source {
+            write!(f, ": {cause}")?;
+            source = cause.source();
+        }
+        Ok(())
     }
 }

@@ -20,6 +20,9 @@ pub struct LibrarySpec {
     pub wheel_dirs: &'static [&'static str],
     /// Folders, relative to a CUDA toolkit root, that may hold the library.
     pub toolkit_dirs: &'static [&'static str],
+    /// How a user gets the library, for the error when it is not found:
+    /// the packages to install and the variables to set.
+    pub how_to_get: &'static str,
 }
 
 /// Where a candidate came from, in search order.
@@ -329,13 +332,23 @@ pub struct Attempt {
 }
 
 /// A library could not be opened anywhere.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("{library} not found; tried:{}", format_attempts(.attempts))]
+#[derive(Clone, thiserror::Error)]
+#[error("{library} not found. {how_to_get}\nTried:{}", format_attempts(.attempts))]
 pub struct NotFound {
     /// The library's display name.
     pub library: &'static str,
+    /// What to install or set: [`LibrarySpec::how_to_get`].
+    pub how_to_get: &'static str,
     /// Every place tried, in order.
     pub attempts: Vec<Attempt>,
+}
+
+/// The message, readable where `main` returns the error and Rust prints
+/// it with `{:?}`.
+impl fmt::Debug for NotFound {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
 }
 
 fn format_attempts(attempts: &[Attempt]) -> String {
@@ -375,6 +388,7 @@ pub unsafe fn open(spec: &LibrarySpec, env: &SearchEnv) -> Result<Opened, NotFou
     }
     Err(NotFound {
         library: spec.display_name,
+        how_to_get: spec.how_to_get,
         attempts,
     })
 }
@@ -451,6 +465,7 @@ mod tests {
         file_names: &["libfake.so.13", "libfake.so.12"],
         wheel_dirs: &["nvidia/cu13/lib", "nvidia/fake/lib"],
         toolkit_dirs: &["lib64"],
+        how_to_get: "Install fake.",
     };
 
     fn touch(path: &Path) {
@@ -534,7 +549,12 @@ mod tests {
         // bare names, which are not real libraries.
         let err = unsafe { open(&SPEC, &env) }.unwrap_err();
         let text = err.to_string();
-        assert!(text.starts_with("fake not found; tried:"), "{text}");
+        assert!(
+            text.starts_with("fake not found. Install fake.\nTried:"),
+            "{text}"
+        );
+        // `main() -> Result<(), Box<dyn Error>>` prints it with `{:?}`.
+        assert_eq!(format!("{err:?}"), text);
         for candidate in candidates(&SPEC, &env) {
             assert!(
                 text.contains(&candidate.path.display().to_string()),

@@ -27,7 +27,7 @@ Libraries: `link` uses nvJitLink by default (--backend auto), found through
 CUDA_LINK_NVJITLINK_PATH (a file), then CUDA_HOME / CUDA_PATH, the pip
 wheels nvidia-nvjitlink (13.x) or nvidia-nvjitlink-cu12 (12.x) of any
 Python on the system, /usr/local/cuda, and the system loader. Without
-nvJitLink, auto falls back to the driver (libcuda, CUDA_LINK_DRIVER_PATH),
+nvJitLink, auto falls back to the driver (libcuda.so.1, CUDA_LINK_LIBCUDA_PATH),
 which needs a GPU and cannot link LTO-IR. `inspect` needs no library.";
 
 #[derive(Parser)]
@@ -285,14 +285,7 @@ fn main() -> ExitCode {
 
 /// An error and every source under it, each once: `a: b: c`.
 fn report(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
+    cuda_link::Report(error).to_string()
 }
 
 fn open_cache(dir: Option<PathBuf>) -> LinkCache {

@@ -467,7 +467,7 @@ fn mistakes_are_caught_before_the_backend_loads() {
     let no_backend = |command: &mut Command| -> String {
         let run = command
             .env("CUDA_LINK_NVJITLINK_PATH", "/nonexistent/libnvJitLink.so")
-            .env("CUDA_LINK_DRIVER_PATH", "/nonexistent/libcuda.so")
+            .env("CUDA_LINK_LIBCUDA_PATH", "/nonexistent/libcuda.so")
             .output()
             .unwrap();
         assert!(!run.status.success());
@@ -511,7 +511,7 @@ fn mistakes_are_caught_before_the_backend_loads() {
         .arg(dir.path().join("out.cubin"))
         .arg(&input)
         .env("CUDA_LINK_NVJITLINK_PATH", "/nonexistent/libnvJitLink.so")
-        .env("CUDA_LINK_DRIVER_PATH", "/nonexistent/libcuda.so")
+        .env("CUDA_LINK_LIBCUDA_PATH", "/nonexistent/libcuda.so")
         .output()
         .unwrap();
     assert_eq!(run.status.code(), Some(3), "{}", stderr_of(&run));

@@ -1,7 +1,26 @@
 //! Errors of [`ObjectCode`](crate::ObjectCode) construction and inspection.
 
+use std::fmt;
+
+/// An error and every cause under it, each once: `a: b: c`. The `Debug`
+/// form of this crate's errors, so that `main() -> Result<(), Box<dyn
+/// Error>>` prints a readable line.
+pub struct Report<'a>(pub &'a dyn std::error::Error);
+
+impl fmt::Display for Report<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)?;
+        let mut source = self.0.source();
+        while let Some(cause) = source {
+            write!(f, ": {cause}")?;
+            source = cause.source();
+        }
+        Ok(())
+    }
+}
+
 /// Bad input bytes, with the input's name.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{name}: {reason}")]
 pub struct ObjectError {
     /// The input's name, as given to the constructor.
@@ -226,6 +245,12 @@ pub enum Reason {
          load it directly, or build relocatable device code (nvcc -rdc=true, ptxas -c)"
     )]
     ExecutableCubin,
+}
+
+impl fmt::Debug for ObjectError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&Report(self), f)
+    }
 }
 
 impl ObjectError {

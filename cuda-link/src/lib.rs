@@ -31,7 +31,7 @@ pub use bytes::Bytes;
 #[cfg(feature = "cache")]
 pub use cache::{CacheKey, CacheStats, LinkCache};
 pub use demangle::demangle;
-pub use error::{ObjectError, Reason};
+pub use error::{ObjectError, Reason, Report};
 pub use inspect::Inspection;
 #[cfg(feature = "link")]
 pub use linker::{

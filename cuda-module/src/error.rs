@@ -6,8 +6,9 @@ use std::sync::OnceLock;
 use cuda_driver_sys::{Driver, sys::CUresult};
 use cuda_link::ObjectKind;
 
-/// Why loading, lookup or launching failed.
-#[derive(Debug, Clone, thiserror::Error)]
+/// Why loading, lookup or launching failed. `Debug` prints the message
+/// and its causes, as `Display` does them.
+#[derive(Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum ModuleError {
     /// The driver could not be loaded; the source says why.
@@ -161,6 +162,12 @@ pub(crate) fn driver() -> Result<&'static Driver, ModuleError> {
 pub(crate) struct About<'a> {
     pub library: Option<&'a str>,
     pub symbol: Option<&'a str>,
+}
+
+impl std::fmt::Debug for ModuleError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&cuda_link::Report(self), f)
+    }
 }
 
 impl<'a> About<'a> {

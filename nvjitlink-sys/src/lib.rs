@@ -38,6 +38,9 @@ pub const SPEC: cuda_dylib::LibrarySpec = cuda_dylib::LibrarySpec {
         "targets/sbsa-linux/lib",
         "targets/aarch64-linux/lib",
     ],
+    how_to_get: "Install it with `pip install nvidia-nvjitlink` (CUDA 13) or \
+                 `pip install nvidia-nvjitlink-cu12` (CUDA 12), point CUDA_HOME at a CUDA \
+                 toolkit, or set CUDA_LINK_NVJITLINK_PATH to the library file.",
 };
 
 /// A symbol that the loaded library does not export.
@@ -69,7 +72,7 @@ const CORE_SYMBOLS: &[&std::ffi::CStr] = &[
 ];
 
 /// Why nvJitLink could not be loaded.
-#[derive(Debug, Clone, thiserror::Error)]
+#[derive(Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum LoadError {
     /// No candidate could be opened; lists every place tried.
@@ -288,5 +291,19 @@ unsafe fn open_resident(path: &Path) -> Result<Library, libloading::Error> {
     // SAFETY: the caller vouches for the file's initialisers.
     unsafe {
         Library::new(path)
+    }
+}
+
+/// The message and its causes on one line, `a: b`: what `main` prints when
+/// it returns this error.
+impl std::fmt::Debug for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{self}")?;
+        let mut source = std::error::Error::source(self);
+        while let Some(cause) = source {
+            write!(f, ": {cause}")?;
+            source = cause.source();
+        }
+        Ok(())
     }
 }

@@ -340,3 +340,32 @@ fn a_good_link_follows_a_crashed_one() {
         }
     }
 }
+
+/// A missing nvJitLink says how to get it, and reads as text where
+/// `main() -> Result<(), Box<dyn Error>>` prints it with `{:?}`.
+#[test]
+fn a_missing_library_says_how_to_get_it_readably() {
+    let env = cuda_dylib::SearchEnv {
+        cuda_homes: vec!["/nonexistent/cuda".into()],
+        ..cuda_dylib::SearchEnv::default()
+    };
+    // SAFETY: nothing exists where this search looks.
+    let not_found = unsafe { cuda_dylib::open(&nvjitlink_sys::SPEC, &env) }.unwrap_err();
+    let error: Box<dyn std::error::Error> =
+        Box::new(LinkError::from(LoadError::NotFound(not_found)));
+    let shown = format!("{error:?}");
+    for expected in [
+        "nvJitLink is not available: nvJitLink not found.",
+        "pip install nvidia-nvjitlink",
+        "nvidia-nvjitlink-cu12",
+        "CUDA_HOME",
+        "CUDA_LINK_NVJITLINK_PATH",
+        "/nonexistent/cuda",
+    ] {
+        assert!(shown.contains(expected), "{expected}: {shown}");
+    }
+    assert!(
+        !shown.contains("attempts:") && !shown.contains("NotFound {"),
+        "{shown}"
+    );
+}

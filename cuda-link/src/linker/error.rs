@@ -1,9 +1,10 @@
 //! [`LinkError`]: why a link failed.
 
-use crate::ObjectError;
+use crate::{ObjectError, Report};
 
 /// Why a link failed. Backend failures carry both logs and the input names.
-#[derive(Debug, Clone, thiserror::Error)]
+/// `Debug` prints the message and its causes, as `Display` does them.
+#[derive(Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum LinkError {
     /// An input was refused before linking.
@@ -184,6 +185,12 @@ fn log_suffix(label: &str, log: &str) -> String {
         String::new()
     } else {
         format!("\n{label}:\n{log}")
+    }
+}
+
+impl std::fmt::Debug for LinkError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&Report(self), f)
     }
 }
 
