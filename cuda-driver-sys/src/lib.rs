@@ -322,6 +322,20 @@ unsafe fn open_resident(path: &Path) -> Result<Library, libloading::Error> {
     }
 }
 
+/// The message and its causes on one line, `a: b`: what `main` prints when
+/// it returns this error.
+impl std::fmt::Debug for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{self}")?;
+        let mut source = std::error::Error::source(self);
+        while let Some(cause) = source {
+            write!(f, ": {cause}")?;
+            source = cause.source();
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -371,19 +385,5 @@ mod tests {
         assert_eq!(CUDA_VERSION, 12090);
         #[cfg(feature = "cuda-13000")]
         assert_eq!(CUDA_VERSION, 13000);
-    }
-}
-
-/// The message and its causes on one line, `a: b`: what `main` prints when
-/// it returns this error.
-impl std::fmt::Debug for LoadError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{self}")?;
-        let mut source = std::error::Error::source(self);
-        while let Some(cause) = source {
-            write!(f, ": {cause}")?;
-            source = cause.source();
-        }
-        Ok(())
     }
 }
