@@ -70,6 +70,10 @@ pub(crate) fn validate(data: &[u8]) -> ParseResult<()> {
         if let (Some(size), Ok(bytes)) = (relocation_size, section.data(endian, data)) {
             check_relocation_types(bytes, size, &shown)?;
         }
+        if section.sh_type(endian) == elf::SHT_NOTE {
+            check_toolkit_notes(section, data, &shown)?;
+            continue;
+        }
         let text = name.starts_with(b".text.");
         if !(text || name.starts_with(b".nv.")) {
             continue;
@@ -222,6 +226,48 @@ fn check_relocation_types(
                     "relocation {position} has type {kind:#x}, which CUDA does not define"
                 ),
             });
+        }
+    }
+    Ok(())
+}
+
+/// NVIDIA's toolkit note (`.note.nv.tkinfo`, type 0x7d0): a version and
+/// five `u32` offsets (object file, tool, version, branch, options) into
+/// the C strings after them. The driver reads the strings at those
+/// offsets, so each offset lies inside them and the last ends in a NUL;
+/// one changed byte of an offset crashed the 580 driver. Note layouts were
+/// checked by [`crate::elf`].
+fn check_toolkit_notes(
+    section: &object::elf::SectionHeader64<LittleEndian>,
+    data: &[u8],
+    shown: &dyn Fn() -> String,
+) -> ParseResult<()> {
+    const NT_CUDA_TOOLKIT_INFO: u32 = 0x7d0;
+    const HEADER: usize = 24;
+    let bad = |detail: String| Reason::BadCudaRecords {
+        section: shown(),
+        detail,
+    };
+    let Ok(Some(mut notes)) = section.notes(LittleEndian, data) else {
+        return Ok(());
+    };
+    while let Ok(Some(note)) = notes.next() {
+        if note.name() != b"NVIDIA Corp" || note.n_type(LittleEndian).0 != NT_CUDA_TOOLKIT_INFO {
+            continue;
+        }
+        let desc = note.desc();
+        let strings = desc
+            .get(HEADER..)
+            .filter(|strings| strings.last() == Some(&0))
+            .ok_or_else(|| bad("toolkit note without NUL-terminated strings".into()))?;
+        for field in 1..HEADER / 4 {
+            let offset = u32_at(desc, field * 4) as usize;
+            if offset >= strings.len() {
+                return Err(bad(format!(
+                    "toolkit note string {field} at {offset:#x} lies past the {} bytes of strings",
+                    strings.len()
+                )));
+            }
         }
     }
     Ok(())

@@ -319,3 +319,26 @@ fn classes_of_an_executable_cubin_are_refused() {
         assert!(refused.is_err(), "{} was accepted", image.name);
     }
 }
+
+/// nvcc 13's cubins carry a toolkit note whose string offsets the driver
+/// follows: one past its strings is refused (the 12.9 fixtures have none).
+#[test]
+fn toolkit_note_offset_past_its_strings() {
+    let Some(dir) = cuda_link_tests::corpus::dir() else {
+        return;
+    };
+    let cubin = std::fs::read(dir.join("params.cubin")).unwrap();
+    ObjectCode::from_cubin(cubin.clone(), "params.cubin").unwrap();
+    let name = "a toolkit note whose string offset lies past its strings";
+    let image = hostile::classes(&cubin)
+        .into_iter()
+        .find(|image| image.name == name)
+        .expect("nvcc 13 writes .note.nv.tkinfo");
+    let err = ObjectCode::from_bytes(image.bytes, name)
+        .map(drop)
+        .unwrap_err();
+    assert!(
+        matches!(innermost(&err.reason), Reason::BadCudaRecords { .. }),
+        "{err}"
+    );
+}

@@ -231,6 +231,7 @@ fn the_cli_links_with_the_driver_on_a_device() {
     let run = std::process::Command::new(cli)
         .args([
             "link",
+            "--verbose",
             "-arch=sm_90",
             "--backend",
             "driver",

@@ -414,6 +414,15 @@ pub fn classes(cubin: &[u8]) -> Vec<Hostile> {
         "a section type neither ELF's nor CUDA's",
         patched(cubin, text + 4, &0x00fd_0001u32.to_le_bytes()),
     );
+    if let Some(note) = section_named(cubin, ".note.nv.tkinfo") {
+        // Note header (12 bytes), "NVIDIA Corp\0" (12), then the version
+        // and the string offsets: the tool name's is the second word.
+        let desc = u64_at(cubin, note + SH_OFFSET) as usize + 24;
+        add(
+            "a toolkit note whose string offset lies past its strings",
+            patched(cubin, desc + 8, &0x7fffu32.to_le_bytes()),
+        );
+    }
     add("zstd PTX bomb of 1 GiB", zstd_bomb_fatbin(1 << 30));
     add("PTX entry of zeros", raw_fatbin(&[(1, 90, &[0u8; 64])]));
     add(

@@ -39,18 +39,25 @@ exit $status
 
 /// `fuzz.sh [SECONDS] [BATCH]`: the GPU fuzz campaign, one child process
 /// per batch, alternating loading modes; a crashed batch's last input is
-/// kept in `fuzz-crashes/`. A crashed batch's counts are lost.
+/// kept in `fuzz-crashes/`, and a batch that runs past 60 s is killed and
+/// counted as hung. A crashed or hung batch's counts are lost.
 const FUZZ_SH: &str = r#"seconds=${1:-300}
 batch=${2:-200}
 mkdir -p fuzz-seeds fuzz-crashes
 ./gpu-fuzz prepare fuzz-seeds || exit 1
 end=$(( $(date +%s) + seconds ))
-seed=0 tried=0 valid=0 loaded=0 refused=0 crashes=0
+seed=0 tried=0 valid=0 loaded=0 refused=0 crashes=0 hangs=0
 while [ "$(date +%s)" -lt "$end" ]; do
     seed=$((seed + 1))
     mode=EAGER; [ $((seed % 2)) -eq 0 ] && mode=LAZY
-    counts=$(CUDA_MODULE_LOADING=$mode ./gpu-fuzz run fuzz-seeds "$seed" "$batch" current.cubin 2>/dev/null)
+    counts=$(CUDA_MODULE_LOADING=$mode timeout -s KILL 60 ./gpu-fuzz run fuzz-seeds "$seed" "$batch" current.cubin 2>/dev/null)
     status=$?
+    if [ $status -eq 137 ]; then
+        hangs=$((hangs + 1))
+        cp current.cubin "fuzz-crashes/hang-$seed-$mode.cubin"
+        echo "batch $seed ($mode) hung past 60 s; $(cat current.txt)" | tee -a fuzz-crashes/crashes.txt
+        continue
+    fi
     if [ $status -ne 0 ]; then
         crashes=$((crashes + 1))
         cp current.cubin "fuzz-crashes/batch-$seed-$mode.cubin"
@@ -62,8 +69,8 @@ while [ "$(date +%s)" -lt "$end" ]; do
     set -- $counts
     tried=$((tried + $1)) valid=$((valid + $2)) loaded=$((loaded + $3)) refused=$((refused + $4))
 done
-echo "fuzz: $seed batches of $batch in ${seconds}s: $tried mutants, $valid passed validation, $loaded loaded, $refused refused by the driver, $crashes batches crashed"
-[ "$crashes" -eq 0 ]
+echo "fuzz: $seed batches of $batch in ${seconds}s: $tried mutants, $valid passed validation, $loaded loaded, $refused refused by the driver, $crashes batches crashed, $hangs hung"
+[ "$crashes" -eq 0 ] && [ "$hangs" -eq 0 ]
 "#;
 
 /// `launch_overhead.sh`: the checked launch against cudarc's
