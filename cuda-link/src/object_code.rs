@@ -224,6 +224,14 @@ impl ValidatedImage {
     }
 }
 
+/// The bytes, NUL-terminated for PTX: what [`ValidatedImage::as_bytes`]
+/// gives.
+impl AsRef<[u8]> for ValidatedImage {
+    fn as_ref(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
 impl fmt::Debug for ValidatedImage {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ValidatedImage")
@@ -406,6 +414,39 @@ impl ObjectCode {
     /// (the NUL C code needs stays in [`image`](Self::image)).
     pub fn as_bytes(&self) -> &[u8] {
         &self.image.bytes[..self.len]
+    }
+
+    /// Writes [`as_bytes`](Self::as_bytes) to `path`, replacing it whole: the
+    /// bytes go to a temporary file beside it, which is then renamed, so a
+    /// reader never sees half a file.
+    ///
+    /// # Errors
+    /// The I/O error of creating, writing or renaming the file.
+    ///
+    /// ```no_run
+    /// # use cuda_link::ObjectCode;
+    /// let code = ObjectCode::from_path("kernels.ptx")?;
+    /// code.write_to("copy.ptx")?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn write_to(&self, path: impl AsRef<Path>) -> std::io::Result<()> {
+        let path = path.as_ref();
+        let file_name = path
+            .file_name()
+            .map_or_else(Default::default, |n| n.to_os_string());
+        let mut temporary = path.to_path_buf();
+        let mut hidden = std::ffi::OsString::from(".");
+        hidden.push(&file_name);
+        // Unique per process and call: two writers never share a file.
+        static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        hidden.push(format!(".{}-{call}.tmp", std::process::id()));
+        temporary.set_file_name(hidden);
+        std::fs::write(&temporary, self.as_bytes())
+            .and_then(|()| std::fs::rename(&temporary, path))
+            .inspect_err(|_| {
+                let _ = std::fs::remove_file(&temporary);
+            })
     }
 
     /// The validated bytes for C code: the only way bytes reach nvJitLink,

@@ -353,3 +353,23 @@ fn ptx_as_bytes_has_no_trailing_nul() {
     assert_eq!(code.as_bytes(), &text[..]);
     assert_eq!(code.image().as_bytes().last(), Some(&0));
 }
+
+/// An object writes itself to a path, and its image reads as bytes.
+#[test]
+fn objects_write_themselves_and_images_are_bytes() {
+    let text = b".version 8.0\n.target sm_90\n.address_size 64\n".to_vec();
+    let code = ObjectCode::from_ptx(text.clone(), "k.ptx").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("k.ptx");
+    std::fs::write(&path, b"old contents, longer than the new ones").unwrap();
+    code.write_to(&path).unwrap();
+    assert_eq!(std::fs::read(&path).unwrap(), text);
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "a temporary file was left"
+    );
+    let image: &[u8] = code.image().as_ref();
+    assert_eq!(image.last(), Some(&0));
+    assert!(code.write_to(dir.path().join("missing/k.ptx")).is_err());
+}
