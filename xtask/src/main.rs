@@ -12,12 +12,14 @@
 //! cargo xtask sanitize            the CPU tests under AddressSanitizer
 //! cargo xtask vendor-test         each sys crate copied out and tested alone
 //! cargo xtask fuzz-link [SECONDS] mutants of real inputs, linked in a child
+//! cargo xtask msrv                no dependency needs a newer Rust than ours
 //! ```
 
 mod bench;
 mod bindgen;
 mod cold;
 mod corpus;
+mod msrv;
 mod gpu;
 mod redist;
 mod vendor;
@@ -52,6 +54,7 @@ fn try_main() -> Result<()> {
         "sanitize" => sanitize(&workspace),
         "vendor-test" => vendor::vendor_test(&workspace),
         "fuzz-link" => fuzz_link(&workspace, rest),
+        "msrv" => msrv::check(&workspace),
         "help" | "--help" | "-h" => {
             eprintln!("{}", include_str!("usage.txt"));
             Ok(())
