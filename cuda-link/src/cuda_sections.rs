@@ -50,6 +50,7 @@ pub(crate) fn validate(data: &[u8]) -> ParseResult<()> {
         .map_or(0, |s| {
             s.sh_size(endian) / size_of::<elf::Sym64<LittleEndian>>() as u64
         });
+    check_special_section_indices(&sections, data)?;
     for (index, section) in sections.iter().enumerate() {
         let name = sections.section_name(endian, section).unwrap_or_default();
         let shown = || format!("section {index} ({})", String::from_utf8_lossy(name));
@@ -118,6 +119,30 @@ pub(crate) fn validate(data: &[u8]) -> ParseResult<()> {
             check_nv_info(bytes, &shown, symbol_count)?;
         } else if name == b".nv.callgraph" {
             check_callgraph(bytes, &shown, symbol_count)?;
+        }
+    }
+    Ok(())
+}
+
+/// A symbol's section index in the reserved range (0xff00 and up) is
+/// `SHN_ABS` or `SHN_COMMON` in CUDA output; the driver indexes its
+/// sections with any other (0xff0c crashed the 580 driver). Indices below
+/// the range were checked against the section count by [`crate::elf`].
+fn check_special_section_indices(
+    sections: &object::read::elf::SectionTable<'_, Header>,
+    data: &[u8],
+) -> ParseResult<()> {
+    let endian = LittleEndian;
+    let Ok(symbols) = sections.symbols(endian, data, elf::SHT_SYMTAB) else {
+        return Ok(());
+    };
+    for (index, symbol) in symbols.iter().enumerate() {
+        let shndx = object::read::elf::Sym::st_shndx(symbol, endian).0;
+        if shndx >= elf::SHN_LORESERVE && shndx != elf::SHN_ABS.0 && shndx != elf::SHN_COMMON.0 {
+            return Err(Reason::Malformed {
+                what: "cubin ELF",
+                detail: format!("symbol {index}: reserved section index {shndx:#x}"),
+            });
         }
     }
     Ok(())
@@ -275,7 +300,7 @@ fn check_toolkit_notes(
 
 /// Pairs of `u32` symbol indices (caller, callee); a callee may be a mark.
 fn check_callgraph(bytes: &[u8], shown: &dyn Fn() -> String, symbol_count: u64) -> ParseResult<()> {
-    if bytes.len() % 8 != 0 {
+    if !bytes.len().is_multiple_of(8) {
         return Err(Reason::BadCudaRecords {
             section: shown(),
             detail: format!("size {} is not a whole number of 8-byte edges", bytes.len()),

@@ -211,6 +211,7 @@ refused_as! {
     relocation_type: "a relocation of a type CUDA does not define" => Reason::BadCudaRecords { .. },
     section_type: "a section type neither ELF's nor CUDA's"
         => Reason::UnknownSectionType { kind: 0x00fd_0001, .. },
+    reserved_section_index: "a symbol in a reserved section index" => Reason::Malformed { .. },
     huge_alignment: "sh_addralign 2^62" => Reason::BadAlignment { align: 0x4000_0000_0000_0000, .. },
     odd_alignment: "sh_addralign 3" => Reason::BadAlignment { align: 3, .. },
     zstd_bomb: "zstd PTX bomb of 1 GiB" => Reason::DecompressionBudget { index: 0, .. },

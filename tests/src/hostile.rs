@@ -338,6 +338,10 @@ pub fn classes(cubin: &[u8]) -> Vec<Hostile> {
         "a symbol's st_shndx SHN_XINDEX",
         patched(cubin, symbols + 24 + 6, &0xffffu16.to_le_bytes()),
     );
+    add(
+        "a symbol in a reserved section index",
+        patched(cubin, symbols + 24 + 6, &0xff0cu16.to_le_bytes()),
+    );
     for table in [".shstrtab", ".strtab"] {
         let header = section_named(cubin, table).expect("a cubin has both string tables");
         let end =

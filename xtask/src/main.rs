@@ -19,8 +19,8 @@ mod bench;
 mod bindgen;
 mod cold;
 mod corpus;
-mod msrv;
 mod gpu;
+mod msrv;
 mod redist;
 mod vendor;
 

@@ -68,7 +68,10 @@ pub fn check(workspace: &Path) -> Result<()> {
         }
     }
     if newer.is_empty() {
-        eprintln!("xtask: rust-version {} holds for every dependency", show(ours));
+        eprintln!(
+            "xtask: rust-version {} holds for every dependency",
+            show(ours)
+        );
         Ok(())
     } else {
         newer.sort();

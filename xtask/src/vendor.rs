@@ -61,12 +61,11 @@ fn value_in<'a>(manifest: &'a str, section: &str, key: &str) -> Option<&'a str> 
         let line = line.trim();
         if line.starts_with('[') {
             current = line;
-        } else if current == section {
-            if let Some((k, v)) = line.split_once('=') {
-                if k.trim() == key {
-                    return Some(v.trim());
-                }
-            }
+        } else if current == section
+            && let Some((k, v)) = line.split_once('=')
+            && k.trim() == key
+        {
+            return Some(v.trim());
         }
     }
     None
