@@ -1,5 +1,10 @@
 #![doc = include_str!("../README.md")]
 
+// The first error of a vendored copy that turns `discover` on without
+// cuda-dylib, and the one that says why:
+#[cfg(feature = "discover")]
+use cuda_dylib as _; // `discover` needs the cuda-dylib crate; a vendored copy without it keeps `discover` off and loads with `open` or `from_library`.
+
 use std::ffi::{CStr, c_char, c_void};
 use std::path::{Path, PathBuf};
 

@@ -1,7 +1,9 @@
 //! `cargo xtask vendor-test`: copies each sys crate out of the workspace the
-//! way its README tells a vendor to (workspace fields resolved, `cuda-dylib`
-//! deleted, `discover` emptied), then builds and tests it there,
-//! alone, offline, with every driver-header feature.
+//! way its README's "Vendoring" steps tell a vendor to, literally: the files
+//! step 1 names, the values step 2 gives for the workspace fields (a field
+//! the README gives no value for fails the run), `cuda-dylib` deleted,
+//! `discover` emptied; then builds and tests it there, alone, offline, with
+//! every driver-header feature.
 
 use std::path::Path;
 
@@ -15,15 +17,27 @@ const CRATES: &[(&str, &[&str])] = &[
 
 pub fn vendor_test(workspace: &Path) -> Result<()> {
     redist::ensure(workspace, &[])?;
-    let manifest = std::fs::read_to_string(workspace.join("Cargo.toml"))?;
     for &(name, feature_sets) in CRATES {
         let out = workspace.join("target/vendor-test").join(name);
         let _ = std::fs::remove_dir_all(&out);
-        copy_dir(&workspace.join(name), &out)?;
+        let readme = std::fs::read_to_string(workspace.join(name).join("README.md"))?;
+        let steps =
+            vendoring_steps(&readme).ok_or(format!("{name}/README.md has no Vendoring steps"))?;
+        for file in files_to_copy(steps) {
+            let from = workspace.join(name).join(file);
+            if from.is_dir() {
+                copy_dir(&from, &out.join(file))?;
+            } else {
+                std::fs::create_dir_all(&out)?;
+                std::fs::copy(&from, out.join(file))
+                    .map_err(|e| format!("{name}/README.md names {file}: {e}"))?;
+            }
+        }
         let own = std::fs::read_to_string(workspace.join(name).join("Cargo.toml"))?;
         std::fs::write(
             out.join("Cargo.toml"),
-            standalone_manifest(&own, &manifest)?,
+            standalone_manifest(&own, &readme_values(steps))
+                .map_err(|e| format!("{name}/README.md: {e}"))?,
         )?;
         std::fs::copy(workspace.join("Cargo.lock"), out.join("Cargo.lock"))?;
         for features in feature_sets {
@@ -54,27 +68,47 @@ fn copy_dir(from: &Path, to: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The value of `key = value` in `section` of a manifest.
-fn value_in<'a>(manifest: &'a str, section: &str, key: &str) -> Option<&'a str> {
-    let mut current = "";
-    for line in manifest.lines() {
-        let line = line.trim();
-        if line.starts_with('[') {
-            current = line;
-        } else if current == section
-            && let Some((k, v)) = line.split_once('=')
-            && k.trim() == key
-        {
-            return Some(v.trim());
-        }
-    }
-    None
+/// The text of the README's "## Vendoring" section.
+fn vendoring_steps(readme: &str) -> Option<&str> {
+    let start = readme.find("## Vendoring")?;
+    let rest = &readme[start + "## Vendoring".len()..];
+    Some(rest.find("\n## ").map_or(rest, |end| &rest[..end]))
+}
+
+/// Step 1's backticked names: files, or folders ending in `/`, that a
+/// vendor copies (`nvjitlink-sys/Cargo.toml` counts as `Cargo.toml`).
+fn files_to_copy(steps: &str) -> Vec<&str> {
+    let step = steps.split("\n2. ").next().unwrap_or_default();
+    step.split('`')
+        .skip(1)
+        .step_by(2)
+        .map(|name| {
+            name.rsplit_once('/').map_or(
+                name,
+                |(dir, file)| {
+                    if file.is_empty() { dir } else { file }
+                },
+            )
+        })
+        .map(|name| name.trim_end_matches('/'))
+        .collect()
+}
+
+/// Step 2's backticked `key = value` pairs.
+fn readme_values(steps: &str) -> Vec<(String, String)> {
+    steps
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter_map(|pair| pair.split_once(" = "))
+        .map(|(key, value)| (key.trim().to_owned(), value.trim().to_owned()))
+        .collect()
 }
 
 /// A sys crate's manifest as a vendor's copy: workspace fields resolved,
 /// the discovery dependency and the workspace lints removed, `discover`
 /// emptied and off, and its own `[workspace]`.
-fn standalone_manifest(own: &str, workspace: &str) -> Result<String> {
+fn standalone_manifest(own: &str, values: &[(String, String)]) -> Result<String> {
     let mut out = String::new();
     let mut section = String::new();
     for line in own.lines() {
@@ -94,13 +128,11 @@ fn standalone_manifest(own: &str, workspace: &str) -> Result<String> {
             continue;
         }
         if let Some(key) = trimmed.strip_suffix(".workspace = true") {
-            let (table, key) = if section == "[package]" {
-                ("[workspace.package]", key)
-            } else {
-                ("[workspace.dependencies]", key)
-            };
-            let value = value_in(workspace, table, key)
-                .ok_or_else(|| format!("{key} is not in the workspace's {table}"))?;
+            let value = values
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v)
+                .ok_or_else(|| format!("step 2 gives no value for {key}.workspace"))?;
             out.push_str(&format!("{key} = {value}\n"));
         } else if trimmed.starts_with("default =") {
             out.push_str(
