@@ -1,4 +1,6 @@
 #![doc = include_str!("../README.md")]
+// docs.rs shows which feature each item needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 // Link errors carry both logs and the input names by design; they are
 // returned once per link, so their size costs nothing that matters.
 #![allow(clippy::result_large_err)]
