@@ -278,6 +278,21 @@ impl ObjectCode {
     ///
     /// The file is read into memory rather than mapped: a file truncated
     /// while mapped would fault the process.
+    ///
+    /// # Errors
+    /// An [`ObjectError`] naming the file: [`Reason::Io`] when it cannot be
+    /// read, [`Reason::Empty`], [`Reason::CudaSource`] for `.cu` text,
+    /// [`Reason::Unrecognized`], or the structural reason validation found.
+    ///
+    /// ```no_run
+    /// use cuda_link::{ObjectCode, ObjectKind, Reason};
+    ///
+    /// match ObjectCode::from_path("kernels.cubin") {
+    ///     Ok(code) => assert_eq!(code.kind(), ObjectKind::Cubin),
+    ///     Err(err) if matches!(err.reason, Reason::Io { .. }) => eprintln!("{err}"),
+    ///     Err(err) => eprintln!("not device code: {err}"),
+    /// }
+    /// ```
     pub fn from_path(path: impl AsRef<Path>) -> Result<Self, ObjectError> {
         let path = path.as_ref();
         let name = path.display().to_string();
@@ -497,6 +512,23 @@ impl ObjectCode {
     /// fatbin entries (decompressed to look inside), archive members. The
     /// reading is done once per object (and its clones), whether for this
     /// call or for a link.
+    ///
+    /// # Errors
+    /// An [`ObjectError`] when a part that must be read cannot be: a fatbin
+    /// entry that does not decompress, a cubin whose symbols cannot be read.
+    /// A container's unreadable member or entry is listed with its error
+    /// instead.
+    ///
+    /// ```
+    /// use cuda_link::ObjectCode;
+    ///
+    /// let ptx = ".version 8.0\n.target sm_90\n.address_size 64\n\
+    ///            .visible .entry scale() { ret; }\n";
+    /// let info = ObjectCode::from_ptx(ptx.as_bytes().to_vec(), "scale.ptx")?.inspect()?;
+    /// assert_eq!(info.kernels(), ["scale"]);
+    /// assert_eq!(info.arches()[0].to_string(), "sm_90");
+    /// # Ok::<(), cuda_link::ObjectError>(())
+    /// ```
     pub fn inspect(&self) -> Result<Inspection, ObjectError> {
         Ok(Inspection {
             name: self.name.to_string(),

@@ -293,6 +293,28 @@ impl Linker {
     }
 
     /// Links every input into `output`.
+    ///
+    /// # Errors
+    /// [`LinkError::NoInputs`]; [`LinkError::OutputNeedsLto`] for PTX or
+    /// LTO-IR output without LTO; [`LinkError::MissingArch`] with no arch
+    /// and no current context; [`LinkError::NvJitLink`] or
+    /// [`LinkError::Driver`] with the backend's logs when the link fails
+    /// (undefined symbols, bad options); [`LinkError::Crashed`] or
+    /// [`LinkError::TimedOut`] when an isolated link's worker dies or runs
+    /// past its deadline.
+    ///
+    /// ```no_run
+    /// use cuda_link::{Arch, LinkError, Linker, LinkerOptions, ObjectCode, OutputKind};
+    ///
+    /// let mut linker = Linker::new(LinkerOptions::for_arch(Arch::sm(90)))?;
+    /// linker.add(&ObjectCode::from_path("kernels.ptx")?)?;
+    /// match linker.link(OutputKind::Cubin) {
+    ///     Ok(cubin) => cubin.write_to("kernels.cubin")?,
+    ///     Err(LinkError::NvJitLink { error_log, .. }) => eprintln!("{error_log}"),
+    ///     Err(other) => return Err(other.into()),
+    /// }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn link(&mut self, output: OutputKind) -> Result<ObjectCode, LinkError> {
         if self.inputs.is_empty() {
             return Err(LinkError::NoInputs);
