@@ -245,8 +245,11 @@ fn read_exact(fd: RawFd, buffer: &mut [u8], deadline: Option<Instant>) -> Result
                 revents: 0,
             };
             // SAFETY: one valid pollfd.
-            if unsafe { libc::poll(&mut poll, 1, wait_ms) } == 0 {
-                continue; // Loop to check the deadline.
+            let ready = unsafe { libc::poll(&mut poll, 1, wait_ms) };
+            let interrupted = ready < 0
+                && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted;
+            if ready == 0 || interrupted {
+                continue; // Loop to check the deadline: a read now could block past it.
             }
         }
         let rest = &mut buffer[filled..];
@@ -293,7 +296,7 @@ fn keep_only(socket: OwnedFd) -> RawFd {
     const KEPT: RawFd = 3;
     let fd = socket.as_raw_fd();
     if fd != KEPT {
-        // SAFETY: both are descriptors numbers; dup2 replaces 3 whatever it was.
+        // SAFETY: `fd` is open; dup2 makes 3 a copy of it, whatever 3 was.
         unsafe { libc::dup2(fd, KEPT) };
     }
     std::mem::forget(socket); // Closed below with the rest, or kept as 3.
