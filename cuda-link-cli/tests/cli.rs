@@ -610,3 +610,16 @@ fn ptx_output_has_no_trailing_nul() {
     assert_ne!(text.last(), Some(&0));
     assert!(String::from_utf8_lossy(&text).contains(".entry saxpy"));
 }
+
+/// `inspect` of PTX lists its device functions as well as its kernels.
+#[test]
+fn inspect_lists_ptx_functions() {
+    let ptx = ".version 8.0\n.target sm_90\n.address_size 64\n\
+               .visible .func helper()\n{\n ret;\n}\n\
+               .visible .entry k()\n{\n ret;\n}\n";
+    let (_dir, path) = temp_file("funcs.ptx", ptx.as_bytes());
+    let run = run_ok(cuda_link().arg("inspect").arg(&path));
+    let text = String::from_utf8_lossy(&run.stdout);
+    assert!(text.contains("kernels: k"), "{text}");
+    assert!(text.contains("device functions: helper"), "{text}");
+}
