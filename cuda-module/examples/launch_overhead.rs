@@ -44,11 +44,7 @@ fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let mut y = stream.alloc_zeros::<f32>(1024)?;
     let (a, n) = (1.0f32, 1024i32);
     let config = LaunchConfig::for_elements(1024, 256);
-    let cudarc_config = cudarc::driver::LaunchConfig {
-        grid_dim: config.grid_dim,
-        block_dim: config.block_dim,
-        shared_mem_bytes: config.shared_mem_bytes,
-    };
+    let cudarc_config = cudarc::driver::LaunchConfig::from(config);
 
     let run_ours =
         |y: &mut cudarc::driver::CudaSlice<f32>| -> Result<Duration, Box<dyn std::error::Error + Send + Sync>> {

@@ -20,7 +20,8 @@ use crate::kernel::{Kernel, KernelHandle};
 pub const MAX_KERNEL_PARAMS: usize = 32_764;
 
 /// A kernel's attributes on one device, named as cuda.core's
-/// `Kernel.attributes` names them (`CU_FUNC_ATTRIBUTE_*`).
+/// `Kernel.attributes` names them (`CU_FUNC_ATTRIBUTE_*`); the driver's
+/// yes-or-no attributes are `bool`s, every other is the driver's `int`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct KernelAttributes {
@@ -39,14 +40,14 @@ pub struct KernelAttributes {
     /// The SASS version it was compiled for, major × 10 + minor.
     pub binary_version: i32,
     /// Whether it was compiled with `-Xptxas --dlcm=ca`.
-    pub cache_mode_ca: i32,
+    pub cache_mode_ca: bool,
     /// The most dynamic shared memory a launch may ask for, in bytes; see
     /// [`Kernel::set_max_dynamic_shared_size_bytes`].
     pub max_dynamic_shared_size_bytes: i32,
     /// The preferred shared memory carveout, in percent of the maximum.
     pub preferred_shared_memory_carveout: i32,
     /// Whether a launch must set a cluster size.
-    pub cluster_size_must_be_set: i32,
+    pub cluster_size_must_be_set: bool,
     /// The cluster width required at compile time, or 0.
     pub required_cluster_width: i32,
     /// The cluster height required at compile time, or 0.
@@ -54,7 +55,7 @@ pub struct KernelAttributes {
     /// The cluster depth required at compile time, or 0.
     pub required_cluster_depth: i32,
     /// Whether a non-portable cluster size is allowed.
-    pub non_portable_cluster_size_allowed: i32,
+    pub non_portable_cluster_size_allowed: bool,
     /// The cluster scheduling policy preference.
     pub cluster_scheduling_policy_preference: i32,
 }
@@ -102,10 +103,28 @@ impl Kernel {
     }
 
     /// Every attribute of cuda.core's `Kernel.attributes`, on `context`'s
-    /// device.
+    /// device: one `cuKernelGetAttribute` each for a library's kernel
+    /// (`cuFuncGetAttribute` after a module fallback).
+    ///
+    /// # Errors
+    /// [`ModuleError::Call`] where the driver refuses to answer for an
+    /// attribute (an older driver that lacks it), with the JIT log where
+    /// asking compiled the code; after a module fallback, a context other
+    /// than the module's is [`ModuleError::ForeignContext`].
+    ///
+    /// ```no_run
+    /// # fn run(saxpy: cuda_module::Kernel) -> Result<(), cuda_module::ModuleError> {
+    /// let context = cuda_module::Context::primary(0)?;
+    /// let attributes = saxpy.attributes(&context)?;
+    /// println!("{} registers a thread", attributes.num_regs);
+    /// assert!(attributes.max_threads_per_block >= 256, "a block of 256 fits");
+    /// assert!(!attributes.cluster_size_must_be_set, "no cluster size needed");
+    /// # Ok(()) }
+    /// ```
     pub fn attributes(&self, context: &Context) -> Result<KernelAttributes, ModuleError> {
         use CUfunction_attribute as A;
         let get = |attribute| self.attribute(context, attribute);
+        let flag = |attribute| get(attribute).map(|value| value != 0);
         Ok(KernelAttributes {
             max_threads_per_block: get(A::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
             shared_size_bytes: get(A::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?,
@@ -114,16 +133,16 @@ impl Kernel {
             num_regs: get(A::CU_FUNC_ATTRIBUTE_NUM_REGS)?,
             ptx_version: get(A::CU_FUNC_ATTRIBUTE_PTX_VERSION)?,
             binary_version: get(A::CU_FUNC_ATTRIBUTE_BINARY_VERSION)?,
-            cache_mode_ca: get(A::CU_FUNC_ATTRIBUTE_CACHE_MODE_CA)?,
+            cache_mode_ca: flag(A::CU_FUNC_ATTRIBUTE_CACHE_MODE_CA)?,
             max_dynamic_shared_size_bytes: get(A::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)?,
             preferred_shared_memory_carveout: get(
                 A::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
             )?,
-            cluster_size_must_be_set: get(A::CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET)?,
+            cluster_size_must_be_set: flag(A::CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET)?,
             required_cluster_width: get(A::CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH)?,
             required_cluster_height: get(A::CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT)?,
             required_cluster_depth: get(A::CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH)?,
-            non_portable_cluster_size_allowed: get(
+            non_portable_cluster_size_allowed: flag(
                 A::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED,
             )?,
             cluster_scheduling_policy_preference: get(
@@ -163,6 +182,21 @@ impl Kernel {
     /// How many blocks of `block_size` threads, each with
     /// `dynamic_shared_bytes`, fit on one multiprocessor of `context`'s
     /// device (`cuOccupancyMaxActiveBlocksPerMultiprocessor`).
+    ///
+    /// # Errors
+    /// [`ModuleError::Call`] where the driver refuses the question (a
+    /// block larger than the kernel allows, say), or where looking the
+    /// function up in `context` fails (with the JIT log if compiling did);
+    /// after a module fallback, a context other than the module's is
+    /// [`ModuleError::ForeignContext`].
+    ///
+    /// ```no_run
+    /// # fn run(saxpy: cuda_module::Kernel) -> Result<(), cuda_module::ModuleError> {
+    /// let context = cuda_module::Context::primary(0)?;
+    /// let blocks = saxpy.max_active_blocks_per_multiprocessor(&context, 256, 0)?;
+    /// println!("{blocks} blocks of 256 threads a multiprocessor: {} threads", blocks * 256);
+    /// # Ok(()) }
+    /// ```
     pub fn max_active_blocks_per_multiprocessor(
         &self,
         context: &Context,
@@ -197,6 +231,19 @@ impl Kernel {
     /// that reaches it: `(min_grid_size, block_size)`, for a fixed
     /// `dynamic_shared_bytes` per block and at most `block_size_limit`
     /// threads (0: no limit) (`cuOccupancyMaxPotentialBlockSize`).
+    ///
+    /// # Errors
+    /// As [`max_active_blocks_per_multiprocessor`](Self::max_active_blocks_per_multiprocessor).
+    ///
+    /// ```no_run
+    /// # fn run(saxpy: cuda_module::Kernel) -> Result<(), cuda_module::ModuleError> {
+    /// use cuda_module::{Context, LaunchConfig};
+    ///
+    /// let context = Context::primary(0)?;
+    /// let (_min_grid, block) = saxpy.max_potential_block_size(&context, 0, 0)?;
+    /// let config = LaunchConfig::for_elements(1 << 20, block as u32);
+    /// # let _ = config; Ok(()) }
+    /// ```
     pub fn max_potential_block_size(
         &self,
         context: &Context,

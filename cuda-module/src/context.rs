@@ -82,7 +82,9 @@ impl Context {
     /// then cache their `CUfunction` for it, and launches go to its
     /// streams (see `Kernel::launch_on`). Make one per cudarc context and
     /// keep it: kernels cache their function per `Context`.
+    /// (`Kernel::launch_on_stream` needs none: it makes and keeps its own.)
     #[cfg(feature = "cudarc")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "cudarc")))]
     pub fn from_cudarc(context: &Arc<cudarc::driver::CudaContext>) -> Self {
         Self::wrap(
             context.cu_ctx().cast(),
@@ -93,10 +95,20 @@ impl Context {
 
     /// The cudarc context this was made from, if any.
     #[cfg(feature = "cudarc")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "cudarc")))]
     pub fn cudarc(&self) -> Option<&Arc<cudarc::driver::CudaContext>> {
         match &self.inner.owner {
             Owner::Cudarc(context) => Some(context),
             _ => None,
+        }
+    }
+
+    /// Another handle to this context, with its identity: kernels' caches
+    /// treat both as one.
+    #[cfg(feature = "cudarc")]
+    pub(crate) fn share(&self) -> Context {
+        Context {
+            inner: Arc::clone(&self.inner),
         }
     }
 

@@ -103,20 +103,20 @@ pub enum ModuleError {
     },
     /// A launch on a stream of another context than the one given.
     #[error(
-        "kernel `{kernel}`: the stream does not belong to the context (make it with Context::from_cudarc of the stream's context)"
+        "kernel `{kernel}`: the stream does not belong to the context (make it with Context::from_cudarc of the stream's context, or launch with Kernel::launch_on_stream, which takes the stream's)"
     )]
     ForeignStream {
         /// The kernel.
         kernel: String,
     },
-    /// After a fallback to the module API, the kernel was asked for in
-    /// another context than the one its module was loaded into: a
-    /// `CUmodule` and its functions belong to that one context.
+    /// After a fallback to the module API, a kernel or global was asked
+    /// for in another context than the one its module was loaded into: a
+    /// `CUmodule`, its functions and its globals belong to that one context.
     #[error(
-        "kernel `{kernel}` of {library} was loaded with the module API into another context; a module's functions exist only there (load it again with this context current, or load it with the library API, which serves every context)"
+        "`{kernel}` of {library} was loaded with the module API into another context; a module's kernels and globals exist only there (load it again with this context current, or load it with the library API, which serves every context)"
     )]
     ForeignContext {
-        /// The kernel.
+        /// The kernel, or the global (see `Library::global`).
         kernel: String,
         /// The library's name.
         library: String,
@@ -134,6 +134,7 @@ pub enum ModuleError {
     },
     /// cudarc reported an error.
     #[cfg(feature = "cudarc")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "cudarc")))]
     #[error("cudarc: {0}")]
     Cudarc(cudarc::driver::DriverError),
     /// A name with an interior NUL.

@@ -1,14 +1,55 @@
 //! Checked launches on cudarc streams with cudarc memory (the `cudarc`
-//! feature): [`Kernel::launch_on`] and its [`Launch`] builder.
+//! feature): [`Kernel::launch_on_stream`], [`Kernel::launch_on`] and their
+//! [`Launch`] builder.
 
 use std::ffi::c_void;
+use std::sync::{Arc, PoisonError, RwLock};
 
-use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, SyncOnDrop};
+use cudarc::driver::{CudaContext, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, SyncOnDrop};
 
 use crate::context::Context;
 use crate::error::ModuleError;
 use crate::kernel::Kernel;
 use crate::launch::LaunchConfig;
+
+mod sealed {
+    /// Keeps [`ScalarArg`](super::ScalarArg) to cudarc's `DeviceRepr`
+    /// types, whose owners vouch that every byte is initialised.
+    pub trait Sealed {}
+    impl<T: cudarc::driver::DeviceRepr> Sealed for T {}
+}
+
+/// A value that [`Launch::arg`] passes to a kernel by value: every type of
+/// cudarc's [`DeviceRepr`] (integers, floats, `bool`, arrays of them, and
+/// `#[repr(C)]` types whose owners implement `DeviceRepr` for them).
+///
+/// Device memory is no scalar: a `CudaSlice` or view goes through
+/// [`Launch::slice`] (read) or [`Launch::slice_mut`] (written), so that
+/// cudarc's events order the launch with the memory's other uses. Passing
+/// one to `.arg`, as cudarc's `launch_builder` takes it, does not compile,
+/// and the error says so:
+///
+/// ```compile_fail,E0277
+/// # fn run<'a>(launch: &mut cuda_module::Launch<'a>, x: &'a cudarc::driver::CudaSlice<f32>) {
+/// launch.arg(x); // `CudaSlice<f32>` is device memory: pass it with `.slice(&x)` ...
+/// # }
+/// ```
+///
+/// ```
+/// # fn run<'a>(launch: &mut cuda_module::Launch<'a>, x: &'a cudarc::driver::CudaSlice<f32>) {
+/// launch.slice(x).arg(&2.0f32).arg(&[1u32, 2, 3]);
+/// # }
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a scalar kernel argument: device memory goes through `.slice(&x)` or `.slice_mut(&mut x)`",
+    label = "`.arg` passes scalars by value",
+    note = "pass a `CudaSlice` or `CudaView` the kernel reads with `launch.slice(&x)`, one it writes with `launch.slice_mut(&mut x)`",
+    note = "`.arg` takes the types of cudarc's `DeviceRepr`: integers, floats, `bool`, arrays of them, and `#[repr(C)]` types that implement it"
+)]
+#[cfg_attr(docsrs, doc(cfg(feature = "cudarc")))]
+pub trait ScalarArg: sealed::Sealed {}
+
+impl<T: DeviceRepr> ScalarArg for T {}
 
 /// One kernel argument as the builder keeps it until the launch.
 enum Arg {
@@ -29,14 +70,14 @@ enum Arg {
 ///
 /// ```no_run
 /// # use std::sync::Arc;
-/// # fn run(stream: Arc<cudarc::driver::CudaStream>, context: cuda_module::Context,
+/// # fn run(stream: Arc<cudarc::driver::CudaStream>,
 /// #        saxpy: cuda_module::Kernel) -> Result<(), Box<dyn std::error::Error>> {
 /// use cuda_module::LaunchConfig;
 ///
 /// let x = stream.clone_htod(&[1.0f32; 256])?;
 /// let mut y = stream.clone_htod(&[2.0f32; 256])?;
 /// let (a, n) = (3.0f32, 256i32);
-/// let mut launch = saxpy.launch_on(&context, &stream)?;
+/// let mut launch = saxpy.launch_on_stream(&stream);
 /// launch.arg(&a).slice(&x).slice_mut(&mut y).arg(&n);
 /// // SAFETY: saxpy reads x and writes y within their 256 elements.
 /// unsafe { launch.launch(LaunchConfig::for_elements(256, 128)) }?;
@@ -44,9 +85,11 @@ enum Arg {
 /// assert!(stream.clone_dtoh(&y)?.iter().all(|&v| v == 5.0));
 /// # Ok(()) }
 /// ```
+#[cfg_attr(docsrs, doc(cfg(feature = "cudarc")))]
 pub struct Launch<'a> {
     kernel: &'a Kernel,
-    context: &'a Context,
+    /// The stream's context, as ours: the kernel's function is cached for it.
+    context: Context,
     stream: &'a CudaStream,
     args: Vec<Arg>,
     pointers: Vec<u64>,
@@ -55,37 +98,126 @@ pub struct Launch<'a> {
     _uses: Vec<SyncOnDrop<'a>>,
 }
 
+/// The contexts [`Kernel::launch_on_stream`] made of cudarc's, one per
+/// cudarc context, kept so that the kernel's function cache (per
+/// [`Context`]) serves every launch after the first.
+///
+/// Each keeps its cudarc context alive, as cudarc's own `CudaFunction`
+/// keeps its: while the kernel (or its `Library`, which keeps its kernels)
+/// lives, or, once only this cache holds a cudarc context, until the next
+/// context is added.
+#[derive(Default)]
+pub(crate) struct StreamContexts(RwLock<Vec<Context>>);
+
+impl StreamContexts {
+    /// Ours over `cudarc`: the one made before, or a new one.
+    fn get(&self, cudarc: &Arc<CudaContext>) -> Context {
+        let is_it = |context: &&Context| {
+            context
+                .cudarc()
+                .is_some_and(|theirs| Arc::ptr_eq(theirs, cudarc))
+        };
+        let known = self.0.read().unwrap_or_else(PoisonError::into_inner);
+        if let Some(context) = known.iter().find(is_it) {
+            return context.share();
+        }
+        drop(known);
+        let mut known = self.0.write().unwrap_or_else(PoisonError::into_inner);
+        if let Some(context) = known.iter().find(is_it) {
+            return context.share();
+        }
+        // A cudarc context that only this cache still holds is let go,
+        // after the lock: its end is cudarc's, with driver calls.
+        let (kept, stale): (Vec<Context>, Vec<Context>) = std::mem::take(&mut *known)
+            .into_iter()
+            .partition(|context| {
+                context
+                    .cudarc()
+                    .is_some_and(|theirs| Arc::strong_count(theirs) > 1)
+            });
+        *known = kept;
+        let context = Context::from_cudarc(cudarc);
+        known.push(context.share());
+        drop(known);
+        drop(stale);
+        context
+    }
+}
+
 impl Kernel {
+    /// A launch builder for `stream`, in the stream's own context: no
+    /// [`Context`] to keep beside it.
+    ///
+    /// The kernel makes one [`Context`] per cudarc context it is launched
+    /// in (with [`Context::from_cudarc`]) and keeps it, so that its
+    /// function is looked up once per context. That keeps the cudarc
+    /// context alive as long as the kernel and its [`Library`](crate::Library)
+    /// (as cudarc's own `CudaFunction` keeps its context), or, once nothing
+    /// else holds the cudarc context, until the kernel is launched in
+    /// another one. [`launch_on`](Self::launch_on) is the same launch in a
+    /// `Context` of your own.
+    ///
+    /// ```no_run
+    /// # fn run(cubin: &cuda_module::cuda_link::ObjectCode) -> Result<(), Box<dyn std::error::Error>> {
+    /// use cuda_module::{LaunchConfig, Library};
+    ///
+    /// let stream = cudarc::driver::CudaContext::new(0)?.default_stream();
+    /// let saxpy = Library::load(cubin)?.kernel("saxpy")?;
+    /// let x = stream.clone_htod(&[1.0f32; 256])?;
+    /// let mut y = stream.clone_htod(&[2.0f32; 256])?;
+    /// let mut launch = saxpy.launch_on_stream(&stream);
+    /// launch.arg(&3.0f32).slice(&x).slice_mut(&mut y).arg(&256i32);
+    /// // SAFETY: saxpy reads x and writes y within their 256 elements.
+    /// unsafe { launch.launch(cudarc::driver::LaunchConfig::for_num_elems(256)) }?;
+    /// # Ok(()) }
+    /// ```
+    #[cfg_attr(docsrs, doc(cfg(feature = "cudarc")))]
+    pub fn launch_on_stream<'a>(&'a self, stream: &'a CudaStream) -> Launch<'a> {
+        let context = self.inner.stream_contexts.get(stream.context());
+        self.launch_in(context, stream)
+    }
+
     /// A launch builder for `stream`, which must belong to `context`
-    /// (made with [`Context::from_cudarc`]).
+    /// (made with [`Context::from_cudarc`]); any other stream is
+    /// [`ModuleError::ForeignStream`].
+    /// [`launch_on_stream`](Self::launch_on_stream) takes the context from
+    /// the stream.
+    #[cfg_attr(docsrs, doc(cfg(feature = "cudarc")))]
     pub fn launch_on<'a>(
         &'a self,
-        context: &'a Context,
+        context: &Context,
         stream: &'a CudaStream,
     ) -> Result<Launch<'a>, ModuleError> {
         let ours = context
             .cudarc()
-            .is_some_and(|cudarc| std::sync::Arc::ptr_eq(cudarc, stream.context()));
+            .is_some_and(|cudarc| Arc::ptr_eq(cudarc, stream.context()));
         if !ours {
             return Err(ModuleError::ForeignStream {
                 kernel: self.name().to_owned(),
             });
         }
-        Ok(Launch {
+        Ok(self.launch_in(context.share(), stream))
+    }
+
+    /// The builder of both: `context` is `stream`'s.
+    fn launch_in<'a>(&'a self, context: Context, stream: &'a CudaStream) -> Launch<'a> {
+        Launch {
             kernel: self,
             context,
             stream,
             args: Vec::new(),
             pointers: Vec::new(),
             _uses: Vec::new(),
-        })
+        }
     }
 }
 
 impl<'a> Launch<'a> {
-    /// A scalar argument (`DeviceRepr`: integers, floats, `bool`, and
-    /// `#[repr(C)]` types their owners vouch for).
-    pub fn arg<T: DeviceRepr>(&mut self, value: &'a T) -> &mut Self {
+    /// A scalar argument, passed by value ([`ScalarArg`]: cudarc's
+    /// `DeviceRepr` types: integers, floats, `bool`, arrays of them, and
+    /// `#[repr(C)]` types their owners vouch for). Device memory goes
+    /// through [`slice`](Self::slice) and [`slice_mut`](Self::slice_mut).
+    pub fn arg<T: ScalarArg>(&mut self, value: &'a T) -> &mut Self {
         let address = std::ptr::from_ref(value).cast::<c_void>();
         self.args
             .push(Arg::Value(address, std::mem::size_of::<T>()));
@@ -125,9 +257,12 @@ impl<'a> Launch<'a> {
     /// of every buffer, and write only to buffers passed with
     /// [`slice_mut`](Self::slice_mut). Rust cannot see inside the kernel,
     /// so these stay the caller's to vouch for.
-    pub unsafe fn launch(&mut self, config: LaunchConfig) -> Result<(), ModuleError> {
+    ///
+    /// `config` is our [`LaunchConfig`] or cudarc's.
+    pub unsafe fn launch(&mut self, config: impl Into<LaunchConfig>) -> Result<(), ModuleError> {
+        let config = config.into();
         self.check_arguments()?;
-        let function = self.kernel.function(self.context)?;
+        let function = self.kernel.function(&self.context)?;
         let mut params: Vec<*mut c_void> = self
             .args
             .iter()
@@ -144,9 +279,10 @@ impl<'a> Launch<'a> {
             .context()
             .check_err()
             .map_err(ModuleError::Cudarc)?;
-        // The stream's context (`self.context`'s, as `launch_on` checked) is
-        // pushed for the launch and popped after it, also on an error or a
-        // panic: the thread's current context is left as it was.
+        // The stream's context (`self.context`'s, as `launch_on` checked and
+        // `launch_on_stream` made it) is pushed for the launch and popped
+        // after it, also on an error or a panic: the thread's current
+        // context is left as it was.
         self.context.with_current(|| {
             // SAFETY: a function of the stream's context, now current; one
             // parameter pointer per kernel parameter, each to a value of the

@@ -29,6 +29,11 @@ pub(crate) struct KernelInner {
     pub(crate) first_context: OnceLock<(Weak<ContextInner>, usize)>,
     pub(crate) other_contexts: Mutex<Vec<(Weak<ContextInner>, usize)>>,
     pub(crate) loaded: Arc<Loaded>,
+    /// `launch_on_stream`'s contexts; after `loaded`, so that a last
+    /// kernel's library is unloaded while they still exist (its unloading
+    /// waits for their work).
+    #[cfg(feature = "cudarc")]
+    pub(crate) stream_contexts: crate::interop::StreamContexts,
 }
 
 // SAFETY: CUkernel and CUfunction are driver handles usable from any thread;
@@ -37,7 +42,25 @@ unsafe impl Send for KernelInner {}
 // SAFETY: as above.
 unsafe impl Sync for KernelInner {}
 
-/// A kernel of a `Library`; cheap to clone.
+/// A kernel of a [`Library`](crate::Library); cheap to clone.
+///
+/// A `Kernel` keeps its library loaded: the code is unloaded only when
+/// the `Library` and every `Kernel` of it (clones included) are dropped,
+/// so a kernel is never launched from unloaded code, and a kernel may
+/// outlive the `Library` value it came from:
+///
+/// ```no_run
+/// # fn run(code: &cuda_module::cuda_link::ObjectCode) -> Result<(), cuda_module::ModuleError> {
+/// use cuda_module::{Context, Library};
+///
+/// let context = Context::primary(0)?;
+/// let saxpy = Library::load(code)?.kernel("saxpy")?; // the `Library` is dropped here
+/// let function = saxpy.function(&context)?;          // its code is still loaded
+/// # Ok(()) }
+/// ```
+///
+/// Unloading, when the last of them goes, first waits for the work queued
+/// in every context, still alive, that one of its kernels was used in.
 #[derive(Clone)]
 pub struct Kernel {
     pub(crate) name: Arc<str>,

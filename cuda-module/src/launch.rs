@@ -10,6 +10,9 @@ use crate::kernel::Kernel;
 
 /// Grid, block and dynamic shared memory of a launch, with cudarc's
 /// field names; the stream is the launch's own argument.
+///
+/// Every launch takes `impl Into<LaunchConfig>`: with the `cudarc`
+/// feature, cudarc's own `LaunchConfig` converts, both ways.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LaunchConfig {
     /// Blocks in x, y, z.
@@ -32,6 +35,55 @@ impl LaunchConfig {
     }
 }
 
+/// cudarc's configuration, field for field.
+///
+/// ```
+/// use cuda_module::LaunchConfig;
+///
+/// let theirs = cudarc::driver::LaunchConfig::for_num_elems(1000);
+/// let ours = LaunchConfig::from(theirs);
+/// assert_eq!(ours.grid_dim, theirs.grid_dim);
+/// assert_eq!(ours.block_dim, theirs.block_dim);
+/// assert_eq!(ours.shared_mem_bytes, theirs.shared_mem_bytes);
+/// // And back, for cudarc's own launches.
+/// let back: cudarc::driver::LaunchConfig = ours.into();
+/// assert_eq!((back.grid_dim, back.block_dim), (theirs.grid_dim, theirs.block_dim));
+/// ```
+#[cfg(feature = "cudarc")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cudarc")))]
+impl From<cudarc::driver::LaunchConfig> for LaunchConfig {
+    fn from(config: cudarc::driver::LaunchConfig) -> Self {
+        let cudarc::driver::LaunchConfig {
+            grid_dim,
+            block_dim,
+            shared_mem_bytes,
+        } = config;
+        LaunchConfig {
+            grid_dim,
+            block_dim,
+            shared_mem_bytes,
+        }
+    }
+}
+
+/// Ours as cudarc's, for cudarc's own launches.
+#[cfg(feature = "cudarc")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cudarc")))]
+impl From<LaunchConfig> for cudarc::driver::LaunchConfig {
+    fn from(config: LaunchConfig) -> Self {
+        let LaunchConfig {
+            grid_dim,
+            block_dim,
+            shared_mem_bytes,
+        } = config;
+        cudarc::driver::LaunchConfig {
+            grid_dim,
+            block_dim,
+            shared_mem_bytes,
+        }
+    }
+}
+
 impl Kernel {
     /// Launches on `stream` of `context` (null: its default stream), with
     /// no check of the arguments: with the `cudarc` feature,
@@ -39,7 +91,8 @@ impl Kernel {
     ///
     /// `context` is pushed for the launch and popped after it, on success,
     /// error or panic alike: the calling thread's current context is left
-    /// as it was.
+    /// as it was. `config` is our [`LaunchConfig`] or, with the `cudarc`
+    /// feature, cudarc's.
     ///
     /// # Safety
     /// `params` must point at one value per kernel parameter, of the
@@ -50,9 +103,10 @@ impl Kernel {
         &self,
         context: &Context,
         stream: CUstream,
-        config: LaunchConfig,
+        config: impl Into<LaunchConfig>,
         params: &mut [*mut c_void],
     ) -> Result<(), ModuleError> {
+        let config = config.into();
         let function = self.function(context)?;
         // `with_current` pops what it pushes on every path, panics included.
         // SAFETY: the caller vouches for the parameters and the stream;

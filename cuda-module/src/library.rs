@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 use cuda_driver_sys::sys::{CUdeviceptr, CUfunction, CUkernel, CUlibrary, CUmodule, CUresult};
 use cuda_link::{ObjectCode, ObjectKind};
 
-use crate::context::{ContextInner, Home};
+use crate::context::{Context, ContextInner, Home};
 use crate::error::{About, ModuleError, c_name, check, closest_names, driver};
 use crate::jit_log::{JitLog, check_with_log};
 use crate::kernel::{Kernel, KernelHandle, KernelInner};
@@ -152,6 +152,25 @@ impl Library {
     /// check of ours can rule out without reimplementing the loader. Images
     /// from nvcc, NVRTC, ptxas or nvJitLink are safe to load; bytes from an
     /// untrusted source belong in a separate process.
+    ///
+    /// # Errors
+    /// - [`ModuleError::NotLoadable`] for LTO-IR, a library or a host
+    ///   object: link it into a cubin first;
+    /// - [`ModuleError::DriverUnavailable`] where no CUDA driver is
+    ///   installed (also on a machine without a GPU);
+    /// - [`ModuleError::Call`] where the driver refuses the code (PTX that
+    ///   does not compile, a cubin for another architecture), carrying the
+    ///   JIT error log; or, after a fallback to the module API, where no
+    ///   context is current.
+    ///
+    /// ```no_run
+    /// use cuda_module::{Library, cuda_link::ObjectCode};
+    ///
+    /// let code = ObjectCode::from_path("saxpy.cubin")?; // read and validated
+    /// let library = Library::load(&code)?;
+    /// let saxpy = library.kernel("saxpy")?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn load(code: &ObjectCode) -> Result<Self, ModuleError> {
         Self::load_with(code, LoadOptions::default())
     }
@@ -295,6 +314,31 @@ impl Library {
     }
 
     /// The kernel `name`; cached, so a second lookup makes no driver call.
+    ///
+    /// `name` is the kernel's symbol (`saxpy` for an `extern "C"` kernel,
+    /// the mangled name of a C++ one), or a C++ kernel's demangled name
+    /// (`scale<float>`), as NVRTC name expressions name it.
+    ///
+    /// # Errors
+    /// - [`ModuleError::KernelNotFound`] for a name the library lacks,
+    ///   listing its kernels and the names closest to `name`;
+    /// - [`ModuleError::AmbiguousKernel`] for a demangled name that several
+    ///   kernels (overloads) share, listing them;
+    /// - [`ModuleError::BadName`] for a name with a NUL;
+    /// - [`ModuleError::Call`] where the driver fails the lookup, with the
+    ///   JIT log where the lookup compiled code (lazy loading).
+    ///
+    /// ```no_run
+    /// # fn run(library: cuda_module::Library) -> Result<(), cuda_module::ModuleError> {
+    /// use cuda_module::ModuleError;
+    ///
+    /// let saxpy = library.kernel("saxpy")?;
+    /// match library.kernel("saxpi").map(drop) {
+    ///     Err(ModuleError::KernelNotFound { closest, .. }) => assert_eq!(closest, ["saxpy"]),
+    ///     other => panic!("{other:?}"),
+    /// }
+    /// # let _ = saxpy; Ok(()) }
+    /// ```
     pub fn kernel(&self, name: &str) -> Result<Kernel, ModuleError> {
         let cached = self
             .kernels
@@ -321,6 +365,8 @@ impl Library {
                 first_context: OnceLock::new(),
                 other_contexts: Mutex::default(),
                 loaded: Arc::clone(&self.loaded),
+                #[cfg(feature = "cudarc")]
+                stream_contexts: Default::default(),
             }),
         };
         cache.insert(name.into(), kernel.clone());
@@ -445,11 +491,11 @@ impl Library {
     }
 
     /// The address and size of a `__managed__` variable: one address valid
-    /// on the host and every device (`cuLibraryGetManaged`).
+    /// on the host and every device (`cuLibraryGetManaged`), so no context.
     pub fn managed(&self, name: &str) -> Result<(CUdeviceptr, usize), ModuleError> {
         let Handle::Library(library) = self.loaded.handle else {
             // In a module, managed variables are ordinary globals.
-            return self.global(name);
+            return self.global_in_current(name);
         };
         let driver = driver()?;
         let c = c_name(name)?;
@@ -464,9 +510,51 @@ impl Library {
         Ok((pointer, size))
     }
 
-    /// The address and size of a `__device__` variable in the current
-    /// context's device.
-    pub fn global(&self, name: &str) -> Result<(CUdeviceptr, usize), ModuleError> {
+    /// The address and size of the `__device__` (or `__constant__`)
+    /// variable `name` in `context`: each context has its own copy, at its
+    /// own address (`cuLibraryGetGlobal`, with `context` current for the
+    /// call; the thread's current context is left as it was).
+    ///
+    /// After a fallback to the module API ([`Library::is_module`]) the
+    /// variable exists only in the module's context; any other is
+    /// [`ModuleError::ForeignContext`].
+    ///
+    /// # Errors
+    /// A name the library does not define is [`ModuleError::Call`] with
+    /// `CUDA_ERROR_NOT_FOUND`; a name with a NUL is
+    /// [`ModuleError::BadName`].
+    ///
+    /// ```no_run
+    /// # fn run(code: &cuda_module::cuda_link::ObjectCode) -> Result<(), cuda_module::ModuleError> {
+    /// use cuda_module::{Context, Library};
+    ///
+    /// let context = Context::primary(0)?;
+    /// let library = Library::load(code)?;
+    /// let (bias, size) = library.global(&context, "bias")?;
+    /// assert_eq!(size, 4);
+    /// context.make_current()?;
+    /// // SAFETY: `bias` is a 4-byte global of the current context; no kernel runs.
+    /// unsafe { cuda_module::copy_to_device(bias, &[1.5f32]) }?;
+    /// # Ok(()) }
+    /// ```
+    pub fn global(
+        &self,
+        context: &Context,
+        name: &str,
+    ) -> Result<(CUdeviceptr, usize), ModuleError> {
+        if let Handle::Module(_, home) = &self.loaded.handle
+            && !home.is(&context.inner)
+        {
+            return Err(ModuleError::ForeignContext {
+                kernel: name.to_owned(),
+                library: self.name().to_owned(),
+            });
+        }
+        context.with_current(|| self.global_in_current(name))
+    }
+
+    /// [`Library::global`] in the calling thread's current context.
+    fn global_in_current(&self, name: &str) -> Result<(CUdeviceptr, usize), ModuleError> {
         let driver = driver()?;
         let c = c_name(name)?;
         let (mut pointer, mut size) = (0, 0);

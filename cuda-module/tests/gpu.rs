@@ -260,6 +260,10 @@ fn attributes_and_param_info_match_the_signature() {
     assert_eq!(attributes.shared_size_bytes, 0);
     assert_eq!(attributes.local_size_bytes, 0);
     assert_eq!(attributes.max_threads_per_block, 1024);
+    // Linked without `--dlcm=ca` and without `__cluster_dims__`.
+    assert!(!attributes.cache_mode_ca, "{attributes:?}");
+    assert!(!attributes.cluster_size_must_be_set, "{attributes:?}");
+    assert_eq!(attributes.required_cluster_width, 0);
 }
 
 #[test]
@@ -272,26 +276,45 @@ fn a_global_written_from_the_host_is_read_by_the_kernel() {
     )
     .unwrap();
     let library = Library::load(&linked).unwrap();
-    let (address, size) = library.global("bias").unwrap();
+    let (address, size) = library.global(&context, "bias").unwrap();
     assert_eq!(size, 4);
     // SAFETY: `bias` is a 4-byte global of the current context; no kernel runs.
     unsafe { cuda_module::copy_to_device(address, &[1.5f32]) }.unwrap();
-    let y = DeviceBuffer::from_slice(&context, &vec![1.0f32; 1000]).unwrap();
-    let (mut y_arg, mut n_arg) = (y.pointer(), 1000i32);
-    let mut params: [*mut c_void; 2] = [(&raw mut y_arg).cast(), (&raw mut n_arg).cast()];
     let kernel = library.kernel("add_bias").unwrap();
-    // SAFETY: add_bias(float *y, int n) over a 1000-float buffer.
-    unsafe {
-        kernel.launch(
-            &context,
-            std::ptr::null_mut(),
-            LaunchConfig::for_elements(4 * 256, 256),
-            &mut params,
-        )
-    }
-    .unwrap();
-    cuda_module::synchronize(&context).unwrap();
-    assert!(y.to_vec::<f32>().unwrap().iter().all(|&v| v == 2.5));
+    // Adds the context's `bias` to 1000 ones, and returns them.
+    let add_bias = |context: &Context| -> Vec<f32> {
+        let y = DeviceBuffer::from_slice(context, &vec![1.0f32; 1000]).unwrap();
+        let (mut y_arg, mut n_arg) = (y.pointer(), 1000i32);
+        let mut params: [*mut c_void; 2] = [(&raw mut y_arg).cast(), (&raw mut n_arg).cast()];
+        // SAFETY: add_bias(float *y, int n) over a 1000-float buffer.
+        unsafe {
+            kernel.launch(
+                context,
+                std::ptr::null_mut(),
+                LaunchConfig::for_elements(4 * 256, 256),
+                &mut params,
+            )
+        }
+        .unwrap();
+        cuda_module::synchronize(context).unwrap();
+        y.to_vec().unwrap()
+    };
+    assert!(add_bias(&context).iter().all(|&v| v == 2.5));
+
+    // Each context has a `bias` of its own, at its own address, found
+    // while another context is current: 0 until written.
+    let other = Context::create(0).unwrap();
+    context.make_current().unwrap();
+    let (other_address, size) = library.global(&other, "bias").unwrap();
+    assert_eq!(size, 4);
+    assert_ne!(other_address, address);
+    assert!(add_bias(&other).iter().all(|&v| v == 1.0));
+    other.make_current().unwrap();
+    // SAFETY: `bias` is a 4-byte global of the current context; no kernel runs.
+    unsafe { cuda_module::copy_to_device(other_address, &[4.0f32]) }.unwrap();
+    context.make_current().unwrap();
+    assert!(add_bias(&other).iter().all(|&v| v == 5.0));
+    assert!(add_bias(&context).iter().all(|&v| v == 2.5));
 }
 
 #[test]

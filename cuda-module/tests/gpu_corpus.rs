@@ -203,7 +203,7 @@ fn multi_file_lto_device_launch_and_variables() {
         let linked =
             link(&dir, &[&file], Backend::NvJitLink).unwrap_or_else(|e| panic!("{file}: {e}"));
         let library = Library::load(&linked).unwrap();
-        let (coeffs, size) = library.global("constant_coeffs").unwrap();
+        let (coeffs, size) = library.global(&context, "constant_coeffs").unwrap();
         assert_eq!(size, 16, "{file}");
         let (managed, size) = library.managed("managed_value").unwrap();
         assert_eq!(size, 4, "{file}");

@@ -96,6 +96,58 @@ fn saxpy_with_cudarc_memory_on_a_cudarc_stream() {
     assert!((0..N).all(|i| result[i] == 2.0 * i as f32 + 1.0));
 }
 
+/// `launch_on_stream` needs no `Context`: it takes the stream's, for
+/// streams of one cudarc context and of another alike, and launches with
+/// cudarc's own `LaunchConfig`.
+#[test]
+#[ignore = "needs a GPU"]
+fn a_launch_on_a_stream_alone() {
+    let (cudarc, _context, library) = setup();
+    let other = CudaContext::new(0).unwrap();
+    let saxpy = library.kernel("saxpy").unwrap();
+    let streams = [
+        cudarc.default_stream(),
+        cudarc.new_stream().unwrap(),
+        other.default_stream(),
+        cudarc.default_stream(),
+    ];
+    let xs: Vec<f32> = (0..N).map(|i| i as f32).collect();
+    for (round, stream) in streams.iter().enumerate() {
+        let x = stream.clone_htod(&xs).unwrap();
+        let mut y = stream.clone_htod(&vec![round as f32; N]).unwrap();
+        let (a, n) = (3.0f32, N as i32);
+        let mut launch = saxpy.launch_on_stream(stream);
+        launch.arg(&a).slice(&x).slice_mut(&mut y).arg(&n);
+        let config = cudarc::driver::LaunchConfig::for_num_elems(N as u32);
+        // SAFETY: saxpy reads x and writes y within their N elements.
+        unsafe { launch.launch(config) }.unwrap();
+        drop(launch);
+        let result = stream.clone_dtoh(&y).unwrap();
+        assert!(
+            (0..N).all(|i| result[i] == 3.0 * i as f32 + round as f32),
+            "stream {round}"
+        );
+    }
+    // Its arguments are checked as `launch_on`'s are.
+    let stream = other.default_stream();
+    let x = stream.clone_htod(&xs).unwrap();
+    let mut launch = saxpy.launch_on_stream(&stream);
+    launch.arg(&2.0f64).slice(&x);
+    // SAFETY: refused before launching.
+    let error = unsafe { launch.launch(LaunchConfig::for_elements(N as u32, 128)) }.unwrap_err();
+    assert!(
+        matches!(
+            error,
+            ModuleError::ArgumentCount {
+                expected: 4,
+                given: 2,
+                ..
+            }
+        ),
+        "{error}"
+    );
+}
+
 /// The calling thread's current context.
 fn current() -> cuda_driver_sys::sys::CUcontext {
     let driver = cuda_driver_sys::Driver::global().unwrap();
@@ -300,7 +352,10 @@ fn attributes_and_occupancy_equal_the_raw_driver_calls() {
             (ours.num_regs, A::CU_FUNC_ATTRIBUTE_NUM_REGS),
             (ours.ptx_version, A::CU_FUNC_ATTRIBUTE_PTX_VERSION),
             (ours.binary_version, A::CU_FUNC_ATTRIBUTE_BINARY_VERSION),
-            (ours.cache_mode_ca, A::CU_FUNC_ATTRIBUTE_CACHE_MODE_CA),
+            (
+                i32::from(ours.cache_mode_ca),
+                A::CU_FUNC_ATTRIBUTE_CACHE_MODE_CA,
+            ),
             (
                 ours.max_dynamic_shared_size_bytes,
                 A::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -310,7 +365,7 @@ fn attributes_and_occupancy_equal_the_raw_driver_calls() {
                 A::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
             ),
             (
-                ours.cluster_size_must_be_set,
+                i32::from(ours.cluster_size_must_be_set),
                 A::CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET,
             ),
             (
@@ -326,7 +381,7 @@ fn attributes_and_occupancy_equal_the_raw_driver_calls() {
                 A::CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH,
             ),
             (
-                ours.non_portable_cluster_size_allowed,
+                i32::from(ours.non_portable_cluster_size_allowed),
                 A::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED,
             ),
             (

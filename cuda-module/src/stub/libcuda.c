@@ -14,6 +14,8 @@
  * - Kernels behave by name: "endless" reports parameters forever,
  *   "fails_launch" fails cuLaunchKernel, "missing" is not found; the
  *   others have four 8-byte parameters.
+ * - Every global but "missing" is 4 bytes at its context's id << 16: the
+ *   library's in the current context, the module's in its own.
  */
 #include <stdatomic.h>
 #include <stddef.h>
@@ -33,6 +35,7 @@ enum {
 };
 
 typedef int CUdevice;
+typedef unsigned long long CUdeviceptr;
 typedef struct context {
     CUdevice device;
     unsigned long long id;
@@ -304,6 +307,33 @@ CUresult cuKernelGetFunction(CUfunction *function, CUkernel kernel)
     if (!current())
         return INVALID_CONTEXT;
     return symbol(function, kernel->name, current());
+}
+
+static CUresult global(CUdeviceptr *pointer, size_t *size, const char *name, CUcontext context)
+{
+    if (!context)
+        return INVALID_CONTEXT;
+    if (!strcmp(name, "missing"))
+        return NOT_FOUND;
+    *pointer = context->id << 16;
+    *size = 4;
+    return SUCCESS;
+}
+
+CUresult cuLibraryGetGlobal(CUdeviceptr *pointer, size_t *size, CUlibrary library, const char *name)
+{
+    may_compile("cuLibraryGetGlobal");
+    if (!library || library->home)
+        return INVALID_HANDLE;
+    return global(pointer, size, name, current());
+}
+
+CUresult cuModuleGetGlobal_v2(CUdeviceptr *pointer, size_t *size, CUmodule module, const char *name)
+{
+    may_compile("cuModuleGetGlobal");
+    if (!module || !module->home)
+        return INVALID_HANDLE;
+    return global(pointer, size, name, module->home);
 }
 
 CUresult cuKernelGetAttribute(int *value, int attribute, CUkernel kernel, CUdevice device)

@@ -1,5 +1,5 @@
-//! Attribute, occupancy and parameter queries, which may compile lazily
-//! loaded code, are made under the library's JIT log lock; the parameter
+//! Attribute, occupancy, global and parameter queries, which may compile
+//! lazily loaded code, are made under the library's JIT log lock; the parameter
 //! list a driver reports is bounded.
 
 use cuda_driver_sys::sys::CUfunction_attribute as A;
@@ -103,6 +103,20 @@ fn occupancy_queries_hold_the_jit_log_lock() {
             );
         });
         assert_locked(&calls, "cuOccupancyMaxPotentialBlockSize", 1);
+    }
+}
+
+/// `Library::global`, which may load the code into the context it is
+/// given, holds the lock too.
+#[test]
+fn global_lookups_hold_the_jit_log_lock() {
+    for (options, call) in both("cuLibraryGetGlobal", "cuModuleGetGlobal") {
+        let context = created();
+        let (library, saxpy) = kernel("saxpy", options);
+        let calls = watched(&saxpy, || {
+            assert_eq!(library.global(&context, "bias").unwrap().1, 4);
+        });
+        assert_locked(&calls, call, 1);
     }
 }
 

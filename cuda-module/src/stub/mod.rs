@@ -3,6 +3,7 @@
 //! hands it out instead of the real driver when the crate is built for its
 //! unit tests, so they run, and mean the same, with or without a GPU.
 
+mod api;
 mod contexts;
 mod lock;
 

@@ -1,0 +1,87 @@
+//! The path without cudarc: link inline PTX with cuda-link (re-exported as
+//! `cuda_module::cuda_link`), load it with `Library::load`, launch saxpy
+//! with the raw `Kernel::launch` on our own device memory, copy back and
+//! check every number. Needs a GPU:
+//! `cargo run -p cuda-module --example saxpy`.
+
+use std::ffi::c_void;
+
+use cuda_module::cuda_link::{Linker, LinkerOptions, ObjectCode, OutputKind};
+use cuda_module::{Context, DeviceBuffer, LaunchConfig, Library};
+
+/// `saxpy(float a, const float *x, float *y, int n)`: `y[i] = a * x[i] + y[i]`.
+const SAXPY_PTX: &str = r#"
+.version 7.0
+.target sm_75
+.address_size 64
+
+.visible .entry saxpy(.param .f32 a, .param .u64 x, .param .u64 y, .param .u32 n)
+{
+    .reg .pred %p<2>;
+    .reg .f32 %f<5>;
+    .reg .b32 %r<6>;
+    .reg .b64 %rd<8>;
+
+    ld.param.f32 %f1, [a];
+    ld.param.u64 %rd1, [x];
+    ld.param.u64 %rd2, [y];
+    ld.param.u32 %r2, [n];
+    mov.u32 %r3, %ctaid.x;
+    mov.u32 %r4, %ntid.x;
+    mov.u32 %r5, %tid.x;
+    mad.lo.s32 %r1, %r3, %r4, %r5;
+    setp.ge.s32 %p1, %r1, %r2;
+    @%p1 bra DONE;
+    cvta.to.global.u64 %rd3, %rd1;
+    cvta.to.global.u64 %rd4, %rd2;
+    mul.wide.s32 %rd5, %r1, 4;
+    add.s64 %rd6, %rd3, %rd5;
+    add.s64 %rd7, %rd4, %rd5;
+    ld.global.f32 %f2, [%rd6];
+    ld.global.f32 %f3, [%rd7];
+    fma.rn.f32 %f4, %f2, %f1, %f3;
+    st.global.f32 [%rd7], %f4;
+DONE:
+    ret;
+}
+"#;
+
+const N: usize = 1 << 16;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let context = Context::primary(0)?;
+    // The linker links for the current context's device.
+    context.make_current()?;
+    let mut linker = Linker::new(LinkerOptions::default())?;
+    linker.add(&ObjectCode::from_ptx(SAXPY_PTX, "saxpy.ptx")?)?;
+    let library = Library::load(&linker.link(OutputKind::Cubin)?)?;
+    let saxpy = library.kernel("saxpy")?;
+
+    let xs: Vec<f32> = (0..N).map(|i| i as f32).collect();
+    let x = DeviceBuffer::from_slice(&context, &xs)?;
+    let y = DeviceBuffer::from_slice(&context, &vec![1.0f32; N])?;
+    let (mut a, mut x_arg, mut y_arg, mut n) = (2.0f32, x.pointer(), y.pointer(), N as i32);
+    let mut params: [*mut c_void; 4] = [
+        (&raw mut a).cast(),
+        (&raw mut x_arg).cast(),
+        (&raw mut y_arg).cast(),
+        (&raw mut n).cast(),
+    ];
+    let config = LaunchConfig::for_elements(N as u32, 256);
+    // SAFETY: one value of each of saxpy's parameter types; x and y hold N
+    // floats each, and saxpy stays within n = N.
+    unsafe { saxpy.launch(&context, std::ptr::null_mut(), config, &mut params) }?;
+    cuda_module::synchronize(&context)?;
+
+    let ys: Vec<f32> = y.to_vec()?;
+    // Exact: every 2 * i + 1 below 2^24 is an f32.
+    let wrong = (0..N).filter(|&i| ys[i] != 2.0 * xs[i] + 1.0).count();
+    println!(
+        "saxpy of {N} floats, linked by {}: {wrong} wrong",
+        linker.backend_name()
+    );
+    if wrong > 0 {
+        return Err(format!("{wrong} of {N} results are wrong").into());
+    }
+    Ok(())
+}
