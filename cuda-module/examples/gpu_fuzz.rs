@@ -18,7 +18,7 @@ use std::path::Path;
 
 use cuda_link::{Linker, LinkerOptions, ObjectCode, OutputKind};
 use cuda_link_tests::hostile::part_at;
-use cuda_link_tests::{fixtures, nvrtc, ptxas};
+use cuda_link_tests::{Rng, fixtures, nvrtc, ptxas};
 use cuda_module::{Context, Library};
 
 const ARCH: &str = "sm_90";
@@ -68,22 +68,6 @@ fn prepare(dir: &Path) {
         std::fs::write(dir.join(format!("{name}.exec.cubin")), executable).unwrap();
         std::fs::write(dir.join(format!("{name}.rel.cubin")), relocatable).unwrap();
         std::fs::write(dir.join(format!("{name}.linked.cubin")), linked.as_bytes()).unwrap();
-    }
-}
-
-/// xorshift64*: reproducible from the batch's seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, bound: usize) -> usize {
-        (self.next() % bound.max(1) as u64) as usize
     }
 }
 

@@ -9,42 +9,9 @@ use std::ffi::c_void;
 use cuda_module::cuda_link::{Linker, LinkerOptions, ObjectCode, OutputKind};
 use cuda_module::{Context, DeviceBuffer, LaunchConfig, Library};
 
-/// `saxpy(float a, const float *x, float *y, int n)`: `y[i] = a * x[i] + y[i]`.
-const SAXPY_PTX: &str = r#"
-.version 7.0
-.target sm_75
-.address_size 64
-
-.visible .entry saxpy(.param .f32 a, .param .u64 x, .param .u64 y, .param .u32 n)
-{
-    .reg .pred %p<2>;
-    .reg .f32 %f<5>;
-    .reg .b32 %r<6>;
-    .reg .b64 %rd<8>;
-
-    ld.param.f32 %f1, [a];
-    ld.param.u64 %rd1, [x];
-    ld.param.u64 %rd2, [y];
-    ld.param.u32 %r2, [n];
-    mov.u32 %r3, %ctaid.x;
-    mov.u32 %r4, %ntid.x;
-    mov.u32 %r5, %tid.x;
-    mad.lo.s32 %r1, %r3, %r4, %r5;
-    setp.ge.s32 %p1, %r1, %r2;
-    @%p1 bra DONE;
-    cvta.to.global.u64 %rd3, %rd1;
-    cvta.to.global.u64 %rd4, %rd2;
-    mul.wide.s32 %rd5, %r1, 4;
-    add.s64 %rd6, %rd3, %rd5;
-    add.s64 %rd7, %rd4, %rd5;
-    ld.global.f32 %f2, [%rd6];
-    ld.global.f32 %f3, [%rd7];
-    fma.rn.f32 %f4, %f2, %f1, %f3;
-    st.global.f32 [%rd7], %f4;
-DONE:
-    ret;
-}
-"#;
+/// `saxpy(float a, const float *x, float *y, int n)`: `y[i] = a * x[i] + y[i]`,
+/// shared by both saxpy examples.
+const SAXPY_PTX: &str = include_str!("saxpy.ptx");
 
 const N: usize = 1 << 16;
 

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use cuda_link::{
     Arch, Isolation, LinkError, Linker, LinkerOptions, NvJitLink, ObjectCode, OutputKind,
 };
-use cuda_link_tests::{FatbinInput, fixtures, host_object, nvfatbin, nvjitlink_libraries};
+use cuda_link_tests::{FatbinInput, Rng, fixtures, host_object, nvfatbin, nvjitlink_libraries};
 
 /// What became of the mutants, per nvJitLink major.
 #[derive(Default)]
@@ -27,22 +27,6 @@ struct Counts {
     failed: u64,
     crashed: u64,
     hung: u64,
-}
-
-/// xorshift64*: reproducible from `--seed`, no dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
 }
 
 /// Sets 1 to 4 bytes to random values; half the time in the first 4 KiB,
