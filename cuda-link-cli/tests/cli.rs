@@ -623,3 +623,36 @@ fn inspect_lists_ptx_functions() {
     assert!(text.contains("kernels: k"), "{text}");
     assert!(text.contains("device functions: helper"), "{text}");
 }
+
+/// A link that runs past a second shows its step and elapsed time on a
+/// terminal (here a pseudo-terminal from `script`), and nothing in a pipe.
+#[test]
+fn a_long_link_shows_progress_on_a_terminal_only() {
+    if cuda_link_tests::redist("CUDA_LINK_NVJITLINK_PATH").is_none() {
+        return;
+    }
+    // nvJitLink hangs on this input; the deadline ends the link at 2.5 s.
+    let hang = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/regressions/hang-nvjitlink13-ltoir-48092bd5323bf6e1");
+    let dir = tempfile::tempdir().unwrap();
+    let command = format!(
+        "{} link --timeout 2.5 -arch sm_90 -o {} {}",
+        env!("CARGO_BIN_EXE_cuda-link"),
+        dir.path().join("out.cubin").display(),
+        hang.display()
+    );
+    let on_terminal = Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&on_terminal.stdout);
+    assert!(shown.contains("linking 1 input with nvJitLink"), "{shown}");
+    assert!(shown.contains("deadline"), "{shown}");
+    let piped = Command::new("bash")
+        .args(["-c", &command])
+        .output()
+        .unwrap();
+    let stderr = stderr_of(&piped);
+    assert!(!stderr.contains("linking 1 input"), "{stderr}");
+    assert!(stderr.contains("deadline"), "{stderr}");
+}
