@@ -42,6 +42,7 @@ fn try_main() -> Result<()> {
     let (command, rest) = args
         .split_first()
         .map_or(("help", &[][..]), |(c, r)| (c.as_str(), r));
+    check_flags(command, rest)?;
     match command {
         "bindgen" => bindgen::run(&workspace, rest.iter().any(|a| a == "--check")),
         "provision" => redist::ensure(&workspace, &[]).and_then(|()| corpus::ensure(&workspace)),
@@ -63,6 +64,29 @@ fn try_main() -> Result<()> {
             eprintln!("{}", include_str!("usage.txt"));
             Err(format!("unknown command `{unknown}`").into())
         }
+    }
+}
+
+/// Refuses a flag the command does not take: `bindgen --chek` must not
+/// regenerate the bindings. `test`, `bench` and `fuzz-link` pass their
+/// arguments on (to cargo test, criterion, the fuzzer), which check them.
+fn check_flags(command: &str, args: &[String]) -> Result<()> {
+    let allowed: &[&str] = match command {
+        "test" | "bench" | "fuzz-link" | "help" | "--help" | "-h" => return Ok(()),
+        "bindgen" => &["--check"],
+        "test-gpu" | "bench-gpu" => &["--run"],
+        _ => &[],
+    };
+    match args.iter().find(|arg| !allowed.contains(&arg.as_str())) {
+        None => Ok(()),
+        Some(bad) if allowed.is_empty() => {
+            Err(format!("`{command}` takes no arguments, not `{bad}`").into())
+        }
+        Some(bad) => Err(format!(
+            "`{command}` does not take `{bad}`; it takes {}",
+            allowed.join(", ")
+        )
+        .into()),
     }
 }
 
@@ -170,4 +194,25 @@ fn demo(workspace: &Path) -> Result<()> {
             "demo",
         ]),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_flags;
+
+    #[test]
+    fn unknown_flags_are_refused() {
+        let args = |list: &[&str]| list.iter().map(|a| (*a).to_owned()).collect::<Vec<_>>();
+        let err = check_flags("bindgen", &args(&["--chek"]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("`bindgen` does not take `--chek`; it takes --check"),
+            "{err}"
+        );
+        assert!(check_flags("bindgen", &args(&["--check"])).is_ok());
+        assert!(check_flags("msrv", &args(&["--fix"])).is_err());
+        assert!(check_flags("test-gpu", &args(&["--run"])).is_ok());
+        assert!(check_flags("test", &args(&["--features", "x"])).is_ok());
+    }
 }
