@@ -328,13 +328,7 @@ fn planted_entries_are_never_served() {
         return;
     };
     if !running_as_root() {
-        // Past the harness's capture: a skip is said, not hidden.
-        let _ = std::io::Write::write_all(
-            &mut std::io::stderr(),
-            "SKIPPED: chown needs root (CI runs as root)\n"
-                .to_string()
-                .as_bytes(),
-        );
+        cuda_link_tests::skip("chown needs root (CI runs as root)");
         return;
     }
     let options = LinkerOptions::for_arch(Arch::sm(90));
@@ -778,13 +772,7 @@ fn victim_command(scenario: &str, root: &Path) -> std::process::Command {
 #[test]
 fn a_directory_swapped_for_a_symlink_after_first_use_is_not_followed() {
     if !running_as_root() {
-        // Past the harness's capture: a skip is said, not hidden.
-        let _ = std::io::Write::write_all(
-            &mut std::io::stderr(),
-            "SKIPPED: needs root to act as two users (CI runs as root)\n"
-                .to_string()
-                .as_bytes(),
-        );
+        cuda_link_tests::skip("needs root to act as two users (CI runs as root)");
         return;
     }
     let root = shared_root();
@@ -851,13 +839,7 @@ fn a_directory_swapped_for_a_symlink_after_first_use_is_not_followed() {
 #[test]
 fn a_fallback_directory_pre_created_by_another_user_is_refused() {
     if !running_as_root() {
-        // Past the harness's capture: a skip is said, not hidden.
-        let _ = std::io::Write::write_all(
-            &mut std::io::stderr(),
-            "SKIPPED: needs root to act as two users (CI runs as root)\n"
-                .to_string()
-                .as_bytes(),
-        );
+        cuda_link_tests::skip("needs root to act as two users (CI runs as root)");
         return;
     }
     let root = shared_root();

@@ -1,5 +1,6 @@
 //! Loads the real nvJitLink 12 and 13 wheels that `cargo xtask test` provisions.
 
+use std::io::Write as _;
 use std::path::PathBuf;
 
 use nvjitlink_sys::{LoadError, NvJitLink, sys::nvJitLinkResult};
@@ -15,10 +16,10 @@ fn provisioned(major: u32) -> Option<PathBuf> {
             panic!("{var} is not set although CUDA_LINK_REQUIRE_REDIST is")
         }
         None => {
-            // Past the harness's capture: a skip is said, not hidden.
-            let _ = std::io::Write::write_all(
-                &mut std::io::stderr(),
-                format!("SKIPPED: {var} not set; run through `cargo xtask test`\n").as_bytes(),
+            // Past the harness's capture of `eprintln!`: a skip is said, not hidden.
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIPPED: {var} not set; run through `cargo xtask test`"
             );
             None
         }

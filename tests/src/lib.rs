@@ -27,14 +27,17 @@ pub fn redist(var: &str) -> Option<PathBuf> {
             )
         }
         _ => {
-            // Past the harness's capture: a skip is said, not hidden.
-            let _ = std::io::Write::write_all(
-                &mut std::io::stderr(),
-                format!("SKIPPED: {var} is unset; run through `cargo xtask test`\n").as_bytes(),
-            );
+            skip(&format!("{var} is unset; run through `cargo xtask test`"));
             None
         }
     }
+}
+
+/// Says that a test skipped, past the test harness's capture of `eprintln!`,
+/// so a skip shows in every run instead of passing unseen.
+pub fn skip(why: &str) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr(), "SKIPPED: {why}");
 }
 
 /// Paths of both provisioned nvJitLink majors, as `(major, path)`.
