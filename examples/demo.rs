@@ -34,7 +34,7 @@ fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         let info = input.inspect()?;
         // The archive's table is long; its summary line says enough here.
         match input.kind() {
-            cuda_link::ObjectKind::Library => println!(
+            cuda_link::ObjectKind::Archive => println!(
                 "{}: library, {} fatbin entries for {} arches, {} kernels\n",
                 info.name,
                 info.fatbin_entries().count(),

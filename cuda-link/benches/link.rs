@@ -37,7 +37,7 @@ fn workloads() -> Option<Vec<Workload>> {
         ObjectCode::from_ltoir(compiled.ltoir.unwrap(), name).unwrap()
     };
     cuda_link_tests::redist("CUDA_LINK_NVRTC_PATH")?;
-    let devrt = ObjectCode::from_library(fixtures::cudadevrt_bytes()?, "libcudadevrt.a").unwrap();
+    let devrt = ObjectCode::from_archive(fixtures::cudadevrt_bytes()?, "libcudadevrt.a").unwrap();
     Some(vec![
         Workload {
             name: "small",
@@ -157,7 +157,7 @@ fn input_type(kind: ObjectKind) -> nvJitLinkInputType {
     match kind {
         ObjectKind::Ptx => nvJitLinkInputType::NVJITLINK_INPUT_PTX,
         ObjectKind::Ltoir => nvJitLinkInputType::NVJITLINK_INPUT_LTOIR,
-        ObjectKind::Library => nvJitLinkInputType::NVJITLINK_INPUT_LIBRARY,
+        ObjectKind::Archive => nvJitLinkInputType::NVJITLINK_INPUT_LIBRARY,
         _ => nvJitLinkInputType::NVJITLINK_INPUT_ANY,
     }
 }
@@ -319,7 +319,7 @@ fn bench_validation(c: &mut Criterion) {
         b.iter(|| black_box(ObjectCode::from_cubin(cubin.clone(), "big.cubin").unwrap()))
     });
     group.bench_function("libcudadevrt", |b| {
-        b.iter(|| black_box(ObjectCode::from_library(archive.clone(), "devrt.a").unwrap()))
+        b.iter(|| black_box(ObjectCode::from_archive(archive.clone(), "devrt.a").unwrap()))
     });
     group.bench_function("big_link", |b| {
         b.iter(|| black_box(big.wrapper_link(&lib, options.clone())))

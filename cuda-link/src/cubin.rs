@@ -115,6 +115,13 @@ pub(crate) fn validate(data: &[u8]) -> ParseResult<ElfType> {
     Ok(elf_type)
 }
 
+/// Validates (see [`validate`]) and reads arch, type and symbols: what
+/// construction of an object does, in one call.
+pub(crate) fn read(data: &[u8]) -> ParseResult<CubinInfo> {
+    validate(data)?;
+    inspect(data)
+}
+
 /// Reads arch, type and symbols.
 pub fn inspect(data: &[u8]) -> ParseResult<CubinInfo> {
     let elf_type = elf_type(data)?;

@@ -105,46 +105,9 @@ pub fn members(data: &[u8]) -> ParseResult<Vec<Member<'_>>> {
     Ok(members)
 }
 
-/// Validates a host object for nvJitLink: the whole ELF structure, and
-/// every embedded fatbin with its entries.
-pub(crate) fn validate_object(data: &[u8]) -> ParseResult<()> {
-    validate_object_within(data, &mut fatbin::Budget::per_object())
-}
-
-fn validate_object_within(data: &[u8], budget: &mut fatbin::Budget) -> ParseResult<()> {
-    crate::elf::validate(data, "host object")?;
-    for embedded in parse_object(data)?.fatbins {
-        let place = format!("{} fatbin at {:#x}", embedded.section, embedded.offset);
-        fatbin::validate_entries(&embedded.fatbin, budget).map_err(|r| Reason::inside(place, r))?;
-    }
-    Ok(())
-}
-
-/// Validates every member as a host object (members without device code
-/// are allowed, as nvJitLink skips them) and requires at least one with
-/// device code, as nvJitLink does.
-pub(crate) fn validate_archive(data: &[u8]) -> ParseResult<()> {
-    check_symbol_table(data)?;
-    let mut device_code = false;
-    let mut budget = fatbin::Budget::per_object();
-    for member in members(data)? {
-        let inside = |reason| Reason::inside(format!("member {}", member.name), reason);
-        match validate_object_within(member.data, &mut budget) {
-            Ok(()) => device_code = true,
-            Err(Reason::NoDeviceCode) => {}
-            Err(reason) => return Err(inside(reason)),
-        }
-    }
-    if device_code {
-        Ok(())
-    } else {
-        Err(Reason::ArchiveWithoutDeviceCode)
-    }
-}
-
 /// Every offset in the archive's symbol table is the start of a member, as
 /// nvJitLink follows them to find the member that defines a symbol.
-fn check_symbol_table(data: &[u8]) -> ParseResult<()> {
+pub(crate) fn check_symbol_table(data: &[u8]) -> ParseResult<()> {
     let malformed = |e: object::Error| Reason::Malformed {
         what: "archive symbol table",
         detail: e.to_string(),

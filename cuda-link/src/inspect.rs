@@ -4,13 +4,7 @@
 use std::fmt::{self, Write as _};
 
 use crate::arch::Arch;
-use crate::cubin;
-use crate::error::{ParseResult, Reason};
-use crate::fatbin::{self, Entry, Fatbin};
-use crate::host;
-use crate::ltoir;
-use crate::object_code::ObjectKind;
-use crate::ptx;
+use crate::kind::ObjectKind;
 
 pub use crate::cubin::{CubinInfo, ElfType};
 pub use crate::fatbin::{Compression, EntryKind};
@@ -50,7 +44,7 @@ pub enum Contents {
     /// A host object's embedded fatbins.
     Object(ObjectInfo),
     /// An archive's members.
-    Library(LibraryInfo),
+    Archive(ArchiveInfo),
 }
 
 /// The entries of one fatbin.
@@ -139,7 +133,7 @@ pub struct EmbeddedInfo {
 #[derive(Debug, Clone)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
-pub struct LibraryInfo {
+pub struct ArchiveInfo {
     /// In order.
     pub members: Vec<MemberInfo>,
 }
@@ -155,90 +149,6 @@ pub struct MemberInfo {
     pub size: usize,
     /// Its device code, or why it has none.
     pub object: Result<ObjectInfo, String>,
-}
-
-pub(crate) fn inspect(kind: ObjectKind, data: &[u8]) -> ParseResult<Contents> {
-    Ok(match kind {
-        ObjectKind::Cubin => Contents::Cubin(cubin::inspect(data)?),
-        ObjectKind::Ptx => Contents::Ptx(ptx::inspect(data)?),
-        ObjectKind::Ltoir => Contents::Ltoir(ltoir::inspect(data)?),
-        ObjectKind::Fatbin => Contents::Fatbin(fatbin_info(&fatbin::parse(data)?)?),
-        ObjectKind::Object => Contents::Object(object_info(data)?),
-        ObjectKind::Library => Contents::Library(LibraryInfo {
-            members: host::members(data)?
-                .into_iter()
-                .map(|member| MemberInfo {
-                    name: member.name,
-                    size: member.data.len(),
-                    object: object_info(member.data).map_err(|e| e.to_string()),
-                })
-                .collect(),
-        }),
-    })
-}
-
-fn object_info(data: &[u8]) -> ParseResult<ObjectInfo> {
-    let object = host::parse_object(data)?;
-    Ok(ObjectInfo {
-        machine: object.machine,
-        fatbins: object
-            .fatbins
-            .iter()
-            .map(|embedded| {
-                Ok(EmbeddedInfo {
-                    section: embedded.section.to_owned(),
-                    offset: embedded.offset,
-                    fatbin: fatbin_info(&embedded.fatbin)?,
-                })
-            })
-            .collect::<ParseResult<_>>()?,
-    })
-}
-
-/// The entries, each decoded before the next is read.
-pub(crate) fn fatbin_info(fatbin: &Fatbin<'_>) -> ParseResult<FatbinInfo> {
-    // Counted first (headers only) so that the list, a few hundred bytes
-    // an entry, is allocated once.
-    let mut entries = Vec::with_capacity(fatbin.entries().count());
-    for entry in fatbin.entries() {
-        entries.push(entry_info(&entry?));
-    }
-    Ok(FatbinInfo { entries })
-}
-
-fn entry_info(entry: &Entry<'_>) -> EntryInfo {
-    EntryInfo {
-        index: entry.index,
-        kind: entry.kind,
-        arch: entry.arch,
-        flags: entry.flags,
-        compression: entry.compression,
-        stored_size: entry.payload.len() as u64,
-        uncompressed_size: match entry.compression {
-            Compression::None => entry.payload.len() as u64,
-            _ => entry.uncompressed_size,
-        },
-        version: format!("{}.{}", entry.version.0, entry.version.1),
-        identifier: entry.identifier(),
-        options: entry.options.map(str::to_owned),
-        payload: payload(entry),
-    }
-}
-
-fn payload(entry: &Entry<'_>) -> Payload {
-    if entry.is_opaque() {
-        return Payload::Opaque;
-    }
-    let decode = || -> Result<Payload, Reason> {
-        let bytes = entry.decompress()?;
-        Ok(match entry.kind {
-            EntryKind::Cubin => Payload::Cubin(cubin::inspect(&bytes)?),
-            EntryKind::Ptx | EntryKind::RelocatablePtx => Payload::Ptx(ptx::inspect(&bytes)?),
-            EntryKind::Ltoir => Payload::Ltoir(ltoir::inspect(&bytes)?),
-            EntryKind::Unknown(_) => Payload::Unknown,
-        })
-    };
-    decode().unwrap_or_else(|reason| Payload::Error(reason.to_string()))
 }
 
 impl Inspection {
@@ -305,7 +215,7 @@ impl Inspection {
                 .fatbins
                 .iter_mut()
                 .for_each(|e| fatbin(&mut e.fatbin)),
-            Contents::Library(library) => library
+            Contents::Archive(archive) => archive
                 .members
                 .iter_mut()
                 .filter_map(|m| m.object.as_mut().ok())
@@ -340,7 +250,7 @@ impl Inspection {
         let objects: Vec<&ObjectInfo> = match &self.contents {
             Contents::Fatbin(fatbin) => return vec![fatbin],
             Contents::Object(object) => vec![object],
-            Contents::Library(library) => library
+            Contents::Archive(archive) => archive
                 .members
                 .iter()
                 .filter_map(|m| m.object.as_ref().ok())
@@ -371,8 +281,8 @@ impl fmt::Display for Inspection {
             }
             Contents::Fatbin(fatbin) => write_fatbin(f, fatbin, "  "),
             Contents::Object(object) => write_object(f, object, "  "),
-            Contents::Library(library) => {
-                for member in &library.members {
+            Contents::Archive(archive) => {
+                for member in &archive.members {
                     write!(f, "  member {} ({} bytes)", member.name, member.size)?;
                     match &member.object {
                         Ok(object) => {

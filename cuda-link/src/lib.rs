@@ -13,15 +13,19 @@ mod cuda_sections;
 mod demangle;
 mod elf;
 mod error;
+#[cfg(feature = "link")]
+mod facts;
 mod fatbin;
 mod host;
 pub mod inspect;
+mod kind;
 #[cfg(feature = "link")]
 mod linker;
 mod ltoir;
 mod names;
 mod object_code;
 mod ptx;
+mod read;
 mod reader;
 #[cfg(unix)]
 mod streamed;
@@ -31,7 +35,7 @@ pub use arch::{Arch, ArchVariant, ParseArchError};
 /// constructor becomes one without a copy, and clones share it.
 pub use bytes::Bytes;
 #[cfg(feature = "cache")]
-pub use cache::{CacheKey, CacheStats, LinkCache};
+pub use cache::{CacheKey, CacheStats, CachedLink, KeyBuilder, LinkCache};
 pub use demangle::demangle;
 pub use error::{ObjectError, Reason, Report};
 pub use inspect::Inspection;
@@ -39,7 +43,8 @@ pub use inspect::Inspection;
 pub use linker::{
     Backend, DeviceContext, Isolation, LinkError, Linker, LinkerOptions, NvJitLink, OutputKind,
 };
-pub use object_code::{ObjectCode, ObjectKind, ValidatedImage};
+pub use kind::ObjectKind;
+pub use object_code::{ObjectCode, ValidatedImage};
 #[cfg(unix)]
 pub use streamed::inspect_path;
 

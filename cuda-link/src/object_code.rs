@@ -6,127 +6,12 @@ use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 
-use crate::cubin;
-use crate::error::{ObjectError, ParseResult, Reason};
-use crate::inspect::{self, Inspection};
+use crate::error::{ObjectError, Reason};
 #[cfg(feature = "link")]
-use crate::linker::InputFacts;
-use crate::{fatbin, host, ltoir, ptx};
-
-/// The kinds of device code a linker takes or produces.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
-#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
-#[non_exhaustive]
-pub enum ObjectKind {
-    /// A CUDA ELF (`.cubin`).
-    Cubin,
-    /// PTX assembly text (`.ptx`).
-    Ptx,
-    /// NVVM IR for link-time optimisation (`.ltoir`).
-    Ltoir,
-    /// A fat binary of several of the above (`.fatbin`).
-    Fatbin,
-    /// A host object with embedded device code (`.o`).
-    Object,
-    /// An `ar` archive of host objects (`.a`, `.lib`).
-    Library,
-}
-
-impl ObjectKind {
-    /// Every kind, in the order of the `ObjectCode::from_*` constructors.
-    pub const ALL: [ObjectKind; 6] = [
-        ObjectKind::Cubin,
-        ObjectKind::Ptx,
-        ObjectKind::Ltoir,
-        ObjectKind::Fatbin,
-        ObjectKind::Object,
-        ObjectKind::Library,
-    ];
-
-    /// A short lowercase name: `"cubin"`, `"ptx"`, ...
-    pub fn name(self) -> &'static str {
-        match self {
-            ObjectKind::Cubin => "cubin",
-            ObjectKind::Ptx => "ptx",
-            ObjectKind::Ltoir => "ltoir",
-            ObjectKind::Fatbin => "fatbin",
-            ObjectKind::Object => "object",
-            ObjectKind::Library => "library",
-        }
-    }
-
-    /// The kind a file extension names, with numba-cuda's table:
-    /// `o ptx a lib cubin fatbin ltoir`.
-    pub fn from_extension(extension: &str) -> Option<Self> {
-        Some(match extension.to_ascii_lowercase().as_str() {
-            "cubin" => ObjectKind::Cubin,
-            "ptx" => ObjectKind::Ptx,
-            "ltoir" => ObjectKind::Ltoir,
-            "fatbin" => ObjectKind::Fatbin,
-            "o" => ObjectKind::Object,
-            "a" | "lib" => ObjectKind::Library,
-            _ => return None,
-        })
-    }
-
-    /// The kind the leading bytes show.
-    pub fn detect(data: &[u8]) -> ParseResult<Self> {
-        if fatbin::has_magic(data) {
-            Ok(ObjectKind::Fatbin)
-        } else if data.starts_with(b"\x7fELF") {
-            if cubin::is_cubin(data) {
-                Ok(ObjectKind::Cubin)
-            } else {
-                Ok(ObjectKind::Object)
-            }
-        } else if host::is_archive(data) {
-            Ok(ObjectKind::Library)
-        } else if ltoir::has_magic(data) {
-            Ok(ObjectKind::Ltoir)
-        } else if ltoir::is_llvm_bitcode(data) {
-            Err(Reason::LlvmBitcode)
-        } else if ptx::looks_like_ptx(data) {
-            Ok(ObjectKind::Ptx)
-        } else if data.is_empty() {
-            Err(Reason::Empty)
-        } else if looks_like_cuda_source(data) {
-            Err(Reason::CudaSource)
-        } else {
-            Err(Reason::Unrecognized)
-        }
-    }
-
-    /// Checks everything a C API that trusts offsets, or takes no size, will
-    /// read: whole ELF structures, every fatbin entry, every archive member.
-    fn validate(self, data: &[u8]) -> ParseResult<()> {
-        match self {
-            ObjectKind::Cubin => cubin::validate(data).map(drop),
-            ObjectKind::Ptx => ptx::validate(data),
-            ObjectKind::Ltoir => ltoir::inspect(data).map(drop),
-            ObjectKind::Fatbin => fatbin::validate(data),
-            ObjectKind::Object => host::validate_object(data),
-            ObjectKind::Library => host::validate_archive(data),
-        }
-    }
-}
-
-/// Whether text reads as CUDA C++: a CUDA keyword, or a preprocessor line
-/// first, in the first 64 KiB.
-fn looks_like_cuda_source(data: &[u8]) -> bool {
-    let head = &data[..data.len().min(64 << 10)];
-    let first = head.iter().copied().find(|b| !b.is_ascii_whitespace());
-    first == Some(b'#')
-        || [&b"__global__"[..], b"__device__", b"__host__", b"#include"]
-            .iter()
-            .any(|word| memchr::memmem::find(head, word).is_some())
-}
-
-impl fmt::Display for ObjectKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+use crate::facts::{self, LinkFacts};
+use crate::inspect::{self, Inspection};
+use crate::kind::ObjectKind;
+use crate::read;
 
 /// Device code of any kind, with a name for logs and errors.
 ///
@@ -163,14 +48,14 @@ pub struct ObjectCode {
     /// The length of the bytes as given, without PTX's trailing NULs: the
     /// image of PTX keeps one NUL, which the text does not show.
     len: usize,
-    /// What it holds, read on first use (inspection or a link) and shared
-    /// by clones: fatbin entries are decompressed for it once, not once
-    /// per use.
+    /// What it holds, read by validation itself (PTX: on first use, as
+    /// its validation reads only the header) and shared by clones: a
+    /// fatbin entry is decompressed once, not once per use.
     contents: Arc<OnceLock<Result<inspect::Contents, Reason>>>,
     /// What a linker needs to know of it, derived from `contents` once and
     /// shared by clones: the same object is often added to many links.
     #[cfg(feature = "link")]
-    link_facts: Arc<OnceLock<Result<InputFacts, Reason>>>,
+    link_facts: Arc<OnceLock<Result<LinkFacts, Reason>>>,
 }
 
 /// The bytes of an [`ObjectCode`] as C code may see them.
@@ -270,7 +155,7 @@ impl ObjectCode {
         let data = data.into();
         let name = name.into();
         let kind = ObjectKind::detect(&data).map_err(|reason| ObjectError::new(&name, reason))?;
-        Self::with_kind(kind, data, name)
+        Self::validated(kind, data, name)
     }
 
     /// Reads a file; the kind comes from the bytes first, the extension
@@ -309,7 +194,7 @@ impl ObjectCode {
                 .and_then(ObjectKind::from_extension)
                 .ok_or_else(|| ObjectError::new(&name, reason))?,
         };
-        Self::with_kind(kind, data, name)
+        Self::validated(kind, data.into(), name)
     }
 
     /// Builds an object of a known kind, checking that the bytes are of it.
@@ -320,19 +205,24 @@ impl ObjectCode {
     ) -> Result<Self, ObjectError> {
         let data = data.into();
         let name: String = name.into();
-        let fail = |reason| ObjectError::new(&name, reason);
         match ObjectKind::detect(&data) {
             // A host ELF offered as a cubin gets the more precise NotEmCuda.
             Ok(ObjectKind::Object) if kind == ObjectKind::Cubin => {}
             Ok(found) if found != kind => {
-                return Err(fail(Reason::KindMismatch {
+                let mismatch = Reason::KindMismatch {
                     expected: kind.name(),
                     found: found.name(),
-                }));
+                };
+                return Err(ObjectError::new(&name, mismatch));
             }
             _ => {}
         }
-        kind.validate(&data).map_err(fail)?;
+        Self::validated(kind, data, name)
+    }
+
+    /// Validates `data` as `kind`, keeping what validation read.
+    fn validated(kind: ObjectKind, data: Bytes, name: String) -> Result<Self, ObjectError> {
+        let contents = read::validate(kind, &data).map_err(|r| ObjectError::new(&name, r))?;
         // PTX's terminating NULs are the image's business, not the text's.
         let len = match kind {
             ObjectKind::Ptx => data.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1),
@@ -348,7 +238,7 @@ impl ObjectCode {
             name: name.into(),
             image: ValidatedImage { kind, bytes },
             len,
-            contents: Arc::default(),
+            contents: Arc::new(contents.map(Ok).map_or_else(OnceLock::new, OnceLock::from)),
             #[cfg(feature = "link")]
             link_facts: Arc::default(),
         })
@@ -408,11 +298,11 @@ impl ObjectCode {
     }
 
     /// An `ar` archive of host objects, such as `libcudadevrt.a`.
-    pub fn from_library(
+    pub fn from_archive(
         data: impl Into<Bytes>,
         name: impl Into<String>,
     ) -> Result<Self, ObjectError> {
-        Self::with_kind(ObjectKind::Library, data, name)
+        Self::with_kind(ObjectKind::Archive, data, name)
     }
 
     /// The name given at construction.
@@ -489,21 +379,28 @@ impl ObjectCode {
     /// What a linker needs to know, derived from [`Self::contents`] on
     /// first use.
     #[cfg(feature = "link")]
-    pub(crate) fn link_facts(&self) -> Result<&InputFacts, ObjectError> {
+    pub(crate) fn link_facts(&self) -> Result<&LinkFacts, ObjectError> {
         self.link_facts
             .get_or_init(|| {
                 let contents = self.contents().map_err(|e| e.reason)?;
-                InputFacts::of(contents)
+                LinkFacts::of(contents)
             })
             .as_ref()
             .map_err(|reason| ObjectError::new(&self.name, reason.clone()))
+    }
+
+    /// Every strong definition inside, with its archive member, borrowed
+    /// from the contents.
+    #[cfg(feature = "link")]
+    pub(crate) fn strong_symbols(&self) -> Result<Vec<(&str, Option<&str>)>, ObjectError> {
+        Ok(facts::strong_symbols(self.contents()?))
     }
 
     /// What the object holds, read once and shared by clones, by
     /// inspection and by linking alike.
     fn contents(&self) -> Result<&inspect::Contents, ObjectError> {
         self.contents
-            .get_or_init(|| inspect::inspect(self.kind(), self.as_bytes()))
+            .get_or_init(|| read::contents(self.kind(), self.as_bytes()))
             .as_ref()
             .map_err(|reason| ObjectError::new(&self.name, reason.clone()))
     }
@@ -542,6 +439,20 @@ impl ObjectCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Validation is the reading: a fatbin's tree is there as soon as it
+    /// is constructed, its entries decompressed once, for validation,
+    /// inspection and the linker's facts together.
+    #[test]
+    fn validation_yields_the_contents() {
+        let ptx = b".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() { ret; }\n\0";
+        let fatbin = crate::fatbin::tests::build(&[(1, 90, 0x11, ptx)]);
+        let code = ObjectCode::from_fatbin(fatbin, "k.fatbin").unwrap();
+        let read = code.contents.get().expect("read by validation");
+        assert!(matches!(read, Ok(inspect::Contents::Fatbin(_))));
+        assert_eq!(code.inspect().unwrap().kernels(), ["k"]);
+        assert!(std::ptr::eq(read, code.contents.get().unwrap()));
+    }
 
     /// Inspection reads an object once: its clones, later inspections and
     /// links share that one reading.

@@ -38,7 +38,3 @@ pub(crate) fn read_u16(data: &[u8], offset: u64, what: &'static str) -> ParseRes
 pub(crate) fn read_u32(data: &[u8], offset: u64, what: &'static str) -> ParseResult<u32> {
     array(data, offset, what).map(u32::from_le_bytes)
 }
-
-pub(crate) fn read_u64(data: &[u8], offset: u64, what: &'static str) -> ParseResult<u64> {
-    array(data, offset, what).map(u64::from_le_bytes)
-}

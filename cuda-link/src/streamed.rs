@@ -12,7 +12,8 @@ use std::path::Path;
 use object::{Object, ObjectSection};
 
 use crate::error::{ObjectError, ParseResult, Reason};
-use crate::inspect::{Contents, EmbeddedInfo, Inspection, ObjectInfo, fatbin_info};
+use crate::inspect::{Contents, EmbeddedInfo, Inspection, ObjectInfo};
+use crate::read::{self, Mode};
 use crate::{ObjectCode, ObjectKind, fatbin, host};
 
 /// Inspects the file at `path`, as [`ObjectCode::from_path`] followed by
@@ -58,37 +59,30 @@ fn read_up_to(file: &File, offset: u64, buffer: &mut [u8]) -> std::io::Result<us
     Ok(filled)
 }
 
-/// Exactly `len` bytes at `offset`; a file that ends early, or shrank since
-/// its size was read, is a [`Reason::Truncated`].
-fn read_exact(file: &File, offset: u64, len: u64, what: &'static str) -> ParseResult<Vec<u8>> {
-    let mut buffer = Vec::new();
-    read_into(&mut buffer, file, offset, len, what)?;
-    Ok(buffer)
+/// A section of a file, read a piece at a time.
+struct FileSection<'a> {
+    file: &'a File,
+    start: u64,
+    len: u64,
 }
 
-/// [`read_exact`] into a reused buffer; returns the bytes read.
-fn read_into<'a>(
-    buffer: &'a mut Vec<u8>,
-    file: &File,
-    offset: u64,
-    len: u64,
-    what: &'static str,
-) -> ParseResult<&'a [u8]> {
-    let truncated = |available| Reason::Truncated {
-        what,
-        offset,
-        needed: len,
-        available,
-    };
-    let len = usize::try_from(len).map_err(|_| truncated(0))?;
-    if buffer.len() < len {
-        buffer.resize(len, 0);
+impl fatbin::Source for FileSection<'_> {
+    fn size(&self) -> u64 {
+        self.len
     }
-    let read = read_up_to(file, offset, &mut buffer[..len]).map_err(|e| Reason::io(&e))?;
-    if read < len {
-        return Err(truncated(read as u64));
+
+    fn read_exact_at(&self, offset: u64, buffer: &mut [u8], what: &'static str) -> ParseResult<()> {
+        let read = read_up_to(self.file, self.start + offset, buffer).map_err(|e| Reason::io(&e))?;
+        if read < buffer.len() {
+            return Err(Reason::Truncated {
+                what,
+                offset,
+                needed: buffer.len() as u64,
+                available: read as u64,
+            });
+        }
+        Ok(())
     }
-    Ok(&buffer[..len])
 }
 
 fn object_info(cache: &object::ReadCache<File>, file: &File, size: u64) -> ParseResult<ObjectInfo> {
@@ -100,6 +94,8 @@ fn object_info(cache: &object::ReadCache<File>, file: &File, size: u64) -> Parse
     // One buffer for every fatbin: fresh big allocations cost a page fault
     // per page.
     let mut buffer = Vec::new();
+    // One budget for the file, as for an object in memory.
+    let mut budget = fatbin::Budget::per_object();
     for section in parsed.sections() {
         let Some(&section_name) = host::FATBIN_SECTIONS
             .iter()
@@ -118,33 +114,17 @@ fn object_info(cache: &object::ReadCache<File>, file: &File, size: u64) -> Parse
                 available: size.saturating_sub(start),
             });
         }
-        let mut at = 0u64;
-        while at < len {
-            let header = read_exact(file, start + at, (len - at).min(16), "fatbin header")?;
-            if header.iter().all(|&b| b == 0) && rest_is_zero(file, start + at, len - at)? {
-                break;
-            }
-            let total = crate::reader::read_u64(&header, 8, "fatbin header")?
-                .checked_add(16)
-                .ok_or(Reason::Malformed {
-                    what: "fatbin header",
-                    detail: "body size overflows".into(),
-                })?;
-            if total > len - at {
-                return Err(Reason::Truncated {
-                    what: "fatbin body",
-                    offset: at,
-                    needed: total,
-                    available: len - at,
-                });
-            }
-            let bytes = read_into(&mut buffer, file, start + at, total, "fatbin body")?;
+        let source = FileSection { file, start, len };
+        for (offset, total) in fatbin::section_fatbins(&source)? {
+            buffer.resize(usize::try_from(total).unwrap_or(usize::MAX), 0);
+            use fatbin::Source as _;
+            source.read_exact_at(offset, &mut buffer, "fatbin body")?;
+            let fatbin = fatbin::parse(&buffer)?;
             fatbins.push(EmbeddedInfo {
                 section: section_name.to_owned(),
-                offset: at,
-                fatbin: fatbin_info(&fatbin::parse(bytes)?)?,
+                offset,
+                fatbin: read::fatbin_info(&fatbin, &mut budget, Mode::List)?,
             });
-            at = (at + total).next_multiple_of(8);
         }
     }
     if fatbins.is_empty() {
@@ -154,18 +134,4 @@ fn object_info(cache: &object::ReadCache<File>, file: &File, size: u64) -> Parse
         machine: format!("{:?}", parsed.architecture()),
         fatbins,
     })
-}
-
-/// Whether the `len` bytes at `offset` are all zero: trailing padding.
-fn rest_is_zero(file: &File, offset: u64, len: u64) -> ParseResult<bool> {
-    const CHUNK: u64 = 1 << 16;
-    let mut at = 0;
-    while at < len {
-        let chunk = read_exact(file, offset + at, (len - at).min(CHUNK), "fatbin section")?;
-        if chunk.iter().any(|&b| b != 0) {
-            return Ok(false);
-        }
-        at += CHUNK;
-    }
-    Ok(true)
 }

@@ -110,12 +110,12 @@ fn any_change_misses() {
     let b = ["-lineinfo".to_owned(), "-arch=sm_90".to_owned()];
     let inputs = std::slice::from_ref(&input);
     assert_ne!(
-        CacheKey::new("nvJitLink 13.5", OutputKind::Cubin, &a, inputs),
-        CacheKey::new("nvJitLink 13.5", OutputKind::Cubin, &b, inputs)
+        CacheKey::for_link("nvJitLink 13.5", OutputKind::Cubin, &a, inputs),
+        CacheKey::for_link("nvJitLink 13.5", OutputKind::Cubin, &b, inputs)
     );
     assert_ne!(
-        CacheKey::new("nvJitLink 13.5", OutputKind::Cubin, &a, inputs),
-        CacheKey::new("nvJitLink 13.5", OutputKind::Ptx, &a, inputs)
+        CacheKey::for_link("nvJitLink 13.5", OutputKind::Cubin, &a, inputs),
+        CacheKey::for_link("nvJitLink 13.5", OutputKind::Ptx, &a, inputs)
     );
 }
 
@@ -604,7 +604,7 @@ const ATTACKER_UID: u32 = 65534;
 /// Distinct keys without a backend: the tests below store and look up
 /// entries directly.
 fn test_key(n: u32) -> CacheKey {
-    CacheKey::new("no backend", OutputKind::Cubin, &[format!("-key={n}")], &[])
+    CacheKey::for_link("no backend", OutputKind::Cubin, &[format!("-key={n}")], &[])
 }
 
 fn served(cache: &LinkCache, key: &CacheKey) -> Option<Vec<u8>> {

@@ -101,7 +101,7 @@ fn the_real_libcudadevrt_archive_and_its_host_object() {
     let Some(devrt) = fixtures::cudadevrt_bytes() else {
         return;
     };
-    let devrt = ObjectCode::from_library(devrt, "libcudadevrt.a").unwrap();
+    let devrt = ObjectCode::from_archive(devrt, "libcudadevrt.a").unwrap();
     let Some(user) = ptx("devrt_user.cu", fixtures::DEVRT_USER_CU) else {
         return;
     };

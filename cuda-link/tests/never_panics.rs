@@ -41,7 +41,7 @@ fn seeds_are_valid() {
             ObjectKind::Ptx,
             ObjectKind::Fatbin,
             ObjectKind::Object,
-            ObjectKind::Library,
+            ObjectKind::Archive,
             ObjectKind::Ltoir
         ]
     );

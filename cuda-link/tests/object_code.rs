@@ -163,9 +163,9 @@ fn libcudadevrt_archive_lists_sixteen_entries() {
         return;
     };
     let code = ObjectCode::from_bytes(bytes, "libcudadevrt.a").unwrap();
-    assert_eq!(code.kind(), ObjectKind::Library);
+    assert_eq!(code.kind(), ObjectKind::Archive);
     let info = code.inspect().unwrap();
-    let Contents::Library(library) = &info.contents else {
+    let Contents::Archive(library) = &info.contents else {
         panic!()
     };
     assert_eq!(library.members.len(), 1);

@@ -33,7 +33,7 @@ fn jobs() -> Option<Vec<Job>> {
     let ptx = ObjectCode::from_ptx(fixtures::saxpy_ptx()?, "saxpy.ptx").unwrap();
     let cubin = fixtures::saxpy_relocatable_cubin()?;
     let fatbin = nvfatbin(&[FatbinInput::Cubin(&cubin, "90")], &["-compress-all"]).unwrap();
-    let devrt = ObjectCode::from_library(fixtures::cudadevrt_bytes()?, "libcudadevrt.a").unwrap();
+    let devrt = ObjectCode::from_archive(fixtures::cudadevrt_bytes()?, "libcudadevrt.a").unwrap();
     let devrt_user = ObjectCode::from_ptx(
         fixtures::ptx(fixtures::DEVRT_USER_CU, "devrt_user.cu")?,
         "devrt_user.ptx",

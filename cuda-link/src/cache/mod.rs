@@ -61,8 +61,6 @@ use std::time::{Duration, SystemTime};
 
 use sha2::{Digest, Sha256};
 
-use crate::ObjectCode;
-use crate::linker::OutputKind;
 use dir::{Dir, Found, OpenError};
 
 const EXTENSION: &str = "clc";
@@ -123,34 +121,42 @@ fn bump(counter: &AtomicU64, by: u64) {
 pub struct CacheKey([u8; 32]);
 
 impl CacheKey {
-    /// Hashes, each length-prefixed: the backend's identity (for a
-    /// [`Linker`](crate::Linker), library, version and the loaded file's
-    /// real path, device, inode, size and modification time), the output
-    /// kind, the flags in order, and every input's kind and bytes in order.
-    pub fn new(backend: &str, output: OutputKind, flags: &[String], inputs: &[ObjectCode]) -> Self {
-        let mut hasher = Sha256::new();
-        let mut field = |bytes: &[u8]| {
-            hasher.update((bytes.len() as u64).to_le_bytes());
-            hasher.update(bytes);
-        };
-        field(b"cuda-link link cache v2");
-        field(backend.as_bytes());
-        field(format!("{output:?}").as_bytes());
-        field(&(flags.len() as u64).to_le_bytes());
-        for flag in flags {
-            field(flag.as_bytes());
-        }
-        field(&(inputs.len() as u64).to_le_bytes());
-        for input in inputs {
-            field(input.kind().name().as_bytes());
-            field(input.as_bytes());
-        }
-        CacheKey(hasher.finalize().into())
+    /// A key built from fields, each length-prefixed so that no two lists
+    /// of fields hash alike; `domain` names the kind of entry and its
+    /// format version (a link, a compile), so keys of two kinds never
+    /// meet. The store itself is content-addressed by this key alone.
+    pub fn builder(domain: &str) -> KeyBuilder {
+        let mut builder = KeyBuilder(Sha256::new());
+        builder.field(domain.as_bytes());
+        builder
     }
 
     /// The key as 64 hex digits.
     pub fn to_hex(&self) -> String {
         self.0.iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+/// Builds a [`CacheKey`] field by field; see [`CacheKey::builder`].
+#[derive(Debug, Clone)]
+pub struct KeyBuilder(Sha256);
+
+impl KeyBuilder {
+    /// Adds one field.
+    pub fn field(&mut self, bytes: &[u8]) -> &mut Self {
+        self.0.update((bytes.len() as u64).to_le_bytes());
+        self.0.update(bytes);
+        self
+    }
+
+    /// Adds a count, e.g. before the fields of a list.
+    pub fn count(&mut self, count: usize) -> &mut Self {
+        self.field(&(count as u64).to_le_bytes())
+    }
+
+    /// The key.
+    pub fn finish(self) -> CacheKey {
+        CacheKey(self.0.finalize().into())
     }
 }
 

@@ -48,10 +48,10 @@ impl Linker {
     }
 
     /// The persistent-cache key a [`link`](Self::link) to `output` would
-    /// use now (see [`CacheKey::new`]): to find out why a link missed.
+    /// use now (see [`CacheKey::for_link`]): to find out why a link missed.
     pub fn cache_key(&self, output: OutputKind) -> Result<CacheKey, LinkError> {
-        let (_, flags) = self.resolved_flags(output)?;
-        Ok(CacheKey::new(
+        let (_, flags) = self.flags_for(output)?;
+        Ok(CacheKey::for_link(
             self.backend_identity(),
             output,
             &flags,
@@ -77,7 +77,7 @@ impl Linker {
             });
             return None;
         }
-        let key = CacheKey::new(identity, output, flags, &self.inputs);
+        let key = CacheKey::for_link(identity, output, flags, &self.inputs);
         Some((Arc::clone(cache), key))
     }
 
@@ -95,6 +95,33 @@ impl Linker {
         })?;
         self.info_log = info_log;
         Some(code)
+    }
+}
+
+impl CacheKey {
+    /// The key of a link: the backend's identity (for a [`Linker`], library,
+    /// version and the loaded file's real path, device, inode, size and
+    /// modification time), the output kind, the flags in order, and every
+    /// input's kind and bytes in order.
+    pub fn for_link(
+        backend: &str,
+        output: OutputKind,
+        flags: &[String],
+        inputs: &[ObjectCode],
+    ) -> Self {
+        let mut key = CacheKey::builder("cuda-link link cache v3");
+        key.field(backend.as_bytes())
+            .field(format!("{output:?}").as_bytes())
+            .count(flags.len());
+        for flag in flags {
+            key.field(flag.as_bytes());
+        }
+        key.count(inputs.len());
+        for input in inputs {
+            key.field(input.kind().name().as_bytes())
+                .field(input.as_bytes());
+        }
+        key.finish()
     }
 }
 

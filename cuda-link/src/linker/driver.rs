@@ -194,7 +194,7 @@ fn input_type(kind: ObjectKind) -> CUjitInputType {
         ObjectKind::Ptx => CUjitInputType::CU_JIT_INPUT_PTX,
         ObjectKind::Fatbin => CUjitInputType::CU_JIT_INPUT_FATBINARY,
         ObjectKind::Object => CUjitInputType::CU_JIT_INPUT_OBJECT,
-        ObjectKind::Library => CUjitInputType::CU_JIT_INPUT_LIBRARY,
+        ObjectKind::Archive => CUjitInputType::CU_JIT_INPUT_LIBRARY,
         // Refused in Linker::add; NVVM is the closest, and the driver fails it.
         ObjectKind::Ltoir => CUjitInputType::CU_JIT_INPUT_NVVM,
     }

@@ -23,7 +23,6 @@ pub use options::{Backend, Isolation, LinkerOptions, OutputKind};
 use crate::cache::LinkCache;
 use crate::{Arch, ObjectCode, ObjectKind};
 use cuda_driver_sys::log_text;
-pub(crate) use inputs::InputFacts;
 
 /// Backend handles (nvJitLink handles and `CUlinkState`s) open right now,
 /// across all linkers. A link opens one and closes it on every path, so
@@ -218,7 +217,7 @@ impl Linker {
                 input: input.name().to_owned(),
             });
         }
-        definitions.admit(input, facts)
+        definitions.admit(input)
     }
 
     /// Everything a link of `inputs` with `options` would refuse that needs
@@ -263,33 +262,29 @@ impl Linker {
         &self.error_log
     }
 
-    /// The target arch, as set or from the current context, and the final
-    /// nvJitLink flag list for `output`.
-    fn resolved_flags(&self, output: OutputKind) -> Result<(Arch, Vec<String>), LinkError> {
-        let arch = match self.options.arch {
-            Some(arch) => arch,
-            None => driver::current_device_arch().ok_or(LinkError::MissingArch)?,
-        };
-        let lto = self.lto_for(Some(&arch));
-        let flags = self.options.nvjitlink_flags(arch, lto, output);
-        Ok((arch, flags))
-    }
-
-    /// Whether LTO is on: as set, or because an input carries LTO-IR (bare,
-    /// or in an object, archive or fatbin) for the target arch; any LTO-IR
-    /// when the arch comes from the current context.
+    /// Whether a link now would use LTO: as set, or because an input
+    /// carries LTO-IR (bare, or in an object, archive or fatbin) for the
+    /// target arch, as set or from the current context. With neither, no
+    /// link can run; this then says whether any input carries LTO-IR.
     pub fn uses_lto(&self) -> bool {
-        self.lto_for(self.options.arch.as_ref())
+        match target(&self.options, &self.inputs, driver::current_device_arch) {
+            Ok(target) => target.lto,
+            Err(_) => self.options.link_time_optimization.unwrap_or_else(|| {
+                self.inputs
+                    .iter()
+                    .filter_map(|input| input.link_facts().ok())
+                    .any(|facts| !facts.ltoir_arches.is_empty())
+            }),
+        }
     }
 
-    fn lto_for(&self, arch: Option<&Arch>) -> bool {
-        self.options.link_time_optimization.unwrap_or_else(|| {
-            // Read when each input was added, so no error is left here.
-            self.inputs
-                .iter()
-                .filter_map(|input| input.link_facts().ok())
-                .any(|facts| facts.has_ltoir_for(arch))
-        })
+    /// The link's target and nvJitLink's flags for `output`.
+    fn flags_for(&self, output: OutputKind) -> Result<(Target, Vec<String>), LinkError> {
+        let target = target(&self.options, &self.inputs, driver::current_device_arch)?;
+        let flags = self
+            .options
+            .nvjitlink_flags(target.arch, target.lto, output);
+        Ok((target, flags))
     }
 
     /// Links every input into `output`.
@@ -319,7 +314,7 @@ impl Linker {
         if self.inputs.is_empty() {
             return Err(LinkError::NoInputs);
         }
-        let lto = self.uses_lto();
+        let (Target { arch, lto }, flags) = self.flags_for(output)?;
         if self.options.ptx && output != OutputKind::Ptx {
             return Err(LinkError::InvalidOption {
                 option: "ptx",
@@ -335,7 +330,6 @@ impl Linker {
             }
             _ => {}
         }
-        let (arch, flags) = self.resolved_flags(output)?;
         self.info_log.clear();
         self.error_log.clear();
         let (kind, default_name) = match output {
@@ -398,6 +392,37 @@ impl Linker {
         Ok(linked)
     }
 }
+/// The target of one link, decided once: both backends, the output checks
+/// and the cache key get this one answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Target {
+    /// As set, or the current context's device's.
+    arch: Arch,
+    /// As set, or whether an input carries LTO-IR for `arch`.
+    lto: bool,
+}
+
+/// Resolves the arch first (as set, else `context_arch`), then LTO from
+/// that arch, so the two cannot disagree.
+fn target(
+    options: &LinkerOptions,
+    inputs: &[ObjectCode],
+    context_arch: impl FnOnce() -> Option<Arch>,
+) -> Result<Target, LinkError> {
+    let arch = match options.arch {
+        Some(arch) => arch,
+        None => context_arch().ok_or(LinkError::MissingArch)?,
+    };
+    let lto = options.link_time_optimization.unwrap_or_else(|| {
+        // Read when each input was added, so no error is left here.
+        inputs
+            .iter()
+            .filter_map(|input| input.link_facts().ok())
+            .any(|facts| facts.has_ltoir_for(&arch))
+    });
+    Ok(Target { arch, lto })
+}
+
 /// Logs of a successful link: `(info, error)`.
 pub(crate) type Logs = (String, String);
 
@@ -425,6 +450,34 @@ mod tests {
             report,
             "nvJitLink is not available: cannot open /nowhere/libnvJitLink.so.13: no such file"
         );
+    }
+
+    /// With the arch from the current context, LTO follows that arch: a
+    /// fatbin's sm_90 LTO-IR does not turn LTO on for an sm_80 device, and
+    /// the flags nvJitLink gets and the driver's answer are the same one.
+    #[test]
+    fn lto_is_decided_once_from_the_resolved_arch() {
+        let fatbin = crate::fatbin::tests::build(&[(8, 90, 0, b"LTO-IR for sm_90")]);
+        let inputs = [ObjectCode::from_fatbin(fatbin, "sm90-ir.fatbin").unwrap()];
+        let options = LinkerOptions::default();
+        let on_sm80 = target(&options, &inputs, || Some(Arch::sm(80))).unwrap();
+        assert_eq!(
+            on_sm80,
+            Target {
+                arch: Arch::sm(80),
+                lto: false
+            }
+        );
+        let flags = options.nvjitlink_flags(on_sm80.arch, on_sm80.lto, OutputKind::Cubin);
+        assert_eq!(flags, ["-arch=sm_80"]);
+        let on_sm90 = target(&options, &inputs, || Some(Arch::sm(90))).unwrap();
+        assert!(on_sm90.lto);
+        assert!(matches!(
+            target(&options, &inputs, || None),
+            Err(LinkError::MissingArch)
+        ));
+        let forced = options.link_time_optimization(false);
+        assert!(!target(&forced, &inputs, || Some(Arch::sm(90))).unwrap().lto);
     }
 
     #[test]

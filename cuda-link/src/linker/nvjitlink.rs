@@ -42,7 +42,7 @@ fn input_type(kind: ObjectKind) -> nvJitLinkInputType {
         ObjectKind::Ltoir => nvJitLinkInputType::NVJITLINK_INPUT_LTOIR,
         ObjectKind::Fatbin => nvJitLinkInputType::NVJITLINK_INPUT_FATBIN,
         ObjectKind::Object => nvJitLinkInputType::NVJITLINK_INPUT_OBJECT,
-        ObjectKind::Library => nvJitLinkInputType::NVJITLINK_INPUT_LIBRARY,
+        ObjectKind::Archive => nvJitLinkInputType::NVJITLINK_INPUT_LIBRARY,
     }
 }
 

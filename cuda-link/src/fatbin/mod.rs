@@ -5,17 +5,19 @@
 //! real NVIDIA output. Parsing is zero-copy and bounds-checked: hostile bytes
 //! give an error, never a panic.
 
+mod layout;
+
 use std::borrow::Cow;
 
-use crate::arch::{Arch, ArchVariant};
+use crate::arch::Arch;
 use crate::error::{ParseResult, Reason};
-use crate::reader::{read_u16, read_u32, read_u64, slice};
 
-/// `0xBA55ED50`, little-endian at offset 0.
-pub const MAGIC: u32 = 0xBA55_ED50;
-const HEADER_SIZE: u64 = 16;
-const ENTRY_FIXED_SIZE: u64 = 64;
-const ENTRY_VERSION: u16 = 0x0101;
+use layout::parse_entry;
+pub(crate) use layout::{Source, section_fatbins};
+pub use layout::{has_magic, parse, parse_all};
+#[cfg(test)]
+use layout::{ENTRY_VERSION, MAGIC};
+
 
 const FLAG_64BIT: u64 = 0x1;
 const FLAG_DEBUG: u64 = 0x2;
@@ -207,13 +209,14 @@ impl<'a> Entry<'a> {
     /// [`MAX_DECOMPRESSED_SIZE`]); a payload that decodes to another size is
     /// an error.
     pub fn decompress(&self) -> ParseResult<Cow<'a, [u8]>> {
+        let ptx = matches!(self.kind, EntryKind::Ptx | EntryKind::RelocatablePtx);
         Ok(match self.decompress_exact()? {
-            Cow::Borrowed(bytes) => Cow::Borrowed(trim_ptx_padding(self.kind, bytes)),
-            Cow::Owned(mut bytes) => {
-                let len = trim_ptx_padding(self.kind, &bytes).len();
-                bytes.truncate(len);
+            Cow::Borrowed(bytes) if ptx => Cow::Borrowed(trim_ptx_padding(bytes)),
+            Cow::Owned(mut bytes) if ptx => {
+                bytes.truncate(trim_ptx_padding(&bytes).len());
                 Cow::Owned(bytes)
             }
+            whole => whole,
         })
     }
 
@@ -234,7 +237,7 @@ impl<'a> Entry<'a> {
     }
 
     /// The payload as the driver sees it: decompressed, padding kept.
-    fn decompress_exact(&self) -> ParseResult<Cow<'a, [u8]>> {
+    pub(crate) fn decompress_exact(&self) -> ParseResult<Cow<'a, [u8]>> {
         if self.is_opaque() {
             return Err(Reason::Malformed {
                 what: "fatbin entry",
@@ -281,13 +284,9 @@ impl<'a> Entry<'a> {
 }
 
 /// PTX in fatbins is NUL-terminated and zero-padded to 8 bytes.
-fn trim_ptx_padding(kind: EntryKind, payload: &[u8]) -> &[u8] {
-    if matches!(kind, EntryKind::Ptx | EntryKind::RelocatablePtx) {
-        let end = payload.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
-        &payload[..end]
-    } else {
-        payload
-    }
+pub(crate) fn trim_ptx_padding(text: &[u8]) -> &[u8] {
+    let end = text.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+    &text[..end]
 }
 
 fn decompress_zstd(input: &[u8], expected: u64) -> Result<Vec<u8>, String> {
@@ -300,159 +299,6 @@ fn decompress_zstd(input: &[u8], expected: u64) -> Result<Vec<u8>, String> {
         .read_to_end(&mut output)
         .map_err(|e| e.to_string())?;
     Ok(output)
-}
-
-/// Whether `data` starts with the fatbin magic.
-pub fn has_magic(data: &[u8]) -> bool {
-    data.get(..4) == Some(&MAGIC.to_le_bytes())
-}
-
-/// Parses the fatbin at the start of `data`. Trailing bytes are ignored.
-pub fn parse(data: &[u8]) -> ParseResult<Fatbin<'_>> {
-    let magic = read_u32(data, 0, "fatbin header")?;
-    if magic != MAGIC {
-        return Err(Reason::Malformed {
-            what: "fatbin header",
-            detail: format!("magic {magic:#010x}, expected {MAGIC:#010x}"),
-        });
-    }
-    let version = read_u16(data, 4, "fatbin header")?;
-    let header_size = read_u16(data, 6, "fatbin header")?;
-    if version != 1 || u64::from(header_size) != HEADER_SIZE {
-        return Err(Reason::Malformed {
-            what: "fatbin header",
-            detail: format!("version {version}, header size {header_size}; expected 1 and 16"),
-        });
-    }
-    let fat_size = read_u64(data, 8, "fatbin header")?;
-    let body = slice(data, HEADER_SIZE, fat_size, "fatbin body")?;
-    Ok(Fatbin {
-        body,
-        total_size: HEADER_SIZE + fat_size,
-    })
-}
-
-fn parse_entry(body: &[u8], start: u64, index: usize) -> ParseResult<(Entry<'_>, u64)> {
-    const WHAT: &str = "fatbin entry header";
-    let fixed = slice(body, start, ENTRY_FIXED_SIZE, WHAT)?;
-    let kind = read_u16(fixed, 0, WHAT)?;
-    let entry_version = read_u16(fixed, 2, WHAT)?;
-    let header_size = u64::from(read_u32(fixed, 4, WHAT)?);
-    let size = read_u64(fixed, 8, WHAT)?;
-    let compressed_size = read_u32(fixed, 0x10, WHAT)?;
-    let options_offset = u64::from(read_u32(fixed, 0x14, WHAT)?);
-    let minor = read_u16(fixed, 0x18, WHAT)?;
-    let major = read_u16(fixed, 0x1a, WHAT)?;
-    let sm = read_u32(fixed, 0x1c, WHAT)?;
-    let ident_offset = u64::from(read_u32(fixed, 0x20, WHAT)?);
-    let ident_len = u64::from(read_u32(fixed, 0x24, WHAT)?);
-    let flags = read_u64(fixed, 0x28, WHAT)?;
-    let uncompressed_size = read_u64(fixed, 0x38, WHAT)?;
-
-    let malformed = |detail: String| Reason::Malformed { what: WHAT, detail };
-    if entry_version != ENTRY_VERSION {
-        return Err(malformed(format!(
-            "entry {index}: version {entry_version:#x}, expected 0x101"
-        )));
-    }
-    if header_size < ENTRY_FIXED_SIZE {
-        return Err(malformed(format!(
-            "entry {index}: header size {header_size} < 64"
-        )));
-    }
-    let header = slice(body, start, header_size, WHAT)?;
-    let payload_start = start + header_size;
-    let payload = slice(body, payload_start, size, "fatbin entry payload")?;
-
-    let compression = match (flags & FLAG_LZ4 != 0, flags & FLAG_ZSTD != 0) {
-        (false, false) => Compression::None,
-        (true, false) => Compression::Lz4,
-        (false, true) => Compression::Zstd,
-        (true, true) => {
-            return Err(malformed(format!(
-                "entry {index}: both LZ4 and zstd flags set"
-            )));
-        }
-    };
-    if compression != Compression::None && u64::from(compressed_size) > size {
-        return Err(malformed(format!(
-            "entry {index}: compressed size {compressed_size} exceeds stored size {size}"
-        )));
-    }
-
-    let identifier = match ident_offset {
-        0 => None,
-        off => Some(slice(header, off, ident_len, "fatbin entry identifier")?),
-    };
-    let options = match options_offset {
-        0 => None,
-        off => entry_options(header, off, kind == 2, index)?,
-    };
-    let variant = if flags & FLAG_ARCH_SPECIFIC != 0 {
-        ArchVariant::Specific
-    } else if flags & FLAG_FAMILY != 0 {
-        ArchVariant::Family
-    } else {
-        ArchVariant::Base
-    };
-    let entry = Entry {
-        index,
-        kind: EntryKind::from_raw(kind),
-        arch: Arch { sm, variant },
-        flags,
-        compression,
-        version: (major, minor),
-        identifier,
-        options,
-        payload,
-        compressed_size,
-        uncompressed_size,
-    };
-    let next = payload_start
-        .checked_add(size)
-        .ok_or_else(|| malformed(format!("entry {index}: size overflows")))?;
-    Ok((entry, next))
-}
-
-/// The options slot: a `{u32 offset, u32 len}` descriptor at `slot`, and
-/// the bytes it names, all inside the entry's header. The driver and
-/// nvJitLink read the text as a C string, so it must end in a NUL inside
-/// the header; on sm_100+ cubins the slot carries a binary compatibility
-/// blob instead, read by its length.
-fn entry_options(header: &[u8], slot: u64, cubin: bool, index: usize) -> ParseResult<Option<&str>> {
-    let bad = |detail: String| Reason::BadEntryOptions { index, detail };
-    let size = header.len();
-    let descriptor = slot
-        .checked_add(8)
-        .and_then(|end| header.get(usize::try_from(slot).ok()?..usize::try_from(end).ok()?))
-        .ok_or_else(|| {
-            bad(format!(
-                "descriptor at {slot:#x} lies outside the {size}-byte header"
-            ))
-        })?;
-    let text_offset = u64::from(u32::from_le_bytes(
-        descriptor[..4].try_into().unwrap_or_default(),
-    ));
-    let text_len = u64::from(u32::from_le_bytes(
-        descriptor[4..].try_into().unwrap_or_default(),
-    ));
-    let outside = || {
-        bad(format!(
-            "[{text_offset:#x}, +{text_len:#x}) lie outside the {size}-byte header"
-        ))
-    };
-    let bytes =
-        slice(header, text_offset, text_len, "fatbin entry options").map_err(|_| outside())?;
-    if !cubin {
-        let terminated = bytes.contains(&0)
-            || slice(header, text_offset + text_len, 1, "fatbin entry options") == Ok(&[0][..]);
-        if !terminated {
-            return Err(bad("are not NUL-terminated inside the header".into()));
-        }
-    }
-    Ok(std::str::from_utf8(bytes)
-        .ok()
-        .filter(|text| text.bytes().all(|b| b.is_ascii_graphic() || b == b' ')))
 }
 
 /// What one object may still decompress; see [`MAX_DECOMPRESSED_TOTAL`].
@@ -471,7 +317,7 @@ impl Budget {
 
     /// Takes what `entry` decompresses to, before it is decompressed: an
     /// entry over the ratio or the remaining total is refused unread.
-    fn take(&mut self, entry: &Entry<'_>) -> ParseResult<()> {
+    pub(crate) fn take(&mut self, entry: &Entry<'_>) -> ParseResult<()> {
         if entry.compression == Compression::None || entry.is_opaque() {
             return Ok(());
         }
@@ -487,125 +333,6 @@ impl Budget {
             })?;
         Ok(())
     }
-}
-
-/// Parses a fatbin and validates every entry (see [`validate_entries`]).
-pub(crate) fn validate(data: &[u8]) -> ParseResult<()> {
-    validate_entries(&parse(data)?, &mut Budget::per_object())
-}
-
-/// Checks what the driver and nvJitLink read inside the entries, within
-/// the decompression budget: each entry is of a known kind, each cubin,
-/// decompressed if need be, is a structurally valid cubin, and each PTX
-/// text is not empty and ends in a NUL, as they read it up to one.
-pub(crate) fn validate_entries(fatbin: &Fatbin<'_>, budget: &mut Budget) -> ParseResult<()> {
-    for entry in fatbin.entries() {
-        let entry = entry?;
-        budget.take(&entry)?;
-        let place = || format!("fatbin entry {}", entry.index);
-        match entry.kind {
-            EntryKind::Cubin => {
-                let payload = entry.decompress_exact()?;
-                crate::cubin::validate(&payload).map_err(|r| Reason::inside(place(), r))?;
-            }
-            EntryKind::Ptx | EntryKind::RelocatablePtx => {
-                check_ptx_text(&entry).map_err(|r| Reason::inside(place(), r))?;
-            }
-            // LTO-IR is read with its size.
-            EntryKind::Ltoir => {}
-            // Nobody knows what reads an unknown kind, or how.
-            EntryKind::Unknown(kind) => {
-                return Err(Reason::UnknownEntryKind {
-                    index: entry.index,
-                    kind,
-                });
-            }
-        }
-    }
-    Ok(())
-}
-
-/// PTX as the C libraries read it: text up to the first NUL, which must
-/// exist and must not come first. A zstd payload is checked as it streams,
-/// without holding the text.
-fn check_ptx_text(entry: &Entry<'_>) -> ParseResult<()> {
-    let malformed = |detail: &str| Reason::Malformed {
-        what: "fatbin entry",
-        detail: detail.to_owned(),
-    };
-    let (starts_with_text, has_nul) = match entry.compression {
-        Compression::Zstd => stream_zstd_nul_scan(entry)?,
-        _ => {
-            let text = entry.decompress_exact()?;
-            (text.first().is_some_and(|&b| b != 0), text.contains(&0))
-        }
-    };
-    if !starts_with_text {
-        Err(malformed("PTX text is empty"))
-    } else if !has_nul {
-        Err(malformed("PTX text is not NUL-terminated"))
-    } else {
-        Ok(())
-    }
-}
-
-/// Decodes a zstd PTX payload a chunk at a time: whether its first byte is
-/// not a NUL, and whether a NUL follows. The decoded size must be the
-/// declared one, as in [`Entry::decompress`].
-fn stream_zstd_nul_scan(entry: &Entry<'_>) -> ParseResult<(bool, bool)> {
-    use std::io::Read;
-    let err = |detail: String| Reason::Decompress {
-        index: entry.index,
-        codec: "zstd",
-        detail,
-    };
-    let expected = entry.uncompressed_size;
-    entry.check_ratio()?;
-    let input = entry
-        .payload
-        .get(..entry.compressed_size as usize)
-        .ok_or_else(|| err("compressed size exceeds the payload".into()))?;
-    let decoder = ruzstd::decoding::StreamingDecoder::new(input).map_err(|e| err(e.to_string()))?;
-    let mut decoder = decoder.take(expected + 1);
-    let mut chunk = vec![0u8; 64 << 10];
-    let (mut first, mut has_nul, mut total) = (None, false, 0u64);
-    loop {
-        let read = decoder.read(&mut chunk).map_err(|e| err(e.to_string()))?;
-        if read == 0 {
-            break;
-        }
-        first.get_or_insert(chunk[0]);
-        has_nul |= chunk[..read].contains(&0);
-        total += read as u64;
-    }
-    if total != expected {
-        return Err(err(format!(
-            "decoded {total} bytes, header says {expected}"
-        )));
-    }
-    Ok((first.is_some_and(|b| b != 0), has_nul))
-}
-
-/// Parses every fatbin in a section, back to back at 8-byte alignment.
-pub fn parse_all(section: &[u8]) -> ParseResult<Vec<(u64, Fatbin<'_>)>> {
-    let mut found = Vec::new();
-    let mut offset = 0u64;
-    while let Some(rest) = section.get(offset as usize..) {
-        if rest.iter().all(|&b| b == 0) {
-            break;
-        }
-        let fatbin = parse(rest)?;
-        let next = offset + fatbin.total_size;
-        found.push((offset, fatbin));
-        offset = next.next_multiple_of(8);
-    }
-    if found.is_empty() {
-        return Err(Reason::Malformed {
-            what: "fatbin section",
-            detail: "section is empty".into(),
-        });
-    }
-    Ok(found)
 }
 
 #[cfg(test)]
@@ -663,7 +390,8 @@ pub(crate) mod tests {
         let data = build(&[(1, 90, 0x11, b".version 8.0\n.target sm_90\n")]);
         for len in 0..data.len() {
             let truncated = &data[..len];
-            assert!(validate(truncated).is_err(), "len {len}");
+            let validated = crate::read::validate(crate::ObjectKind::Fatbin, truncated);
+            assert!(validated.is_err(), "len {len}");
             // The header check or the entry's fails, never both pass.
             let parsed =
                 parse(truncated).map(|fatbin| fatbin.entries().collect::<ParseResult<Vec<_>>>());

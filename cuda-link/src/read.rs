@@ -1,0 +1,191 @@
+//! The one pass over an input: validation and inspection together.
+//!
+//! Constructing an [`ObjectCode`](crate::ObjectCode) checks every structure
+//! a C library follows, and the same pass builds the inspection tree, which
+//! inspection and the linker's facts then read: a fatbin entry is
+//! decompressed once, a cubin's ELF read once. PTX is the exception: its
+//! validation reads only the header, so its tree is built on first use.
+
+use crate::error::{ParseResult, Reason};
+use crate::fatbin::{self, Budget, Compression, Entry, EntryKind, Fatbin};
+use crate::inspect::{
+    ArchiveInfo, Contents, EmbeddedInfo, EntryInfo, FatbinInfo, MemberInfo, ObjectInfo, Payload,
+};
+use crate::kind::ObjectKind;
+use crate::{cubin, host, ltoir, ptx};
+
+/// What a failure inside a fatbin entry does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// Refuse the input: the bytes are going to C code.
+    Validate,
+    /// List the entry with its error: inspection of a file that no C
+    /// library will read ([`inspect_path`](crate::inspect_path)).
+    List,
+}
+
+/// Validates `data` as `kind` and, except for PTX, reads what it holds.
+pub(crate) fn validate(kind: ObjectKind, data: &[u8]) -> ParseResult<Option<Contents>> {
+    Ok(Some(match kind {
+        ObjectKind::Ptx => {
+            ptx::validate(data)?;
+            return Ok(None);
+        }
+        ObjectKind::Cubin => Contents::Cubin(cubin::read(data)?),
+        ObjectKind::Ltoir => Contents::Ltoir(ltoir::inspect(data)?),
+        ObjectKind::Fatbin => Contents::Fatbin(fatbin_info(
+            &fatbin::parse(data)?,
+            &mut Budget::per_object(),
+            Mode::Validate,
+        )?),
+        ObjectKind::Object => {
+            Contents::Object(object_info(data, &mut Budget::per_object(), Mode::Validate)?)
+        }
+        ObjectKind::Archive => Contents::Archive(archive_info(data)?),
+    }))
+}
+
+/// What an already validated input holds: PTX's tree, or the tree of an
+/// image validated in another process.
+pub(crate) fn contents(kind: ObjectKind, data: &[u8]) -> ParseResult<Contents> {
+    match kind {
+        ObjectKind::Ptx => Ok(Contents::Ptx(ptx::inspect(data)?)),
+        _ => validate(kind, data)?.ok_or(Reason::Unrecognized),
+    }
+}
+
+/// A host object's structure and its fatbins, within `budget`.
+pub(crate) fn object_info(data: &[u8], budget: &mut Budget, mode: Mode) -> ParseResult<ObjectInfo> {
+    if mode == Mode::Validate {
+        crate::elf::validate(data, "host object")?;
+    }
+    let object = host::parse_object(data)?;
+    let mut fatbins = Vec::with_capacity(object.fatbins.len());
+    for embedded in &object.fatbins {
+        let place = || format!("{} fatbin at {:#x}", embedded.section, embedded.offset);
+        fatbins.push(EmbeddedInfo {
+            section: embedded.section.to_owned(),
+            offset: embedded.offset,
+            fatbin: fatbin_info(&embedded.fatbin, budget, mode)
+                .map_err(|r| Reason::inside(place(), r))?,
+        });
+    }
+    Ok(ObjectInfo {
+        machine: object.machine,
+        fatbins,
+    })
+}
+
+/// Every member as a host object (members without device code are listed,
+/// as nvJitLink skips them), at least one with device code, as nvJitLink
+/// requires, and a symbol table that names members only.
+fn archive_info(data: &[u8]) -> ParseResult<ArchiveInfo> {
+    host::check_symbol_table(data)?;
+    let mut budget = Budget::per_object();
+    let mut members = Vec::new();
+    for member in host::members(data)? {
+        let object = match object_info(member.data, &mut budget, Mode::Validate) {
+            Ok(object) => Ok(object),
+            Err(Reason::NoDeviceCode) => Err(Reason::NoDeviceCode.to_string()),
+            Err(reason) => return Err(Reason::inside(format!("member {}", member.name), reason)),
+        };
+        members.push(MemberInfo {
+            size: member.data.len(),
+            name: member.name,
+            object,
+        });
+    }
+    if members.iter().all(|member| member.object.is_err()) {
+        return Err(Reason::ArchiveWithoutDeviceCode);
+    }
+    Ok(ArchiveInfo { members })
+}
+
+/// The entries, each checked and decoded before the next is read: known
+/// kinds only, each cubin (decompressed if need be) a valid cubin, each
+/// PTX text non-empty and NUL-terminated (the C libraries read it up to
+/// one), all within `budget`.
+pub(crate) fn fatbin_info(
+    fatbin: &Fatbin<'_>,
+    budget: &mut Budget,
+    mode: Mode,
+) -> ParseResult<FatbinInfo> {
+    // Counted first (headers only) so that the list, a few hundred bytes
+    // an entry, is allocated once.
+    let mut entries = Vec::with_capacity(fatbin.entries().count());
+    for entry in fatbin.entries() {
+        let entry = entry?;
+        let payload = match payload(&entry, budget) {
+            Ok(payload) => payload,
+            Err(Reason::UnknownEntryKind { .. }) if mode == Mode::List => Payload::Unknown,
+            Err(reason) if mode == Mode::List => Payload::Error(reason.to_string()),
+            Err(reason) => return Err(reason),
+        };
+        entries.push(entry_info(&entry, payload));
+    }
+    Ok(FatbinInfo { entries })
+}
+
+/// The entry's payload, decompressed once and decoded. A structural fault
+/// is an error; PTX or LTO-IR that does not read as such (C code reads it
+/// by its size, or up to its NUL) is listed as [`Payload::Error`].
+fn payload(entry: &Entry<'_>, budget: &mut Budget) -> ParseResult<Payload> {
+    if let EntryKind::Unknown(kind) = entry.kind {
+        // Nobody knows what reads an unknown kind, or how.
+        return Err(Reason::UnknownEntryKind {
+            index: entry.index,
+            kind,
+        });
+    }
+    if entry.is_opaque() {
+        return Ok(Payload::Opaque);
+    }
+    budget.take(entry)?;
+    let bytes = entry.decompress_exact()?;
+    let inside = |reason| Reason::inside(format!("fatbin entry {}", entry.index), reason);
+    let listed = |result: ParseResult<Payload>| {
+        result.unwrap_or_else(|reason| Payload::Error(reason.to_string()))
+    };
+    Ok(match entry.kind {
+        EntryKind::Cubin => Payload::Cubin(cubin::read(&bytes).map_err(inside)?),
+        EntryKind::Ptx | EntryKind::RelocatablePtx => {
+            check_ptx_text(&bytes).map_err(inside)?;
+            listed(ptx::inspect(fatbin::trim_ptx_padding(&bytes)).map(Payload::Ptx))
+        }
+        EntryKind::Ltoir => listed(ltoir::inspect(&bytes).map(Payload::Ltoir)),
+        EntryKind::Unknown(_) => Payload::Unknown,
+    })
+}
+
+/// PTX as the C libraries read it: text up to the first NUL, which must
+/// exist and must not come first.
+fn check_ptx_text(text: &[u8]) -> ParseResult<()> {
+    let malformed = |detail: &str| Reason::Malformed {
+        what: "fatbin entry",
+        detail: detail.to_owned(),
+    };
+    match text.first() {
+        None | Some(0) => Err(malformed("PTX text is empty")),
+        _ if !text.contains(&0) => Err(malformed("PTX text is not NUL-terminated")),
+        _ => Ok(()),
+    }
+}
+
+fn entry_info(entry: &Entry<'_>, payload: Payload) -> EntryInfo {
+    EntryInfo {
+        index: entry.index,
+        kind: entry.kind,
+        arch: entry.arch,
+        flags: entry.flags,
+        compression: entry.compression,
+        stored_size: entry.payload.len() as u64,
+        uncompressed_size: match entry.compression {
+            Compression::None => entry.payload.len() as u64,
+            _ => entry.uncompressed_size,
+        },
+        version: format!("{}.{}", entry.version.0, entry.version.1),
+        identifier: entry.identifier(),
+        options: entry.options.map(str::to_owned),
+        payload,
+    }
+}
