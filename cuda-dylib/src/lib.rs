@@ -128,7 +128,7 @@ impl SearchEnv {
 /// selected pyenv version. Under each, `lib/python3.*/site-packages`,
 /// `lib/python3*/dist-packages` and `local/lib/python3.*/dist-packages`;
 /// last, the user site `~/.local/lib/python3.*/site-packages`.
-pub fn python_site_packages() -> Vec<PathBuf> {
+fn python_site_packages() -> Vec<PathBuf> {
     let env = |var: &str| std::env::var_os(var).filter(|v| !v.is_empty());
     let mut prefixes: Vec<PathBuf> = ["VIRTUAL_ENV", "CONDA_PREFIX"]
         .iter()
@@ -193,7 +193,7 @@ fn python_prefixes(python: &Path) -> Vec<PathBuf> {
 /// The package folders under a Python prefix (a venv, conda environment or
 /// installation): `lib/python3.*/site-packages`, `lib/python3*/dist-packages`
 /// and `local/lib/python3.*/dist-packages`, those that exist.
-pub fn prefix_site_packages(prefix: &Path) -> Vec<PathBuf> {
+fn prefix_site_packages(prefix: &Path) -> Vec<PathBuf> {
     let mut dirs = versioned_dirs(&prefix.join("lib"), "site-packages");
     dirs.extend(versioned_dirs(&prefix.join("lib"), "dist-packages"));
     dirs.extend(versioned_dirs(&prefix.join("local/lib"), "dist-packages"));
