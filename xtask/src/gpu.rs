@@ -1,14 +1,16 @@
-//! `cargo xtask test-gpu`: build the GPU tests here, run them on a GPU
-//! machine that has no Rust toolchain.
+//! `cargo xtask test-gpu` and `bench-gpu`: build the GPU tests and benches
+//! here, run them on a GPU machine that has no Rust toolchain.
 //!
-//! The bundle (`target/gpu-bundle`) holds the test binary and `run.sh`,
+//! The bundle (`target/gpu-bundle`) holds the test binaries and `run.sh`,
 //! which points the tests at the machine's own CUDA (`/usr/local/cuda` or
-//! `CUDA_HOME`) and runs them once per module loading mode.
+//! `CUDA_HOME`) and runs them once per module loading mode; `bench-gpu`
+//! adds `bench.sh`, which runs the Rust and Python benches as alternating
+//! pairs of processes (`gpu_pairs.py`).
 
 use std::path::Path;
 use std::process::Command;
 
-use crate::{Result, cargo, run};
+use crate::{Result, cargo, copy_dir, run};
 
 /// What every bundle script starts with: the machine's own CUDA toolkit
 /// (`/usr/local/cuda` or `CUDA_HOME`) for NVRTC, ptxas, nvFatbin and
@@ -88,19 +90,17 @@ const LOAD_GAP_SH: &str = r#"for mode in EAGER LAZY; do
 done
 "#;
 
-/// Runs the GPU benches: gpu-bench (Rust) and cuda_core_bench.py (cuda.core
-/// and cuda.bindings) on the same inputs, once per module loading mode.
-const BENCH_SH: &str = r#"mkdir -p data results
-status=0
-for mode in EAGER LAZY; do
-    echo "== CUDA_MODULE_LOADING=$mode"
-    CUDA_MODULE_LOADING=$mode ./gpu-bench data > results/rust_$mode.json || status=1
-    CUDA_MODULE_LOADING=$mode python3 cuda_core_bench.py measure data results/python_$mode.json || status=1
-done
-python3 cuda_core_bench.py table results/rust_EAGER.json results/python_EAGER.json \
-    results/rust_LAZY.json results/python_LAZY.json | tee results/table.md
-exit $status
+/// `bench.sh [--pairs N] [--min-pairs N] [--budget SECONDS]
+/// [--own-nvjitlink]`: the GPU benches, gpu-bench (Rust) and
+/// cuda_core_bench.py (cuda.core and cuda.bindings) on the same inputs, as
+/// ABBA pairs of processes per loading mode; `gpu_pairs.py` runs them and
+/// reports the median of per-pair ratios (`results/table.md`).
+const BENCH_SH: &str = r#"exec python3 gpu_pairs.py run "$@"
 "#;
+
+/// The pairing, the time budget and the report of `bench.sh`: the GPU
+/// machine has python3 but no Rust.
+const GPU_PAIRS_PY: &str = include_str!("gpu_pairs.py");
 
 /// Builds `cargo ARGS --message-format=json` and returns the path of the
 /// executable whose target is named `target`.
@@ -151,7 +151,7 @@ fn write_script(path: &Path, body: &str) -> Result<()> {
 }
 
 /// `cargo xtask bench-gpu`: bundles the GPU benches next to the tests.
-pub fn bench_gpu(workspace: &Path, args: &[String]) -> Result<()> {
+pub fn bench_gpu(workspace: &Path, run_here: bool) -> Result<()> {
     let executable = build_example(workspace, "gpu_bench")?;
     let bundle = workspace.join("target/gpu-bundle");
     std::fs::create_dir_all(&bundle)?;
@@ -160,12 +160,14 @@ pub fn bench_gpu(workspace: &Path, args: &[String]) -> Result<()> {
         workspace.join("bench/cuda_core_bench.py"),
         bundle.join("cuda_core_bench.py"),
     )?;
+    std::fs::write(bundle.join("gpu_pairs.py"), GPU_PAIRS_PY)?;
     write_script(&bundle.join("bench.sh"), BENCH_SH)?;
     eprintln!(
-        "xtask: GPU benches in {}; on a GPU machine run: target/gpu-bundle/bench.sh",
+        "xtask: GPU benches in {}; on a GPU machine run: target/gpu-bundle/bench.sh \
+         (3–5 minutes; report in target/gpu-bundle/results/table.md)",
         bundle.display()
     );
-    if args.iter().any(|a| a == "--run") || has_local_gpu() {
+    if run_here || has_local_gpu() {
         run(&mut Command::new(bundle.join("bench.sh")))?;
     }
     Ok(())
@@ -173,7 +175,7 @@ pub fn bench_gpu(workspace: &Path, args: &[String]) -> Result<()> {
 
 /// Builds the bundle and runs it here when this machine has a GPU (or
 /// with `--run`).
-pub fn test_gpu(workspace: &Path, args: &[String]) -> Result<()> {
+pub fn test_gpu(workspace: &Path, run_here: bool) -> Result<()> {
     let executable = build_executable(
         workspace,
         &["test", "-p", "cuda-module", "--test", "gpu", "--no-run"],
@@ -256,21 +258,8 @@ pub fn test_gpu(workspace: &Path, args: &[String]) -> Result<()> {
     );
     eprintln!("xtask: on a GPU machine run: target/gpu-bundle/run.sh");
 
-    if args.iter().any(|a| a == "--run") || has_local_gpu() {
+    if run_here || has_local_gpu() {
         run(&mut Command::new(&script))?;
-    }
-    Ok(())
-}
-
-/// Copies the files of `from` (not its folders) into `to`, made afresh.
-fn copy_dir(from: &Path, to: &Path) -> Result<()> {
-    let _ = std::fs::remove_dir_all(to);
-    std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from)? {
-        let entry = entry?;
-        if entry.file_type()?.is_file() {
-            std::fs::copy(entry.path(), to.join(entry.file_name()))?;
-        }
     }
     Ok(())
 }

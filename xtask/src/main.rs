@@ -1,24 +1,15 @@
 //! Project automation, in the style of rust-analyzer's `xtask`.
 //!
-//! ```text
-//! cargo xtask bindgen [--check]   regenerate (or verify) the sys bindings
-//! cargo xtask provision           install the NVIDIA wheels the tests use
-//! cargo xtask test [ARGS...]      provision, then cargo test --workspace
-//! cargo xtask demo                link the bundled example, no GPU needed
-//! cargo xtask test-gpu [--run]    build the GPU test bundle (and run it here)
-//! cargo xtask bench               CPU link benches, wrapper vs raw nvJitLink
-//! cargo xtask bench-gpu [--run]   GPU load/lookup benches against cuda.core
-//! cargo xtask bench-cold          whole-process CLI figures: link, inspect
-//! cargo xtask sanitize            the CPU tests under AddressSanitizer
-//! cargo xtask vendor-test         each sys crate copied out and tested alone
-//! cargo xtask fuzz-link [SECONDS] mutants of real inputs, linked in a child
-//! cargo xtask msrv                no dependency needs a newer Rust than ours
-//! ```
+//! The commands and their flags are defined once, in `cli.rs`; `cargo
+//! xtask help` lists them, and README.md's tables are tested against it.
 
 mod bench;
 mod bindgen;
+mod cli;
 mod cold;
 mod corpus;
+#[cfg(test)]
+mod doc_refs;
 mod gpu;
 mod msrv;
 mod redist;
@@ -26,6 +17,8 @@ mod vendor;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use cli::Command as Task;
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 
@@ -38,55 +31,36 @@ fn main() {
 
 fn try_main() -> Result<()> {
     let workspace = workspace_root();
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let (command, rest) = args
-        .split_first()
-        .map_or(("help", &[][..]), |(c, r)| (c.as_str(), r));
-    check_flags(command, rest)?;
-    match command {
-        "bindgen" => bindgen::run(&workspace, rest.iter().any(|a| a == "--check")),
-        "provision" => redist::ensure(&workspace, &[]).and_then(|()| corpus::ensure(&workspace)),
-        "test" => test(&workspace, rest),
-        "demo" => demo(&workspace),
-        "test-gpu" => gpu::test_gpu(&workspace, rest),
-        "bench" => bench::bench(&workspace, rest),
-        "bench-gpu" => gpu::bench_gpu(&workspace, rest),
-        "bench-cold" => cold::bench_cold(&workspace),
-        "sanitize" => sanitize(&workspace),
-        "vendor-test" => vendor::vendor_test(&workspace),
-        "fuzz-link" => fuzz_link(&workspace, rest),
-        "msrv" => msrv::check(&workspace),
-        "help" | "--help" | "-h" => {
-            eprintln!("{}", include_str!("usage.txt"));
-            Ok(())
-        }
-        unknown => {
-            eprintln!("{}", include_str!("usage.txt"));
-            Err(format!("unknown command `{unknown}`").into())
-        }
-    }
-}
-
-/// Refuses a flag the command does not take: `bindgen --chek` must not
-/// regenerate the bindings. `test`, `bench` and `fuzz-link` pass their
-/// arguments on (to cargo test, criterion, the fuzzer), which check them.
-fn check_flags(command: &str, args: &[String]) -> Result<()> {
-    let allowed: &[&str] = match command {
-        "test" | "bench" | "fuzz-link" | "help" | "--help" | "-h" => return Ok(()),
-        "bindgen" => &["--check"],
-        "test-gpu" | "bench-gpu" => &["--run"],
-        _ => &[],
+    let args: Vec<String> = std::env::args().collect();
+    let cli = match cli::parse(&args) {
+        Ok(cli) => cli,
+        // `help`, `--help`: clap prints them and exits 0; a mistake, 2.
+        Err(err) => err.exit(),
     };
-    match args.iter().find(|arg| !allowed.contains(&arg.as_str())) {
-        None => Ok(()),
-        Some(bad) if allowed.is_empty() => {
-            Err(format!("`{command}` takes no arguments, not `{bad}`").into())
+    let Some(command) = cli.command else {
+        cli::print_help();
+        return Ok(());
+    };
+    match command {
+        Task::Bindgen { check } => bindgen::run(&workspace, check),
+        Task::Provision => {
+            redist::ensure(&workspace, &[]).and_then(|()| corpus::ensure(&workspace))
         }
-        Some(bad) => Err(format!(
-            "`{command}` does not take `{bad}`; it takes {}",
-            allowed.join(", ")
-        )
-        .into()),
+        Task::Test { args } => test(&workspace, &args),
+        Task::Demo => demo(&workspace),
+        Task::TestGpu { run } => gpu::test_gpu(&workspace, run),
+        Task::Bench { args } => bench::bench(&workspace, &args),
+        Task::BenchGpu { run } => gpu::bench_gpu(&workspace, run),
+        Task::BenchCold => cold::bench_cold(&workspace),
+        Task::Sanitize => sanitize(&workspace),
+        Task::VendorTest => vendor::vendor_test(&workspace),
+        Task::FuzzLink {
+            seconds,
+            seed,
+            count,
+            save,
+        } => fuzz_link(&workspace, seconds, seed, count, &save),
+        Task::Msrv => msrv::check(&workspace),
     }
 }
 
@@ -159,16 +133,17 @@ fn sanitize(workspace: &Path) -> Result<()> {
 
 /// Differential fuzzing of the validator against nvJitLink: mutants of
 /// real inputs, each accepted one linked in a child process. Crashers are
-/// saved under `target/fuzz-link`; the run fails only if this process dies.
-fn fuzz_link(workspace: &Path, extra: &[String]) -> Result<()> {
+/// saved under `save`; the run fails only if this process dies.
+fn fuzz_link(
+    workspace: &Path,
+    seconds: u64,
+    seed: Option<u64>,
+    count: Option<u64>,
+    save: &str,
+) -> Result<()> {
     redist::ensure(workspace, &[])?;
-    let seconds = ["60".to_owned()];
-    let args = if extra.is_empty() {
-        &seconds[..]
-    } else {
-        extra
-    };
-    run(with_redist_env(cargo().current_dir(workspace), workspace)
+    let mut command = cargo();
+    with_redist_env(command.current_dir(workspace), workspace)
         .args([
             "run",
             "--quiet",
@@ -178,8 +153,15 @@ fn fuzz_link(workspace: &Path, extra: &[String]) -> Result<()> {
             "fuzz_link",
             "--",
         ])
-        .args(args)
-        .args(["--save", "target/fuzz-link"]))
+        .arg(seconds.to_string())
+        .args(["--save", save]);
+    if let Some(seed) = seed {
+        command.args(["--seed", &seed.to_string()]);
+    }
+    if let Some(count) = count {
+        command.args(["--count", &count.to_string()]);
+    }
+    run(&mut command)
 }
 
 fn demo(workspace: &Path) -> Result<()> {
@@ -196,23 +178,74 @@ fn demo(workspace: &Path) -> Result<()> {
     )
 }
 
+/// Copies the folder `from` into `to`, made afresh: every file, in every
+/// subfolder, with symbolic links followed, so the copy holds the files
+/// themselves. Both callers need a self-contained tree: a vendored sys
+/// crate (whose `LICENSE-*` are links to the workspace's, and whose `src/`
+/// has subfolders) and the GPU bundle (the nvcc corpus), which is carried
+/// to another machine. Nothing is skipped: neither copies a folder that
+/// holds build output.
+fn copy_dir(from: &Path, to: &Path) -> Result<()> {
+    match std::fs::remove_dir_all(to) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(format!("cannot clear {}: {e}", to.display()).into());
+        }
+        _ => {}
+    }
+    copy_tree(from, to, 0)
+}
+
+fn copy_tree(from: &Path, to: &Path, depth: usize) -> Result<()> {
+    // Links are followed, so a link to a folder above would recurse forever.
+    if depth > 32 {
+        return Err(format!("{} is nested over 32 deep (a link loop?)", from.display()).into());
+    }
+    std::fs::create_dir_all(to).map_err(|e| format!("cannot create {}: {e}", to.display()))?;
+    for entry in
+        std::fs::read_dir(from).map_err(|e| format!("cannot read {}: {e}", from.display()))?
+    {
+        let path = entry?.path();
+        let target = to.join(path.file_name().ok_or("a directory entry without a name")?);
+        // `metadata`, not the entry's file type: it follows links.
+        if std::fs::metadata(&path)?.is_dir() {
+            copy_tree(&path, &target, depth + 1)?;
+        } else {
+            std::fs::copy(&path, &target)
+                .map_err(|e| format!("cannot copy {}: {e}", path.display()))?;
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
-    use super::check_flags;
+    use super::copy_dir;
 
     #[test]
-    fn unknown_flags_are_refused() {
-        let args = |list: &[&str]| list.iter().map(|a| (*a).to_owned()).collect::<Vec<_>>();
-        let err = check_flags("bindgen", &args(&["--chek"]))
-            .unwrap_err()
-            .to_string();
+    fn copy_dir_follows_links_and_recurses() {
+        let root = std::env::temp_dir().join(format!("xtask-copy-dir-{}", std::process::id()));
+        let (from, to) = (root.join("from"), root.join("to"));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(from.join("sub/deeper")).unwrap();
+        std::fs::write(root.join("outside.txt"), "linked").unwrap();
+        std::fs::write(from.join("a.txt"), "a").unwrap();
+        std::fs::write(from.join("sub/deeper/b.txt"), "b").unwrap();
+        std::os::unix::fs::symlink(root.join("outside.txt"), from.join("link.txt")).unwrap();
+        // A stale file of an earlier copy does not survive.
+        std::fs::create_dir_all(&to).unwrap();
+        std::fs::write(to.join("stale.txt"), "old").unwrap();
+
+        copy_dir(&from, &to).unwrap();
+        let read = |p: &str| std::fs::read_to_string(to.join(p)).unwrap();
+        assert_eq!(read("a.txt"), "a");
+        assert_eq!(read("sub/deeper/b.txt"), "b");
+        assert_eq!(read("link.txt"), "linked");
         assert!(
-            err.contains("`bindgen` does not take `--chek`; it takes --check"),
-            "{err}"
+            !std::fs::symlink_metadata(to.join("link.txt"))
+                .unwrap()
+                .is_symlink()
         );
-        assert!(check_flags("bindgen", &args(&["--check"])).is_ok());
-        assert!(check_flags("msrv", &args(&["--fix"])).is_err());
-        assert!(check_flags("test-gpu", &args(&["--run"])).is_ok());
-        assert!(check_flags("test", &args(&["--features", "x"])).is_ok());
+        assert!(!to.join("stale.txt").exists());
+        std::fs::remove_dir_all(&root).unwrap();
     }
 }

@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use crate::{Result, cargo, redist, run, with_redist_env};
+use crate::{Result, cargo, copy_dir, redist, run, with_redist_env};
 
 /// The sys crates and the feature sets each is tested with.
 const CRATES: &[(&str, &[&str])] = &[
@@ -49,20 +49,6 @@ pub fn vendor_test(workspace: &Path) -> Result<()> {
                 )
                 .args(["test", "--offline", "--no-default-features", "--features"])
                 .arg(features))?;
-        }
-    }
-    Ok(())
-}
-
-fn copy_dir(from: &Path, to: &Path) -> Result<()> {
-    std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from)? {
-        let entry = entry?;
-        let target = to.join(entry.file_name());
-        if entry.file_type()?.is_dir() {
-            copy_dir(&entry.path(), &target)?;
-        } else {
-            std::fs::copy(entry.path(), target)?;
         }
     }
     Ok(())
