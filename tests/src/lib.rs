@@ -33,6 +33,26 @@ pub fn redist(var: &str) -> Option<PathBuf> {
     }
 }
 
+/// Serialises the tests of one binary that call NVIDIA's libraries.
+///
+/// Run in parallel, `cuda-link`'s link tests died with SIGSEGV in 2 of
+/// about 10 full CI runs on 2026-12-02/03, never in 40 runs of the binary
+/// alone, and never in the stress test, which runs 16 threads of links on
+/// one nvJitLink. What differs there is NVRTC 12.9, nvJitLink 12.9 and
+/// nvJitLink 13.5 working in one process at once; the cause is not found
+/// (docs/reliability.md). Parallel linking keeps its own tests
+/// (`linkers_run_in_parallel_threads`, `tests/tests/stress.rs`). Each crate's
+/// tests are one binary, so every test there that reaches those libraries
+/// holds this lock. A crash prints its address and frames
+/// ([`crash_report`]) before the process dies.
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    crash_report::install();
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// Says that a test skipped, past the test harness's capture of `eprintln!`,
 /// so a skip shows in every run instead of passing unseen.
 pub fn skip(why: &str) {

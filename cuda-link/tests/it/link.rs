@@ -9,22 +9,6 @@ use cuda_link::{
 use cuda_link_tests::{FatbinInput, fixtures, nvfatbin, nvjitlink_libraries};
 use nvjitlink_sys::{NvJitLink, sys::nvJitLinkResult};
 
-/// These tests run one at a time. Run in parallel, this binary died with
-/// SIGSEGV in 2 of about 10 full CI runs on 2026-12-02/03, never in 40
-/// runs of the binary alone, and never in the stress test, which runs 16
-/// threads of links on one nvJitLink. What differs here is NVRTC 12.9,
-/// nvJitLink 12.9 and nvJitLink 13.5 working in one process at once; the
-/// cause is not found (docs/reliability.md). Parallel linking keeps its
-/// own tests: `linkers_run_in_parallel_threads` and `tests/stress.rs`.
-/// A crash prints its address and frames (`crash_report`) before the
-/// process dies.
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    cuda_link_tests::crash_report::install();
-    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    SERIAL
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
 
 /// Runs `check` once per provisioned nvJitLink major.
 fn each_nvjitlink(mut check: impl FnMut(u32, Arc<NvJitLink>)) {
@@ -69,7 +53,7 @@ fn ltoir(name: &str, source: &str) -> Option<ObjectCode> {
 
 #[test]
 fn each_input_kind_alone() {
-    let _serial = serial();
+    let _serial = cuda_link_tests::serial();
     let Some(saxpy_ptx) = fixtures::saxpy_ptx() else {
         return;
     };
@@ -97,7 +81,7 @@ fn each_input_kind_alone() {
 
 #[test]
 fn the_real_libcudadevrt_archive_and_its_host_object() {
-    let _serial = serial();
+    let _serial = cuda_link_tests::serial();
     let Some(devrt) = fixtures::cudadevrt_bytes() else {
         return;
     };
@@ -122,7 +106,7 @@ fn the_real_libcudadevrt_archive_and_its_host_object() {
 
 #[test]
 fn mixed_kinds_with_lto() {
-    let _serial = serial();
+    let _serial = cuda_link_tests::serial();
     let Some(main) = ltoir("lto_main.cu", fixtures::LTO_MAIN_CU) else {
         return;
     };
@@ -159,7 +143,7 @@ fn mixed_kinds_with_lto() {
 
 #[test]
 fn ptx_and_ltoir_outputs() {
-    let _serial = serial();
+    let _serial = cuda_link_tests::serial();
     let Some(main) = ltoir("lto_main.cu", fixtures::LTO_MAIN_CU) else {
         return;
     };
@@ -221,7 +205,7 @@ fn linker_for_ptx_only(lib: &Arc<NvJitLink>) -> Linker {
 
 #[test]
 fn undefined_reference_carries_the_log_and_inputs() {
-    let _serial = serial();
+    let _serial = cuda_link_tests::serial();
     let Some(user) = ptx("extern_user.cu", fixtures::EXTERN_USER_CU) else {
         return;
     };
@@ -247,7 +231,7 @@ fn undefined_reference_carries_the_log_and_inputs() {
 
 #[test]
 fn unrecognized_option_is_reported() {
-    let _serial = serial();
+    let _serial = cuda_link_tests::serial();
     each_nvjitlink(|_, lib| {
         let Some(ptx) = fixtures::saxpy_ptx() else {
             return;
@@ -271,7 +255,7 @@ fn unrecognized_option_is_reported() {
 
 #[test]
 fn missing_and_invalid_arch() {
-    let _serial = serial();
+    let _serial = cuda_link_tests::serial();
     each_nvjitlink(|_, lib| {
         let Some(ptx) = fixtures::saxpy_ptx() else {
             return;
@@ -292,7 +276,7 @@ fn missing_and_invalid_arch() {
 
 #[test]
 fn ltoir_newer_than_the_target_fails() {
-    let _serial = serial();
+    let _serial = cuda_link_tests::serial();
     let Some(newer) = fixtures::ltoir(fixtures::SAXPY_CU, "saxpy.cu", "sm_100") else {
         return;
     };
@@ -309,7 +293,7 @@ fn ltoir_newer_than_the_target_fails() {
 
 #[test]
 fn executable_cubin_is_refused_before_linking() {
-    let _serial = serial();
+    let _serial = cuda_link_tests::serial();
     let Some(exec) = fixtures::saxpy_executable_cubin() else {
         return;
     };
@@ -326,7 +310,7 @@ fn executable_cubin_is_refused_before_linking() {
 
 #[test]
 fn options_reach_nvjitlink() {
-    let _serial = serial();
+    let _serial = cuda_link_tests::serial();
     let Some(ptx) = ptx("heavy.cu", fixtures::HEAVY_CU) else {
         return;
     };
@@ -364,7 +348,7 @@ fn options_reach_nvjitlink() {
 
 #[test]
 fn linkers_run_in_parallel_threads() {
-    let _serial = serial();
+    let _serial = cuda_link_tests::serial();
     let Some(ptx) = fixtures::saxpy_ptx() else {
         return;
     };
@@ -404,7 +388,7 @@ fn saxpy_ptx_and_ltoir() -> Option<(ObjectCode, ObjectCode)> {
 /// gets them under LTO, takes only the `=0` / `=1` spelling.
 #[test]
 fn boolean_options_link_with_and_without_lto() {
-    let _serial = serial();
+    let _serial = cuda_link_tests::serial();
     let Some((ptx_input, ltoir_input)) = saxpy_ptx_and_ltoir() else {
         return;
     };
@@ -447,7 +431,7 @@ fn boolean_options_link_with_and_without_lto() {
 /// `.ftz` on each instruction, so there it changes nothing.
 #[test]
 fn code_changing_options_change_the_output() {
-    let _serial = serial();
+    let _serial = cuda_link_tests::serial();
     let Some((ptx_input, ltoir_input)) = saxpy_ptx_and_ltoir() else {
         return;
     };

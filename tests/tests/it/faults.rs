@@ -46,6 +46,7 @@ fn live_handles(path: &Path) -> i32 {
 
 #[test]
 fn a_missing_library_names_where_it_looked() {
+    let _serial = cuda_link_tests::serial();
     // SAFETY: no file exists there.
     let err = unsafe { NvJitLink::open("/nonexistent/libnvJitLink.so.13") }.unwrap_err();
     assert!(matches!(err, LoadError::Open { .. }), "{err:?}");
@@ -57,6 +58,7 @@ fn a_missing_library_names_where_it_looked() {
 
 #[test]
 fn a_library_of_the_wrong_major_is_refused() {
+    let _serial = cuda_link_tests::serial();
     let dir = tempfile::tempdir().unwrap();
     let path = stub(dir.path(), "major11", &["STUB_MAJOR=11"]);
     // SAFETY: our own stub, with no initialisers.
@@ -68,6 +70,7 @@ fn a_library_of_the_wrong_major_is_refused() {
 
 #[test]
 fn a_missing_symbol_is_refused_at_load() {
+    let _serial = cuda_link_tests::serial();
     let dir = tempfile::tempdir().unwrap();
     let path = stub(dir.path(), "nocomplete", &["STUB_NO_COMPLETE"]);
     // SAFETY: our own stub, with no initialisers.
@@ -81,6 +84,7 @@ fn a_missing_symbol_is_refused_at_load() {
 
 #[test]
 fn an_error_mid_link_carries_the_log_and_frees_the_handle() {
+    let _serial = cuda_link_tests::serial();
     let dir = tempfile::tempdir().unwrap();
     let path = stub(dir.path(), "failadd", &["STUB_FAIL_ADD_AT=2"]);
     // SAFETY: our own stub, with nvJitLink's signatures.
@@ -116,6 +120,7 @@ fn an_error_mid_link_carries_the_log_and_frees_the_handle() {
 
 #[test]
 fn a_successful_link_frees_the_handle_too() {
+    let _serial = cuda_link_tests::serial();
     let dir = tempfile::tempdir().unwrap();
     let path = stub(dir.path(), "ok", &[]);
     // SAFETY: our own stub, with nvJitLink's signatures.
@@ -134,6 +139,7 @@ fn a_successful_link_frees_the_handle_too() {
 
 #[test]
 fn a_file_vanishing_after_from_path_still_links() {
+    let _serial = cuda_link_tests::serial();
     let Some(path) = cuda_link_tests::redist("CUDA_LINK_NVJITLINK_PATH") else {
         return;
     };
@@ -172,6 +178,7 @@ fn isolated_link(name: &str, defines: &[&str], timeout: Option<Duration>) -> Lin
 
 #[test]
 fn a_crash_in_an_isolated_link_is_a_typed_error() {
+    let _serial = cuda_link_tests::serial();
     let error = isolated_link("segv", &["STUB_COMPLETE_FAULT=1"], None);
     match &error {
         LinkError::Crashed { how, inputs } => {
@@ -185,6 +192,7 @@ fn a_crash_in_an_isolated_link_is_a_typed_error() {
 
 #[test]
 fn an_abort_in_an_isolated_link_is_a_typed_error() {
+    let _serial = cuda_link_tests::serial();
     let error = isolated_link("abort", &["STUB_COMPLETE_FAULT=2"], None);
     assert!(
         matches!(&error, LinkError::Crashed { how, .. } if how.contains("SIGABRT")),
@@ -194,6 +202,7 @@ fn an_abort_in_an_isolated_link_is_a_typed_error() {
 
 #[test]
 fn a_hang_in_an_isolated_link_is_stopped_at_its_deadline() {
+    let _serial = cuda_link_tests::serial();
     let started = Instant::now();
     let error = isolated_link(
         "hang",
@@ -207,6 +216,7 @@ fn a_hang_in_an_isolated_link_is_stopped_at_its_deadline() {
 
 #[test]
 fn an_isolated_link_answers_with_the_backends_error_and_log() {
+    let _serial = cuda_link_tests::serial();
     let dir = tempfile::tempdir().unwrap();
     let path = stub(dir.path(), "failadd-isolated", &["STUB_FAIL_ADD_AT=1"]);
     // SAFETY: our own stub, with nvJitLink's signatures.
@@ -235,6 +245,7 @@ fn an_isolated_link_answers_with_the_backends_error_and_log() {
 /// and ends in a typed outcome; this process survives them all.
 #[test]
 fn fuzz_regressions_end_in_a_typed_outcome() {
+    let _serial = cuda_link_tests::serial();
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("regressions");
     let libraries = cuda_link_tests::nvjitlink_libraries();
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
@@ -264,14 +275,15 @@ fn fuzz_regressions_end_in_a_typed_outcome() {
     }
 }
 
-/// The crash report of `cuda-link/tests/link.rs`: a SIGSEGV in a child
+/// The crash report of `cuda-link/tests/it/link.rs`: a SIGSEGV in a child
 /// prints the signal, the faulting address and frames, then still kills it.
 #[test]
 fn a_crash_leaves_its_address_and_frames_on_stderr() {
+    let _serial = cuda_link_tests::serial();
     let output = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "crash_report_child",
+            "faults::crash_report_child",
             "--include-ignored",
             "--nocapture",
         ])
@@ -300,6 +312,7 @@ fn libc_sigsegv() -> i32 {
 #[test]
 #[ignore = "run by a_crash_leaves_its_address_and_frames_on_stderr in a child process"]
 fn crash_report_child() {
+    let _serial = cuda_link_tests::serial();
     assert!(std::env::var_os("CUDA_LINK_CRASH_CHILD").is_some());
     cuda_link_tests::crash_report::install();
     // SAFETY: not safe at all: this child exists to die at address 0x10.
@@ -310,6 +323,7 @@ fn crash_report_child() {
 /// library succeeds and holds its kernel.
 #[test]
 fn a_good_link_follows_a_crashed_one() {
+    let _serial = cuda_link_tests::serial();
     let Some(good) = cuda_link_tests::fixtures::saxpy_ltoir() else {
         return;
     };
@@ -345,6 +359,7 @@ fn a_good_link_follows_a_crashed_one() {
 /// `main() -> Result<(), Box<dyn Error>>` prints it with `{:?}`.
 #[test]
 fn a_missing_library_says_how_to_get_it_readably() {
+    let _serial = cuda_link_tests::serial();
     let env = cuda_dylib::SearchEnv {
         cuda_homes: vec!["/nonexistent/cuda".into()],
         ..cuda_dylib::SearchEnv::default()

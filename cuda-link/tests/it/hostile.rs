@@ -26,6 +26,7 @@ fn innermost(reason: &Reason) -> &Reason {
 
 #[test]
 fn every_hostile_image_is_a_typed_error() {
+    let _serial = cuda_link_tests::serial();
     let Some(images) = hostile_set() else { return };
     assert!(images.len() > 40, "{}", images.len());
     for image in images {
@@ -49,6 +50,7 @@ fn every_hostile_image_is_a_typed_error() {
 
 #[test]
 fn every_truncation_of_a_real_cubin_is_refused() {
+    let _serial = cuda_link_tests::serial();
     let Some(cubin) = fixtures::saxpy_relocatable_cubin() else {
         return;
     };
@@ -61,6 +63,7 @@ fn every_truncation_of_a_real_cubin_is_refused() {
 
 #[test]
 fn containers_name_the_bad_entry() {
+    let _serial = cuda_link_tests::serial();
     let Some(cubin) = fixtures::saxpy_relocatable_cubin() else {
         return;
     };
@@ -77,13 +80,14 @@ fn containers_name_the_bad_entry() {
 /// test instead of killing the run.
 #[test]
 fn hostile_images_never_reach_nvjitlink() {
+    let _serial = cuda_link_tests::serial();
     if nvjitlink_libraries().is_empty() || hostile_set().is_none() {
         return;
     }
     let output = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
-            "hostile_child",
+            "hostile::hostile_child",
             "--include-ignored",
             "--nocapture",
         ])
@@ -103,6 +107,7 @@ fn hostile_images_never_reach_nvjitlink() {
 #[test]
 #[ignore = "run by hostile_images_never_reach_nvjitlink in a child process"]
 fn hostile_child() {
+    let _serial = cuda_link_tests::serial();
     assert!(std::env::var_os("CUDA_LINK_HOSTILE_CHILD").is_some());
     let images = hostile_set().unwrap();
     for (major, path) in nvjitlink_libraries() {
@@ -128,6 +133,7 @@ fn hostile_child() {
 /// PTX without a trailing NUL, as nvcc writes it, links every time.
 #[test]
 fn ptx_without_a_nul_links_every_time() {
+    let _serial = cuda_link_tests::serial();
     let Some(ptx) = fixtures::saxpy_ptx() else {
         return;
     };
@@ -222,6 +228,7 @@ refused_as! {
 
 #[test]
 fn callgraph_of_a_partial_edge() {
+    let _serial = cuda_link_tests::serial();
     let Some(cubin) = fixtures::saxpy_relocatable_cubin() else {
         return;
     };
@@ -239,6 +246,7 @@ fn callgraph_of_a_partial_edge() {
 /// symbol names its member, an object with two sound device sections.
 #[test]
 fn sound_twins_of_the_classes_are_accepted() {
+    let _serial = cuda_link_tests::serial();
     let Some(cubin) = fixtures::saxpy_relocatable_cubin() else {
         return;
     };
@@ -264,6 +272,7 @@ fn sound_twins_of_the_classes_are_accepted() {
 /// budget's error, not decoded.
 #[test]
 fn inspecting_a_bomb_does_not_decode_it() {
+    let _serial = cuda_link_tests::serial();
     let bomb = hostile::zstd_bomb_fatbin(1 << 30);
     assert!(bomb.len() < 40 << 10, "{}", bomb.len());
     let (_dir, path) = cuda_link_tests::temp_file("bomb.fatbin", &bomb);
@@ -286,6 +295,7 @@ fn inspecting_a_bomb_does_not_decode_it() {
 /// Valid PTX behind a licence header longer than any detection window.
 #[test]
 fn ptx_after_a_long_comment_is_ptx() {
+    let _serial = cuda_link_tests::serial();
     let mut text = "// licence line that goes on and on\n".repeat(1000);
     text.push_str("/* and a block\n comment */\n.version 8.0\n.target sm_90\n.address_size 64\n");
     text.push_str(".visible .entry k() { ret; }\n");
@@ -298,6 +308,7 @@ fn ptx_after_a_long_comment_is_ptx() {
 /// error when inspected from its file, where 16 + size overflowed.
 #[test]
 fn streamed_fatbin_size_overflow_is_an_error() {
+    let _serial = cuda_link_tests::serial();
     let mut fatbin = hostile::raw_fatbin(&[(1, 90, b".version 8.0\n.target sm_90\n")]);
     fatbin[8..16].copy_from_slice(&(u64::MAX - 7).to_le_bytes());
     let object = cuda_link_tests::host_object(&fatbin, ".nv_fatbin");
@@ -310,6 +321,7 @@ fn streamed_fatbin_size_overflow_is_an_error() {
 /// are refused too.
 #[test]
 fn classes_of_an_executable_cubin_are_refused() {
+    let _serial = cuda_link_tests::serial();
     let Some(cubin) = fixtures::saxpy_executable_cubin() else {
         return;
     };
@@ -325,6 +337,7 @@ fn classes_of_an_executable_cubin_are_refused() {
 /// follows: one past its strings is refused (the 12.9 fixtures have none).
 #[test]
 fn toolkit_note_offset_past_its_strings() {
+    let _serial = cuda_link_tests::serial();
     let Some(dir) = cuda_link_tests::corpus::dir() else {
         return;
     };

@@ -59,6 +59,7 @@ fn entries(dir: &Path) -> Vec<std::path::PathBuf> {
 
 #[test]
 fn hit_after_miss_returns_identical_bytes_and_log() {
+    let _serial = cuda_link_tests::serial();
     let (Some(input), Some(lib)) = (saxpy(), nvjitlink(13)) else {
         return;
     };
@@ -83,6 +84,7 @@ fn hit_after_miss_returns_identical_bytes_and_log() {
 
 #[test]
 fn any_change_misses() {
+    let _serial = cuda_link_tests::serial();
     let (Some(input), Some(lib13)) = (saxpy(), nvjitlink(13)) else {
         return;
     };
@@ -123,6 +125,7 @@ fn any_change_misses() {
 /// at -O3: the two must not share an entry.
 #[test]
 fn order_dependent_flags_miss() {
+    let _serial = cuda_link_tests::serial();
     let (Some(input), Some(lib)) = (saxpy(), nvjitlink(13)) else {
         return;
     };
@@ -149,6 +152,7 @@ fn key_of(lib: &Arc<NvJitLink>, options: LinkerOptions, inputs: &[ObjectCode]) -
 /// Every field of `LinkerOptions`, and every byte of an input, is in the key.
 #[test]
 fn every_option_and_every_input_byte_is_in_the_key() {
+    let _serial = cuda_link_tests::serial();
     let (Some(input), Some(lib)) = (saxpy(), nvjitlink(13)) else {
         return;
     };
@@ -225,6 +229,7 @@ fn every_option_and_every_input_byte_is_in_the_key() {
 
 #[test]
 fn corrupt_and_truncated_entries_are_relinked() {
+    let _serial = cuda_link_tests::serial();
     let (Some(input), Some(lib)) = (saxpy(), nvjitlink(13)) else {
         return;
     };
@@ -264,6 +269,7 @@ fn corrupt_and_truncated_entries_are_relinked() {
 /// (written by an older or buggy writer) is relinked and replaced.
 #[test]
 fn a_checksummed_but_invalid_entry_is_relinked() {
+    let _serial = cuda_link_tests::serial();
     let (Some(input), Some(lib)) = (saxpy(), nvjitlink(13)) else {
         return;
     };
@@ -288,6 +294,7 @@ fn a_checksummed_but_invalid_entry_is_relinked() {
 /// which another writer may still be filling, stays.
 #[test]
 fn stale_temporaries_are_cleaned() {
+    let _serial = cuda_link_tests::serial();
     let (Some(input), Some(lib)) = (saxpy(), nvjitlink(13)) else {
         return;
     };
@@ -323,6 +330,7 @@ fn running_as_root() -> bool {
 #[cfg(unix)]
 #[test]
 fn planted_entries_are_never_served() {
+    let _serial = cuda_link_tests::serial();
     use std::os::unix::fs::{PermissionsExt, chown};
     let (Some(input), Some(lib)) = (saxpy(), nvjitlink(13)) else {
         return;
@@ -386,6 +394,7 @@ fn planted_entries_are_never_served() {
 #[cfg(unix)]
 #[test]
 fn a_new_directory_is_private() {
+    let _serial = cuda_link_tests::serial();
     use std::os::unix::fs::PermissionsExt;
     let (Some(input), Some(lib)) = (saxpy(), nvjitlink(13)) else {
         return;
@@ -437,6 +446,7 @@ fn reference_outputs(lib: &Arc<NvJitLink>, input: &ObjectCode) -> Vec<Vec<u8>> {
 /// cache that keeps evicting: every output is the uncached one.
 #[test]
 fn sixteen_threads_race_on_same_and_different_keys() {
+    let _serial = cuda_link_tests::serial();
     let (Some(input), Some(lib)) = (saxpy(), nvjitlink(13)) else {
         return;
     };
@@ -471,6 +481,7 @@ fn sixteen_threads_race_on_same_and_different_keys() {
 /// Run as a child process by `four_processes_race_on_same_and_different_keys`.
 #[test]
 fn child_process_links_through_the_cache() {
+    let _serial = cuda_link_tests::serial();
     let Some(dir) = std::env::var_os("CUDA_LINK_CACHE_CHILD_DIR") else {
         return;
     };
@@ -493,6 +504,7 @@ fn child_process_links_through_the_cache() {
 
 #[test]
 fn four_processes_race_on_same_and_different_keys() {
+    let _serial = cuda_link_tests::serial();
     let (Some(input), Some(lib)) = (saxpy(), nvjitlink(13)) else {
         return;
     };
@@ -502,7 +514,7 @@ fn four_processes_race_on_same_and_different_keys() {
         std::process::Command::new(std::env::current_exe().unwrap())
             .args([
                 "--exact",
-                "child_process_links_through_the_cache",
+                "cache::child_process_links_through_the_cache",
                 "--test-threads=1",
             ])
             .env("CUDA_LINK_CACHE_CHILD_DIR", dir.path())
@@ -534,6 +546,7 @@ fn four_processes_race_on_same_and_different_keys() {
 
 #[test]
 fn an_unwritable_directory_still_links() {
+    let _serial = cuda_link_tests::serial();
     let (Some(input), Some(lib)) = (saxpy(), nvjitlink(13)) else {
         return;
     };
@@ -556,6 +569,7 @@ fn an_unwritable_directory_still_links() {
 
 #[test]
 fn least_recently_used_entries_are_evicted() {
+    let _serial = cuda_link_tests::serial();
     let (Some(input), Some(lib)) = (saxpy(), nvjitlink(13)) else {
         return;
     };
@@ -615,9 +629,10 @@ fn served(cache: &LinkCache, key: &CacheKey) -> Option<Vec<u8>> {
 #[cfg(unix)]
 fn child_command(test: &str) -> std::process::Command {
     let mut command = std::process::Command::new(std::env::current_exe().unwrap());
+    let test = format!("cache::{test}");
     command.args([
         "--exact",
-        test,
+        &test,
         "--include-ignored",
         "--nocapture",
         "--test-threads=1",
@@ -771,6 +786,7 @@ fn victim_command(scenario: &str, root: &Path) -> std::process::Command {
 #[cfg(unix)]
 #[test]
 fn a_directory_swapped_for_a_symlink_after_first_use_is_not_followed() {
+    let _serial = cuda_link_tests::serial();
     if !running_as_root() {
         cuda_link_tests::skip("needs root to act as two users (CI runs as root)");
         return;
@@ -838,6 +854,7 @@ fn a_directory_swapped_for_a_symlink_after_first_use_is_not_followed() {
 #[cfg(unix)]
 #[test]
 fn a_fallback_directory_pre_created_by_another_user_is_refused() {
+    let _serial = cuda_link_tests::serial();
     if !running_as_root() {
         cuda_link_tests::skip("needs root to act as two users (CI runs as root)");
         return;
@@ -895,6 +912,7 @@ fn a_fallback_directory_pre_created_by_another_user_is_refused() {
 #[cfg(unix)]
 #[test]
 fn a_fifo_entry_is_refused_without_blocking() {
+    let _serial = cuda_link_tests::serial();
     use std::os::unix::ffi::OsStrExt;
     use std::os::unix::fs::OpenOptionsExt;
     let dir = tempfile::tempdir().unwrap();
@@ -934,6 +952,7 @@ fn a_fifo_entry_is_refused_without_blocking() {
 #[cfg(unix)]
 #[test]
 fn a_symlinked_entry_is_refused() {
+    let _serial = cuda_link_tests::serial();
     let root = tempfile::tempdir().unwrap();
     let key = test_key(0);
     let elsewhere = LinkCache::new(root.path().join("elsewhere"));
@@ -969,6 +988,7 @@ fn a_symlinked_entry_is_refused() {
 #[cfg(unix)]
 #[test]
 fn an_oversized_entry_is_refused_without_reading_it() {
+    let _serial = cuda_link_tests::serial();
     let dir = tempfile::tempdir().unwrap();
     let cache = LinkCache::new(dir.path());
     let entry = cache.entry_path(&test_key(0));
@@ -991,6 +1011,7 @@ fn an_oversized_entry_is_refused_without_reading_it() {
 /// taken for corrupt), and a new store for the key replaces it.
 #[test]
 fn an_entry_renamed_to_another_key_is_refused() {
+    let _serial = cuda_link_tests::serial();
     let dir = tempfile::tempdir().unwrap();
     let cache = LinkCache::new(dir.path());
     let (a, b) = (test_key(0), test_key(1));
@@ -1014,6 +1035,7 @@ fn an_entry_renamed_to_another_key_is_refused() {
 #[test]
 #[ignore = "run in a child process by the tests of another user's attacks"]
 fn victim_child() {
+    let _serial = cuda_link_tests::serial();
     let Ok(scenario) = std::env::var("CUDA_LINK_CACHE_VICTIM") else {
         return;
     };
@@ -1114,6 +1136,7 @@ fn victim_child() {
 #[cfg(unix)]
 #[test]
 fn different_nvjitlink_files_behind_one_name_give_different_keys() {
+    let _serial = cuda_link_tests::serial();
     let Some((_, library)) = nvjitlink_libraries().into_iter().find(|(m, _)| *m == 13) else {
         return;
     };
@@ -1151,6 +1174,7 @@ fn different_nvjitlink_files_behind_one_name_give_different_keys() {
 #[test]
 #[ignore = "run in a child process by different_nvjitlink_files_behind_one_name_give_different_keys"]
 fn identity_child() {
+    let _serial = cuda_link_tests::serial();
     if std::env::var_os("CUDA_LINK_CACHE_IDENTITY_CHILD").is_none() {
         return;
     }

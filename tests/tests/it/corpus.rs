@@ -15,13 +15,6 @@ use cuda_link::{
 use cuda_link_tests::corpus::{self, CALLER_KERNELS};
 use nvjitlink_sys::NvJitLink;
 
-/// Links one at a time, as in `cuda-link/tests/link.rs`.
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    SERIAL
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
 
 /// The corpus folder and nvJitLink 13 (nvcc 13's output needs 13).
 fn setup() -> Option<(PathBuf, Arc<NvJitLink>)> {
@@ -129,7 +122,7 @@ fn inspection_agrees_with_cuobjdump_on_every_file() {
 #[test]
 fn device_functions_link_from_every_container() {
     let Some((dir, lib)) = setup() else { return };
-    let _serial = serial();
+    let _serial = cuda_link_tests::serial();
     let callers = corpus::containers("use_device_functions");
     let callees = corpus::containers("device_functions");
     for ((caller, caller_lto), (callee, callee_lto)) in callers.iter().zip(&callees) {
@@ -178,7 +171,7 @@ fn device_functions_link_from_every_container() {
 #[test]
 fn every_source_links_alone_or_with_its_partners() {
     let Some((dir, lib)) = setup() else { return };
-    let _serial = serial();
+    let _serial = cuda_link_tests::serial();
     let cases: [(&str, Option<&str>, &[&str]); 4] = [
         ("lto_kernel", Some("lto_scale"), &["lto_apply"]),
         ("variables", None, &["use_variables"]),
@@ -237,7 +230,7 @@ fn every_source_links_alone_or_with_its_partners() {
 #[test]
 fn nvcc_warnings_and_errors_are_where_the_build_left_them() {
     let Some((dir, lib)) = setup() else { return };
-    let _serial = serial();
+    let _serial = cuda_link_tests::serial();
     assert!(corpus::build_log(&dir, "warn.cubin").contains("warning #177-D"));
     let linked = link(&lib, &dir, &["warn.cubin"]).unwrap();
     assert_eq!(kernels(&linked), set(&["warns"]));
@@ -251,7 +244,7 @@ fn nvcc_warnings_and_errors_are_where_the_build_left_them() {
 #[test]
 fn undefined_externs_carry_nvjitlinks_words() {
     let Some((dir, lib)) = setup() else { return };
-    let _serial = serial();
+    let _serial = cuda_link_tests::serial();
     for (file, lto) in corpus::containers("undefined_extern") {
         let error = link(&lib, &dir, &[&file]).expect_err(&file);
         let log = error
@@ -271,7 +264,7 @@ fn undefined_externs_carry_nvjitlinks_words() {
 #[test]
 fn duplicate_strong_definitions_fail_from_every_container() {
     let Some((dir, lib)) = setup() else { return };
-    let _serial = serial();
+    let _serial = cuda_link_tests::serial();
     for (file, lto) in corpus::containers("duplicate_add") {
         let first = if lto {
             "device_functions.ltoir"
@@ -312,7 +305,7 @@ fn duplicate_strong_definitions_fail_from_every_container() {
 #[test]
 fn executable_cubins_are_refused_in_every_container() {
     let Some((dir, lib)) = setup() else { return };
-    let _serial = serial();
+    let _serial = cuda_link_tests::serial();
     for file in [
         "standalone.cubin",
         "standalone.fatbin",

@@ -11,6 +11,7 @@ fn arch(text: &str) -> Arch {
 
 #[test]
 fn nvrtc_ptx_is_detected_and_inspected() {
+    let _serial = cuda_link_tests::serial();
     let Some(ptx) = fixtures::saxpy_ptx() else {
         return;
     };
@@ -28,6 +29,7 @@ fn nvrtc_ptx_is_detected_and_inspected() {
 
 #[test]
 fn nvrtc_ltoir_reports_its_arch() {
+    let _serial = cuda_link_tests::serial();
     for target in ["sm_75", "sm_90", "sm_90a", "sm_100"] {
         let Some(ltoir) = fixtures::ltoir(fixtures::SAXPY_CU, "saxpy.cu", target) else {
             return;
@@ -40,6 +42,7 @@ fn nvrtc_ltoir_reports_its_arch() {
 
 #[test]
 fn ptxas_cubins_relocatable_and_executable() {
+    let _serial = cuda_link_tests::serial();
     let Some(ptx) = fixtures::saxpy_ptx() else {
         return;
     };
@@ -73,6 +76,7 @@ fn ptxas_cubins_relocatable_and_executable() {
 
 #[test]
 fn family_cubin_is_told_apart_by_its_note() {
+    let _serial = cuda_link_tests::serial();
     let Some(ptx) = fixtures::saxpy_ptx() else {
         return;
     };
@@ -83,6 +87,7 @@ fn family_cubin_is_told_apart_by_its_note() {
 
 #[test]
 fn nvfatbin_entries_lz4_zstd_and_variants() {
+    let _serial = cuda_link_tests::serial();
     let Some(ptx) = fixtures::saxpy_ptx() else {
         return;
     };
@@ -159,6 +164,7 @@ fn nvfatbin_entries_lz4_zstd_and_variants() {
 
 #[test]
 fn libcudadevrt_archive_lists_sixteen_entries() {
+    let _serial = cuda_link_tests::serial();
     let Some(bytes) = fixtures::cudadevrt_bytes() else {
         return;
     };
@@ -215,6 +221,7 @@ fn libcudadevrt_archive_lists_sixteen_entries() {
 
 #[test]
 fn host_objects_carry_fatbins_in_either_section() {
+    let _serial = cuda_link_tests::serial();
     let Some(ptx) = fixtures::saxpy_ptx() else {
         return;
     };
@@ -241,6 +248,7 @@ fn host_objects_carry_fatbins_in_either_section() {
 
 #[test]
 fn from_path_reads_and_detects() {
+    let _serial = cuda_link_tests::serial();
     let Some(ptx) = fixtures::saxpy_ptx() else {
         return;
     };
@@ -252,6 +260,7 @@ fn from_path_reads_and_detects() {
 
 #[test]
 fn validation_errors_name_the_input_and_the_problem() {
+    let _serial = cuda_link_tests::serial();
     let Some(ptx) = fixtures::saxpy_ptx() else {
         return;
     };
@@ -308,6 +317,7 @@ fn validation_errors_name_the_input_and_the_problem() {
 
 #[test]
 fn a_vec_given_to_a_constructor_is_kept_not_copied() {
+    let _serial = cuda_link_tests::serial();
     let ptx = b".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() { ret; }\n";
     let fatbin =
         cuda_link_tests::hostile::raw_fatbin(&[(1, 90, &[ptx.as_slice(), b"\0"].concat())]);
@@ -331,6 +341,7 @@ fn a_vec_given_to_a_constructor_is_kept_not_copied() {
 /// An empty file and CUDA C++ source say what they are.
 #[test]
 fn empty_input_and_cuda_source_say_what_they_are() {
+    let _serial = cuda_link_tests::serial();
     let err = ObjectCode::from_bytes(Vec::new(), "empty.bin").unwrap_err();
     assert_eq!(err.reason, Reason::Empty);
     assert!(err.to_string().contains("empty file"), "{err}");
@@ -346,6 +357,7 @@ fn empty_input_and_cuda_source_say_what_they_are() {
 /// PTX's trailing NULs stay out of `as_bytes`, in the image they stay.
 #[test]
 fn ptx_as_bytes_has_no_trailing_nul() {
+    let _serial = cuda_link_tests::serial();
     let text = b".version 8.0\n.target sm_90\n.address_size 64\n".to_vec();
     let mut with_nuls = text.clone();
     with_nuls.extend([0, 0, 0]);
@@ -357,6 +369,7 @@ fn ptx_as_bytes_has_no_trailing_nul() {
 /// An object writes itself to a path, and its image reads as bytes.
 #[test]
 fn objects_write_themselves_and_images_are_bytes() {
+    let _serial = cuda_link_tests::serial();
     let text = b".version 8.0\n.target sm_90\n.address_size 64\n".to_vec();
     let code = ObjectCode::from_ptx(text.clone(), "k.ptx").unwrap();
     let dir = tempfile::tempdir().unwrap();

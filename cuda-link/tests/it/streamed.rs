@@ -17,6 +17,7 @@ fn two_fatbin_object() -> Vec<u8> {
 
 #[test]
 fn streamed_inspection_matches_the_whole_file() {
+    let _serial = cuda_link_tests::serial();
     let mut objects = vec![("two.o", two_fatbin_object())];
     if let Some(devrt) = fixtures::cudadevrt_object() {
         objects.push(("cuda_device_runtime.o", devrt));
@@ -45,6 +46,7 @@ fn streamed_inspection_matches_the_whole_file() {
 
 #[test]
 fn a_file_cut_short_is_a_typed_error() {
+    let _serial = cuda_link_tests::serial();
     let bytes = two_fatbin_object();
     for cut in [bytes.len() / 2, bytes.len() * 3 / 4, bytes.len() - 1] {
         let (_dir, path) = temp_file("cut.o", &bytes[..cut]);
@@ -66,6 +68,7 @@ fn a_file_cut_short_is_a_typed_error() {
 /// have raised SIGBUS here.
 #[test]
 fn a_file_truncated_while_read_never_crashes() {
+    let _serial = cuda_link_tests::serial();
     let ptx = b".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n ret;\n}\n";
     let entries: Vec<(u16, u32, &[u8])> = (0..2000).map(|_| (1, 90, &ptx[..])).collect();
     let bytes = host_object(&raw_fatbin(&entries), ".nv_fatbin");

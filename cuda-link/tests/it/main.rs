@@ -1,0 +1,9 @@
+//! `cuda-link`'s integration tests, one binary: a binary per file cost a
+//! link each, the larger part of CI's time on two cores.
+
+mod cache;
+mod hostile;
+mod link;
+mod never_panics;
+mod object_code;
+mod streamed;
