@@ -10,7 +10,11 @@ use std::path::{Path, PathBuf};
 
 #[cfg(feature = "discover")]
 pub use cuda_dylib::{NotFound, Source};
-pub use libloading::Library;
+/// The `libloading` this crate loads with, for [`Driver::from_library`]:
+/// `cuda_driver_sys::libloading::Library` is a shared library, unlike a
+/// CUDA library (`CUlibrary`).
+pub use libloading;
+use libloading::Library;
 
 #[cfg(feature = "cuda-13000")]
 #[rustfmt::skip]
@@ -44,6 +48,57 @@ pub struct SymbolUnavailable {
     pub library: &'static str,
     /// The missing symbol.
     pub symbol: &'static str,
+}
+
+/// A driver call that was made: the symbol it called and what it returned.
+/// [`driver_call!`] makes one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[must_use = "check the call's result"]
+pub struct Call {
+    /// The symbol the table resolved and called, versioned where the table
+    /// is (`"cuModuleGetGlobal_v2"`, not the header's macro name
+    /// `cuModuleGetGlobal`), as [`SymbolUnavailable::symbol`] names it when
+    /// the driver lacks it.
+    pub symbol: &'static str,
+    /// What it returned.
+    pub result: CUresult,
+}
+
+/// Calls a function of a [`Driver`]'s table and names it by the symbol
+/// called: `driver_call!(driver, cuCtxSetCurrent(context))` is
+/// `driver.cuCtxSetCurrent(context)` as a `Result<`[`Call`]`,`
+/// [`SymbolUnavailable`]`>`, whose `symbol` is `"cuCtxSetCurrent"`, so no
+/// caller types the name of the function it calls (as git2's `try_call!`).
+/// The name is the table's, which is the symbol the loader resolved:
+/// `cuModuleGetGlobal_v2`, `cuLinkCreate_v2`.
+///
+/// # Safety
+/// The macro adds no `unsafe` and hides none: the table's methods are
+/// `unsafe fn`, so the macro goes inside the caller's `unsafe` block,
+/// whose `// SAFETY:` comment vouches for the arguments as it would for
+/// the direct call. Arguments are evaluated inside that block too, as in
+/// a direct call.
+///
+/// ```no_run
+/// use cuda_driver_sys::{Driver, driver_call, sys::CUcontext};
+///
+/// fn make_current(driver: &Driver, context: CUcontext) -> Result<(), String> {
+///     // SAFETY: a live context.
+///     let call = unsafe { driver_call!(driver, cuCtxSetCurrent(context)) }
+///         .map_err(|missing| missing.to_string())?;
+///     driver
+///         .check(call.result)
+///         .map_err(|error| format!("{} failed with {error}", call.symbol))
+/// }
+/// ```
+#[macro_export]
+macro_rules! driver_call {
+    ($driver:expr, $function:ident($($argument:expr),* $(,)?)) => {
+        $driver.$function($($argument),*).map(|result| $crate::Call {
+            symbol: ::core::stringify!($function),
+            result,
+        })
+    };
 }
 
 /// Where and under which names the driver is searched for.
@@ -287,22 +342,6 @@ impl Driver {
     }
 }
 
-/// Whether `name` is a versioned symbol (`cuMemAlloc_v2`, `cuMemcpy_ptds`),
-/// which is resolved with `dlsym` because its name already fixes its ABI.
-pub fn is_versioned_symbol(name: &CStr) -> bool {
-    let name = name.to_bytes();
-    if name.ends_with(b"_ptds") || name.ends_with(b"_ptsz") {
-        return true;
-    }
-    match name.iter().rposition(|&b| b == b'_') {
-        Some(at) => {
-            let suffix = &name[at + 1..];
-            suffix.len() >= 2 && suffix[0] == b'v' && suffix[1..].iter().all(u8::is_ascii_digit)
-        }
-        None => false,
-    }
-}
-
 /// Opens a library that stays loaded until the process exits
 /// (`RTLD_NODELETE`): the driver starts worker threads, and unmapping its
 /// code under one crashes the process. nvJitLink and NVRTC start none
@@ -345,14 +384,61 @@ impl std::fmt::Debug for LoadError {
 mod tests {
     use super::*;
 
+    /// Stand-ins with the header's signatures, for the table's tests.
+    extern "C" fn fake_init(_flags: std::ffi::c_uint) -> CUresult {
+        CUresult::CUDA_ERROR_NO_DEVICE
+    }
+    extern "C" fn fake_module_get_global(
+        _pointer: *mut CUdeviceptr,
+        _size: *mut usize,
+        _module: CUmodule,
+        _name: *const c_char,
+    ) -> CUresult {
+        CUresult::CUDA_ERROR_NOT_FOUND
+    }
+
+    /// `driver_call!` names the symbol it called, versioned as the table
+    /// is, and a missing one as the table names it.
     #[test]
-    fn versioned_symbols_are_recognised() {
-        assert!(is_versioned_symbol(c"cuMemAlloc_v2"));
-        assert!(is_versioned_symbol(c"cuCtxCreate_v4"));
-        assert!(is_versioned_symbol(c"cuMemcpy_ptds"));
-        assert!(!is_versioned_symbol(c"cuLibraryLoadData"));
-        assert!(!is_versioned_symbol(c"cuInit"));
-        assert!(!is_versioned_symbol(c"cuFoo_vx"));
+    fn driver_call_names_the_symbol_the_table_resolved() {
+        let resolve = |name: &CStr| -> *mut c_void {
+            match name.to_bytes() {
+                b"cuInit" => fake_init as *mut c_void,
+                b"cuModuleGetGlobal_v2" => fake_module_get_global as *mut c_void,
+                _ => std::ptr::null_mut(),
+            }
+        };
+        // SAFETY: each address is a function with the header's signature
+        // for its name, and lives as long as the program.
+        let fns = unsafe { DriverFns::load(resolve) };
+        // SAFETY: cuInit takes only flags.
+        let call = unsafe { driver_call!(fns, cuInit(0)) };
+        let expected = Call {
+            symbol: "cuInit",
+            result: CUresult::CUDA_ERROR_NO_DEVICE,
+        };
+        assert_eq!(call, Ok(expected));
+        let (mut pointer, mut size) = (0, 0);
+        // SAFETY: out-pointers; the stand-in reads nothing.
+        let call = unsafe {
+            driver_call!(
+                fns,
+                cuModuleGetGlobal_v2(&mut pointer, &mut size, std::ptr::null_mut(), c"x".as_ptr(),)
+            )
+        };
+        assert_eq!(call.map(|call| call.symbol), Ok("cuModuleGetGlobal_v2"));
+        let mut context = std::ptr::null_mut();
+        // SAFETY: an out-pointer; the symbol is missing, so nothing is called.
+        let missing = unsafe { driver_call!(fns, cuCtxGetCurrent(&mut context)) }.unwrap_err();
+        assert_eq!(missing.symbol, "cuCtxGetCurrent");
+        for name in ["cuInit", "cuModuleGetGlobal_v2"] {
+            assert!(
+                DriverFns::SYMBOLS
+                    .iter()
+                    .any(|symbol| symbol.to_bytes() == name.as_bytes()),
+                "{name} is a symbol of the table"
+            );
+        }
     }
 
     #[test]

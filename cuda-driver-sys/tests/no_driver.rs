@@ -51,7 +51,7 @@ fn a_library_without_driver_symbols_is_refused() {
 #[test]
 fn a_library_the_caller_opened_is_checked() {
     // SAFETY: libc is already loaded; opening it again runs nothing.
-    let libc = unsafe { cuda_driver_sys::Library::new("libc.so.6") }.unwrap();
+    let libc = unsafe { cuda_driver_sys::libloading::Library::new("libc.so.6") }.unwrap();
     // SAFETY: libc exports no driver symbol, so nothing is called.
     match unsafe { Driver::from_library(libc, "libc.so.6".into(), Resolution::ProcAddress) } {
         Err(LoadError::MissingSymbol { missing, path }) => {

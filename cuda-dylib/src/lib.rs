@@ -4,7 +4,10 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-pub use libloading::Library;
+/// The `libloading` this crate opens with: an [`Opened`] holds a
+/// `libloading::Library`, a shared library (not a CUDA `CUlibrary`).
+pub use libloading;
+use libloading::Library;
 
 /// What to look for: one library, under the names and folders it ships with.
 #[derive(Debug, Clone, Copy)]

@@ -104,6 +104,7 @@ fn options(args: &LinkArgs) -> Result<LinkerOptions, Failure> {
         })
         .transpose()?;
     let mut options = LinkerOptions::default()
+        .name(args.output.display().to_string())
         .time(args.time)
         .verbose(args.verbose)
         .ptx(args.ptx)
@@ -207,4 +208,28 @@ fn stage(output: &Path) -> Result<tempfile::NamedTempFile, Failure> {
         .prefix(".cuda-link-")
         .tempfile_in(folder)
         .map_err(|e| Failure::Reported(format!("cannot write {}: {e}", output.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    /// Every `LinkerOptions` field has a flag: a command line with all of
+    /// them sets every option.
+    #[test]
+    fn every_linker_option_has_a_flag() {
+        let command_line = "cuda-link link --arch sm_90 -o out.cubin in.ptx --lto --ptx \
+            --backend nvjitlink --max-register-count 32 -O 3 -g --lineinfo --time \
+            --verbose --ftz true --prec-div false --prec-sqrt true --fma false \
+            --kernels-used k --variables-used v --optimize-unused-variables \
+            --xptxas=-v --split-compile 0 --split-compile-extended 2 \
+            --no-nvjitlink-cache --flag -jump-table-density=50";
+        let words = command_line.split_whitespace().filter(|w| *w != "\\");
+        let cli = crate::Cli::try_parse_from(words).unwrap();
+        let crate::Command::Link(args) = cli.command else {
+            panic!("not a link command");
+        };
+        let options = super::options(&args).unwrap_or_else(|_| panic!("options refused"));
+        assert_eq!(options.names_set(), cuda_link::LinkerOptions::NAMES);
+    }
 }

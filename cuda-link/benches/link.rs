@@ -321,6 +321,21 @@ fn bench_validation(c: &mut Criterion) {
     group.bench_function("libcudadevrt", |b| {
         b.iter(|| black_box(ObjectCode::from_archive(archive.clone(), "devrt.a").unwrap()))
     });
+    // What a link or `cuda-link inspect` needs of an input: construction,
+    // inspection and the linker's facts. Validation's pass yields the
+    // other two, so this stays close to construction alone.
+    let everything = |bytes: &Vec<u8>, name: &str| {
+        let code = ObjectCode::from_bytes(bytes.clone(), name).unwrap();
+        let kernels = code.inspect().unwrap().kernels().len();
+        // A linked cubin is executable: refused, after reading its facts.
+        (kernels, code.check_linkable().is_ok())
+    };
+    group.bench_function("big_linked_cubin_inspected_and_checked", |b| {
+        b.iter(|| black_box(everything(&cubin, "big.cubin")))
+    });
+    group.bench_function("libcudadevrt_inspected_and_checked", |b| {
+        b.iter(|| black_box(everything(&archive, "devrt.a")))
+    });
     group.bench_function("big_link", |b| {
         b.iter(|| black_box(big.wrapper_link(&lib, options.clone())))
     });

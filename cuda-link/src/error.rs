@@ -282,3 +282,16 @@ impl Reason {
 
 /// Shorthand for parser results that do not know the input's name yet.
 pub(crate) type ParseResult<T> = Result<T, Reason>;
+
+/// `"\n{label}:\n{log}"`, or nothing for an empty log: how `LinkError`
+/// and `cuda_module::ModuleError` append a library's log to a message.
+/// Shared with `cuda-module`; not part of the API.
+#[doc(hidden)]
+pub fn log_suffix(label: &str, log: &str) -> String {
+    let log = log.trim_end();
+    if log.is_empty() {
+        String::new()
+    } else {
+        format!("\n{label}:\n{log}")
+    }
+}

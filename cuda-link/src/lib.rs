@@ -37,13 +37,15 @@ pub use bytes::Bytes;
 #[cfg(feature = "cache")]
 pub use cache::{CacheKey, CacheStats, CachedLink, KeyBuilder, LinkCache};
 pub use demangle::demangle;
+#[doc(hidden)]
+pub use error::log_suffix;
 pub use error::{ObjectError, Reason, Report};
 pub use inspect::Inspection;
+pub use kind::ObjectKind;
 #[cfg(feature = "link")]
 pub use linker::{
     Backend, DeviceContext, Isolation, LinkError, Linker, LinkerOptions, NvJitLink, OutputKind,
 };
-pub use kind::ObjectKind;
 pub use object_code::{ObjectCode, ValidatedImage};
 #[cfg(unix)]
 pub use streamed::inspect_path;

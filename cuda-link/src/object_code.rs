@@ -445,7 +445,8 @@ mod tests {
     /// inspection and the linker's facts together.
     #[test]
     fn validation_yields_the_contents() {
-        let ptx = b".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() { ret; }\n\0";
+        let ptx =
+            b".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() { ret; }\n\0";
         let fatbin = crate::fatbin::tests::build(&[(1, 90, 0x11, ptx)]);
         let code = ObjectCode::from_fatbin(fatbin, "k.fatbin").unwrap();
         let read = code.contents.get().expect("read by validation");

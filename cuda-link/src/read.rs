@@ -38,9 +38,11 @@ pub(crate) fn validate(kind: ObjectKind, data: &[u8]) -> ParseResult<Option<Cont
             &mut Budget::per_object(),
             Mode::Validate,
         )?),
-        ObjectKind::Object => {
-            Contents::Object(object_info(data, &mut Budget::per_object(), Mode::Validate)?)
-        }
+        ObjectKind::Object => Contents::Object(object_info(
+            data,
+            &mut Budget::per_object(),
+            Mode::Validate,
+        )?),
         ObjectKind::Archive => Contents::Archive(archive_info(data)?),
     }))
 }

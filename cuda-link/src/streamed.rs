@@ -72,7 +72,8 @@ impl fatbin::Source for FileSection<'_> {
     }
 
     fn read_exact_at(&self, offset: u64, buffer: &mut [u8], what: &'static str) -> ParseResult<()> {
-        let read = read_up_to(self.file, self.start + offset, buffer).map_err(|e| Reason::io(&e))?;
+        let read =
+            read_up_to(self.file, self.start + offset, buffer).map_err(|e| Reason::io(&e))?;
         if read < buffer.len() {
             return Err(Reason::Truncated {
                 what,

@@ -1,17 +1,23 @@
 //! Load and lookup timings on a GPU, for `cargo xtask bench-gpu`.
 //!
-//! Usage: `gpu_bench DATA_DIR` on a GPU machine with a CUDA toolkit (for
-//! NVRTC and nvJitLink). It writes the workloads' PTX and cubins into
-//! DATA_DIR for the Python side (`bench/cuda_core_bench.py`) and prints
-//! one JSON object of medians, in seconds, to stdout.
+//! Usage, on a GPU machine with a CUDA toolkit (for NVRTC and nvJitLink):
+//!
+//! * `gpu_bench prepare DATA_DIR` compiles and links the workloads once and
+//!   writes their PTX and cubins into DATA_DIR, for both sides;
+//! * `gpu_bench measure DATA_DIR` times them and prints one JSON object of
+//!   medians, in seconds, to stdout.
+//!
+//! The bundle's `gpu_pairs.py` runs `measure` in pairs with the Python side
+//! (`bench/cuda_core_bench.py`), which reads the same files.
 
 use std::ffi::CString;
 use std::hint::black_box;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
 use cuda_driver_sys::{Driver, sys::CUresult};
-use cuda_link::{Arch, LinkCache, Linker, LinkerOptions, ObjectCode, OutputKind};
+use cuda_link::{Arch, LinkCache, Linker, LinkerOptions, NvJitLink, ObjectCode, OutputKind};
 use cuda_link_tests::{fixtures, nvrtc, workloads};
 use cuda_module::{Context, Library, LoadOptions};
 
@@ -77,14 +83,23 @@ fn raw_load_and_lookup(driver: &Driver, image: &[u8], kernel: &CString) {
     }
 }
 
-fn main() {
-    let data_dir =
-        std::path::PathBuf::from(std::env::args().nth(1).expect("usage: gpu_bench DATA_DIR"));
-    std::fs::create_dir_all(&data_dir).unwrap();
-    let context = Context::primary(0).unwrap();
-    context.make_current().unwrap();
-    let driver = Driver::global().unwrap();
+const USAGE: &str = "usage: gpu_bench prepare|measure DATA_DIR";
 
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let (command, data_dir) = (args.next().expect(USAGE), args.next().expect(USAGE));
+    let data_dir = std::path::PathBuf::from(data_dir);
+    match command.as_str() {
+        "prepare" => prepare(&data_dir),
+        "measure" => measure(&data_dir),
+        _ => panic!("{USAGE}"),
+    }
+}
+
+/// Compiles the workloads with NVRTC, links them, and writes the PTX and
+/// cubins that both sides measure.
+fn prepare(data_dir: &Path) {
+    std::fs::create_dir_all(data_dir).unwrap();
     let compile = |source: &str, name: &str| {
         let compiled = nvrtc(source, name, &["-arch=compute_90", "-rdc=true"]).unwrap();
         ObjectCode::from_ptx(compiled.ptx.unwrap(), name).unwrap()
@@ -101,6 +116,20 @@ fn main() {
     ] {
         std::fs::write(data_dir.join(file), code.as_bytes()).unwrap();
     }
+}
+
+fn measure(data_dir: &Path) {
+    let read = |file: &str| {
+        std::fs::read(data_dir.join(file))
+            .unwrap_or_else(|e| panic!("{file}: {e} (run `gpu_bench prepare` first)"))
+    };
+    let small_ptx = ObjectCode::from_ptx(read("small.ptx"), "saxpy.cu").unwrap();
+    let small = ObjectCode::from_cubin(read("small.cubin"), "small.cubin").unwrap();
+    let big = ObjectCode::from_cubin(read("big.cubin"), "big.cubin").unwrap();
+    let context = Context::primary(0).unwrap();
+    // The raw calls and cuda-link's links use the current context.
+    let _current = context.make_current().unwrap();
+    let driver = Driver::global().unwrap();
 
     let mut results = serde_json::Map::new();
     let mut record = |key: &str, seconds: f64| {
@@ -109,6 +138,8 @@ fn main() {
     };
 
     for (name, cubin, kernel) in [("small", &small, "saxpy"), ("big", &big, "kernel_0")] {
+        // Ours again for the raw calls, after the previous round's cudarc.
+        let _again = context.make_current().unwrap();
         let c_kernel = CString::new(kernel).unwrap();
         let image = cubin.as_bytes().to_vec();
         record(
@@ -122,10 +153,7 @@ fn main() {
                 black_box(library.kernel(kernel).unwrap().function(&context).unwrap());
             }),
         );
-        let preserved = LoadOptions {
-            binary_is_preserved: true,
-            ..LoadOptions::default()
-        };
+        let preserved = LoadOptions::default().binary_is_preserved(true);
         record(
             &format!("{name}/load_lookup_preserved"),
             time(50, || {
@@ -133,10 +161,7 @@ fn main() {
                 black_box(library.kernel(kernel).unwrap().function(&context).unwrap());
             }),
         );
-        let eager = LoadOptions {
-            eager: true,
-            ..LoadOptions::default()
-        };
+        let eager = LoadOptions::default().eager(true);
         record(
             &format!("{name}/load_eager_all_kernels"),
             time(20, || {
@@ -154,7 +179,6 @@ fn main() {
                 black_box(module.load_function(kernel).unwrap());
             }),
         );
-        context.make_current().unwrap();
     }
 
     // The cached lookup: a second Library::kernel + Kernel::function.
@@ -203,5 +227,14 @@ fn main() {
         .map(|m| format!("{m:?}"))
         .unwrap_or_default();
     results.insert("loading_mode".into(), mode.into());
+    // Which nvJitLink the links above used, for the report's header.
+    if let Ok(nvjitlink) = NvJitLink::global() {
+        let which = format!(
+            "{} ({})",
+            nvjitlink.version_string(),
+            nvjitlink.path().display()
+        );
+        results.insert("nvjitlink".into(), which.into());
+    }
     println!("{}", serde_json::Value::Object(results));
 }

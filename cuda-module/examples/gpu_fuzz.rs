@@ -29,7 +29,7 @@ fn main() {
         ["prepare", dir] => prepare(Path::new(dir)),
         ["replay", file] => {
             let context = Context::primary(0).unwrap();
-            context.make_current().unwrap();
+            let _current = context.make_current().unwrap();
             let code = ObjectCode::from_cubin(std::fs::read(file).unwrap(), file).unwrap();
             println!("loaded: {}", load_and_resolve(&code, &context));
         }
@@ -118,7 +118,7 @@ fn run(dir: &Path, seed: u64, count: usize, current: &Path) {
     seeds.sort();
     assert!(!seeds.is_empty(), "no seeds in {}", dir.display());
     let context = Context::primary(0).unwrap();
-    context.make_current().unwrap();
+    let _current = context.make_current().unwrap();
     let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
     let (mut valid, mut loaded, mut refused) = (0, 0, 0);
     let notes = current.with_extension("txt");

@@ -93,7 +93,8 @@ fn module_round(driver: &Driver, image: &ObjectCode, kernel: &CString) -> [f64; 
 
 fn main() {
     let context = Context::primary(0).unwrap();
-    context.make_current().unwrap();
+    // The module API below loads into the current context.
+    let _current = context.make_current().unwrap();
     let driver = Driver::global().unwrap();
     let mode = cuda_module::loading_mode().unwrap();
     let images = [

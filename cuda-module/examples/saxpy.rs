@@ -18,7 +18,7 @@ const N: usize = 1 << 16;
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let context = Context::primary(0)?;
     // The linker links for the current context's device.
-    context.make_current()?;
+    let _current = context.make_current()?;
     let mut linker = Linker::new(LinkerOptions::default())?;
     linker.add(&ObjectCode::from_ptx(SAXPY_PTX, "saxpy.ptx")?)?;
     let library = Library::load(&linker.link(OutputKind::Cubin)?)?;

@@ -1,16 +1,18 @@
 //! What a kernel asks of a device: [`KernelAttributes`] as cuda.core names
-//! them, the dynamic shared memory limit, occupancy, and [`ParamInfo`].
+//! them, the dynamic shared memory limit, occupancy, and its parameters
+//! ([`ParamInfo`]).
 //!
 //! Under lazy loading each of these driver calls may load, and compile,
 //! the kernel's code, writing the library's JIT log: all are made under
 //! the log's lock (see `JitLog`), as loads and lookups are.
 
+use cuda_driver_sys::driver_call;
 use cuda_driver_sys::sys::{CUfunction_attribute, CUresult};
 
 use crate::context::Context;
 use crate::error::{ModuleError, driver};
 use crate::jit_log::check_with_log;
-use crate::kernel::{Kernel, KernelHandle};
+use crate::kernel::{Kernel, KernelHandle, ParamInfo};
 
 /// The most parameters a kernel can have: CUDA 12.1 and later allow 32,764
 /// bytes of kernel parameters (earlier versions 4,096), and every parameter
@@ -60,16 +62,6 @@ pub struct KernelAttributes {
     pub cluster_scheduling_policy_preference: i32,
 }
 
-/// Where one kernel parameter lives in the parameter buffer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub struct ParamInfo {
-    /// Its offset, in bytes.
-    pub offset: usize,
-    /// Its size, in bytes.
-    pub size: usize,
-}
-
 impl Kernel {
     /// One attribute on `context`'s device: `cuKernelGetAttribute` for a
     /// library's kernel (no context needed), `cuFuncGetAttribute` after a
@@ -86,19 +78,18 @@ impl Kernel {
         let log = self.inner.loaded.log.lock();
         // SAFETY: a live kernel or function, an out-pointer and the
         // context's device; the log's lock is held.
-        let (status, call) = unsafe {
+        let call = unsafe {
             match handle {
-                KernelHandle::Kernel(raw) => (
-                    driver.cuKernelGetAttribute(&mut value, attribute, raw, context.device())?,
-                    "cuKernelGetAttribute",
+                KernelHandle::Kernel(raw) => driver_call!(
+                    driver,
+                    cuKernelGetAttribute(&mut value, attribute, raw, context.device())
                 ),
-                KernelHandle::Function(raw) => (
-                    driver.cuFuncGetAttribute(&mut value, attribute, raw)?,
-                    "cuFuncGetAttribute",
-                ),
+                KernelHandle::Function(raw) => {
+                    driver_call!(driver, cuFuncGetAttribute(&mut value, attribute, raw))
+                }
             }
-        };
-        check_with_log(driver, status, call, self.about(), &log)?;
+        }?;
+        check_with_log(driver, call, self.about(), &log)?;
         Ok(value)
     }
 
@@ -164,19 +155,18 @@ impl Kernel {
         let log = self.inner.loaded.log.lock();
         // SAFETY: a live kernel or function and the context's device; the
         // driver checks the value; the log's lock is held.
-        let (status, call) = unsafe {
+        let call = unsafe {
             match handle {
-                KernelHandle::Kernel(raw) => (
-                    driver.cuKernelSetAttribute(attribute, bytes, raw, context.device())?,
-                    "cuKernelSetAttribute",
+                KernelHandle::Kernel(raw) => driver_call!(
+                    driver,
+                    cuKernelSetAttribute(attribute, bytes, raw, context.device())
                 ),
-                KernelHandle::Function(raw) => (
-                    driver.cuFuncSetAttribute(raw, attribute, bytes)?,
-                    "cuFuncSetAttribute",
-                ),
+                KernelHandle::Function(raw) => {
+                    driver_call!(driver, cuFuncSetAttribute(raw, attribute, bytes))
+                }
             }
-        };
-        check_with_log(driver, status, call, self.about(), &log)
+        }?;
+        check_with_log(driver, call, self.about(), &log)
     }
 
     /// How many blocks of `block_size` threads, each with
@@ -209,21 +199,18 @@ impl Kernel {
         let log = self.inner.loaded.log.lock();
         // SAFETY: a live function of `context` and an out-pointer; the
         // log's lock is held.
-        let status = unsafe {
-            driver.cuOccupancyMaxActiveBlocksPerMultiprocessor(
-                &mut blocks,
-                function,
-                block_size,
-                dynamic_shared_bytes,
+        let call = unsafe {
+            driver_call!(
+                driver,
+                cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                    &mut blocks,
+                    function,
+                    block_size,
+                    dynamic_shared_bytes,
+                )
             )
         }?;
-        check_with_log(
-            driver,
-            status,
-            "cuOccupancyMaxActiveBlocksPerMultiprocessor",
-            self.about(),
-            &log,
-        )?;
+        check_with_log(driver, call, self.about(), &log)?;
         Ok(blocks)
     }
 
@@ -256,23 +243,20 @@ impl Kernel {
         let log = self.inner.loaded.log.lock();
         // SAFETY: a live function of `context`, out-pointers and no
         // callback; the log's lock is held.
-        let status = unsafe {
-            driver.cuOccupancyMaxPotentialBlockSize(
-                &mut min_grid,
-                &mut block,
-                function,
-                None,
-                dynamic_shared_bytes,
-                block_size_limit,
+        let call = unsafe {
+            driver_call!(
+                driver,
+                cuOccupancyMaxPotentialBlockSize(
+                    &mut min_grid,
+                    &mut block,
+                    function,
+                    None,
+                    dynamic_shared_bytes,
+                    block_size_limit,
+                )
             )
         }?;
-        check_with_log(
-            driver,
-            status,
-            "cuOccupancyMaxPotentialBlockSize",
-            self.about(),
-            &log,
-        )?;
+        check_with_log(driver, call, self.about(), &log)?;
         Ok((min_grid, block))
     }
 
@@ -296,24 +280,24 @@ impl Kernel {
             let (mut offset, mut size) = (0usize, 0usize);
             // SAFETY: a live handle and out-pointers; the log's lock is
             // held.
-            let (status, call) = unsafe {
+            let call = unsafe {
                 match self.inner.handle {
-                    KernelHandle::Kernel(raw) => (
-                        driver.cuKernelGetParamInfo(raw, index, &mut offset, &mut size)?,
-                        "cuKernelGetParamInfo",
+                    KernelHandle::Kernel(raw) => driver_call!(
+                        driver,
+                        cuKernelGetParamInfo(raw, index, &mut offset, &mut size)
                     ),
-                    KernelHandle::Function(raw) => (
-                        driver.cuFuncGetParamInfo(raw, index, &mut offset, &mut size)?,
-                        "cuFuncGetParamInfo",
+                    KernelHandle::Function(raw) => driver_call!(
+                        driver,
+                        cuFuncGetParamInfo(raw, index, &mut offset, &mut size)
                     ),
                 }
-            };
+            }?;
             // CUDA_ERROR_INVALID_VALUE past the last parameter ends the
             // list (checked on the H200); any other failure is an error.
-            if status == CUresult::CUDA_ERROR_INVALID_VALUE {
+            if call.result == CUresult::CUDA_ERROR_INVALID_VALUE {
                 return Ok(params);
             }
-            check_with_log(driver, status, call, self.about(), &log)?;
+            check_with_log(driver, call, self.about(), &log)?;
             params.push(ParamInfo { offset, size });
         }
         // One more parameter than any kernel can have: the driver is not

@@ -1,9 +1,11 @@
-//! [`Context`]: a device's primary context, a created one, or cudarc's.
+//! [`Context`]: a device's primary context, a created one, or cudarc's;
+//! [`CurrentGuard`], which makes one current for a scope.
 
+use std::cell::RefCell;
 use std::sync::{Arc, OnceLock};
 
 use cuda_driver_sys::{
-    Driver,
+    Driver, driver_call,
     sys::{CUcontext, CUdevice, CUresult},
 };
 
@@ -49,8 +51,8 @@ impl Context {
         let device = device(driver, ordinal)?;
         let mut raw = std::ptr::null_mut();
         // SAFETY: an out-pointer and a valid device.
-        let status = unsafe { driver.cuDevicePrimaryCtxRetain(&mut raw, device) }?;
-        check(driver, status, "cuDevicePrimaryCtxRetain", About::NOTHING)?;
+        let call = unsafe { driver_call!(driver, cuDevicePrimaryCtxRetain(&mut raw, device)) }?;
+        check(driver, call, About::NOTHING)?;
         Ok(Self::wrap(raw, device, Owner::Primary))
     }
 
@@ -62,8 +64,13 @@ impl Context {
         // cuCtxCreate_v4 (12.5+) is the one signature both pinned headers
         // declare; null parameters ask for a plain context.
         // SAFETY: an out-pointer, null optional parameters and a valid device.
-        let status = unsafe { driver.cuCtxCreate_v4(&mut raw, std::ptr::null_mut(), 0, device) }?;
-        check(driver, status, "cuCtxCreate", About::NOTHING)?;
+        let call = unsafe {
+            driver_call!(
+                driver,
+                cuCtxCreate_v4(&mut raw, std::ptr::null_mut(), 0, device)
+            )
+        }?;
+        check(driver, call, About::NOTHING)?;
         Ok(Self::wrap(raw, device, Owner::Created))
     }
 
@@ -122,12 +129,47 @@ impl Context {
         self.inner.device
     }
 
-    /// Makes this context current on the calling thread.
-    pub fn make_current(&self) -> Result<(), ModuleError> {
+    /// Makes this context current on the calling thread until the guard
+    /// drops, which makes the context that was current before current
+    /// again (see [`CurrentGuard`], also for guards that nest), as
+    /// cuda-link's `DeviceContext::make_current` does. The guard keeps the
+    /// context alive.
+    ///
+    /// Not needed for this crate's own calls, which make their context
+    /// current for the call and leave the thread as they found it; it is
+    /// for calls that use the current context: the module API, the raw
+    /// driver, cuda-link's driver backend. cudarc binds its own context
+    /// before each of its calls, so a guard does not disturb cudarc, nor
+    /// cudarc a guard's restore.
+    ///
+    /// ```no_run
+    /// # fn run() -> Result<(), cuda_module::ModuleError> {
+    /// let context = cuda_module::Context::primary(0)?;
+    /// {
+    ///     let _current = context.make_current()?;
+    ///     // `context` is current here.
+    /// }
+    /// // What was current before (or none) is current again.
+    /// # Ok(()) }
+    /// ```
+    pub fn make_current(&self) -> Result<CurrentGuard, ModuleError> {
         let driver = driver()?;
-        // SAFETY: a live context.
-        let status = unsafe { driver.cuCtxSetCurrent(self.inner.raw) }?;
-        check(driver, status, "cuCtxSetCurrent", About::NOTHING)
+        let mut previous: CUcontext = std::ptr::null_mut();
+        // SAFETY: an out-pointer.
+        let call = unsafe { driver_call!(driver, cuCtxGetCurrent(&mut previous)) }?;
+        check(driver, call, About::NOTHING)?;
+        let token = GUARDS.with(|guards| guards.borrow_mut().push(previous));
+        // From here, dropping the guard restores `previous`.
+        let guard = CurrentGuard {
+            context: Arc::clone(&self.inner),
+            token,
+            previous,
+        };
+        // SAFETY: a live context, which the guard keeps alive while it is
+        // current.
+        let call = unsafe { driver_call!(driver, cuCtxSetCurrent(self.inner.raw)) }?;
+        check(driver, call, About::NOTHING)?;
+        Ok(guard)
     }
 
     /// Runs `f` with this context pushed, popping it afterwards (also when
@@ -140,6 +182,60 @@ impl Context {
     }
 }
 
+/// The contexts `Kernel::launch_on_stream` made of cudarc's, one per
+/// cudarc context, kept so that the kernel's function cache (per
+/// [`Context`]) serves every launch after the first.
+///
+/// Each keeps its cudarc context alive, as cudarc's own `CudaFunction`
+/// keeps its: while the kernel (or its `Library`, which keeps its kernels)
+/// lives, or, once only this cache holds a cudarc context, until the next
+/// context is added.
+#[cfg(feature = "cudarc")]
+#[derive(Default)]
+pub(crate) struct StreamContexts(std::sync::RwLock<Vec<Context>>);
+
+#[cfg(feature = "cudarc")]
+impl StreamContexts {
+    /// Ours over `cudarc`: the one made before, or a new one.
+    pub(crate) fn get(&self, cudarc: &Arc<cudarc::driver::CudaContext>) -> Context {
+        let is_it = |context: &&Context| {
+            context
+                .cudarc()
+                .is_some_and(|theirs| Arc::ptr_eq(theirs, cudarc))
+        };
+        let known = self
+            .0
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(context) = known.iter().find(is_it) {
+            return context.share();
+        }
+        drop(known);
+        let mut known = self
+            .0
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(context) = known.iter().find(is_it) {
+            return context.share();
+        }
+        // A cudarc context that only this cache still holds is let go,
+        // after the lock: its end is cudarc's, with driver calls.
+        let (kept, stale): (Vec<Context>, Vec<Context>) = std::mem::take(&mut *known)
+            .into_iter()
+            .partition(|context| {
+                context
+                    .cudarc()
+                    .is_some_and(|theirs| Arc::strong_count(theirs) > 1)
+            });
+        *known = kept;
+        let context = Context::from_cudarc(cudarc);
+        known.push(context.share());
+        drop(known);
+        drop(stale);
+        context
+    }
+}
+
 impl ContextInner {
     /// Runs `f` with this context pushed on the calling thread, and pops it
     /// afterwards: when `f` returns, and while a panic unwinds out of it.
@@ -149,8 +245,8 @@ impl ContextInner {
     ) -> Result<T, ModuleError> {
         let driver = driver()?;
         // SAFETY: a live context: `self` is borrowed from a strong reference.
-        let status = unsafe { driver.cuCtxPushCurrent_v2(self.raw) }?;
-        check(driver, status, "cuCtxPushCurrent", About::NOTHING)?;
+        let call = unsafe { driver_call!(driver, cuCtxPushCurrent_v2(self.raw)) }?;
+        check(driver, call, About::NOTHING)?;
         let _pop = PopOnDrop(driver);
         f()
     }
@@ -176,6 +272,107 @@ impl Drop for PopOnDrop {
     }
 }
 
+/// A [`Context`] made current on the calling thread by
+/// [`Context::make_current`]; the context that was current before comes
+/// back when this drops. It keeps the context alive while it lives. Not
+/// `Send`: it belongs to the thread it made the context current on.
+///
+/// # Nesting
+/// As cuda-link's `DeviceContext`: a thread's guards nest like a stack,
+/// whatever order they are dropped in. Each guard remembers the context
+/// that was current when it was made. Dropping the newest live guard of
+/// the thread makes that remembered context current again; dropping an
+/// older one changes nothing at that moment (a newer guard's context stays
+/// current) and hands what it remembered to the guard made just after it,
+/// which restores it in turn. A context made current by other means while
+/// a guard lives (`cuCtxSetCurrent`, cudarc) is replaced when the newest
+/// guard drops. This crate's own calls push their context and pop it, so
+/// they nest inside any guard. (cuda-link's `DeviceContext` keeps a list
+/// of its own: its guards and these nest in the order they are made, not
+/// when dropped out of that order.)
+#[must_use = "the previous context comes back when the guard drops: keep it (`let _current = ...`)"]
+pub struct CurrentGuard {
+    /// The context made current, kept alive while it may be current.
+    context: Arc<ContextInner>,
+    /// This guard's entry in the thread's [`GUARDS`].
+    token: u64,
+    /// What was current when this guard was made: restored on drop if the
+    /// thread's guard list is already gone (a guard dropped while the
+    /// thread's locals are destroyed). A raw pointer: not `Send`.
+    previous: CUcontext,
+}
+
+impl std::fmt::Debug for CurrentGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CurrentGuard")
+            .field("context", &self.context.raw)
+            .field("previous", &self.previous)
+            .finish()
+    }
+}
+
+impl Drop for CurrentGuard {
+    fn drop(&mut self) {
+        let restore = GUARDS
+            .try_with(|guards| guards.borrow_mut().remove(self.token))
+            .unwrap_or(Some(self.previous));
+        if let (Some(context), Ok(driver)) = (restore, driver()) {
+            // SAFETY: `context` is null or a context that was current on
+            // this thread when one of its guards was made; a handle
+            // destroyed since is refused by the driver
+            // (CUDA_ERROR_INVALID_CONTEXT, as cuda.h documents for handles
+            // after cuCtxDestroy). A failure leaves nothing to undo.
+            let _ = unsafe { driver.cuCtxSetCurrent(context) };
+        }
+    }
+}
+
+thread_local! {
+    /// The live [`CurrentGuard`]s of this thread, oldest first.
+    static GUARDS: RefCell<Guards> = const { RefCell::new(Guards::new()) };
+}
+
+/// A thread's live guards, oldest first, each with the context to restore
+/// when it is the newest one to drop (as cuda-link's `DeviceContext` keeps
+/// its own).
+#[derive(Debug)]
+struct Guards {
+    next_token: u64,
+    entries: Vec<(u64, CUcontext)>,
+}
+
+impl Guards {
+    const fn new() -> Self {
+        Guards {
+            next_token: 0,
+            entries: Vec::new(),
+        }
+    }
+
+    /// Adds the newest guard, made while `previous` was current.
+    fn push(&mut self, previous: CUcontext) -> u64 {
+        let token = self.next_token;
+        self.next_token += 1;
+        self.entries.push((token, previous));
+        token
+    }
+
+    /// Removes guard `token`: the context to make current now if it was the
+    /// newest, `None` if a newer guard lives on (and inherits what this one
+    /// would have restored) or the token is unknown.
+    fn remove(&mut self, token: u64) -> Option<CUcontext> {
+        let index = self.entries.iter().position(|&(t, _)| t == token)?;
+        let (_, previous) = self.entries.remove(index);
+        match self.entries.get_mut(index) {
+            Some((_, newer_previous)) => {
+                *newer_previous = previous;
+                None
+            }
+            None => Some(previous),
+        }
+    }
+}
+
 /// The context a module was loaded into: a `CUmodule` and its functions
 /// belong to it alone.
 #[derive(Clone, Copy, Debug)]
@@ -192,8 +389,8 @@ impl Home {
     pub(crate) fn current(driver: &Driver) -> Result<Self, ModuleError> {
         let mut raw = std::ptr::null_mut();
         // SAFETY: an out-pointer.
-        let status = unsafe { driver.cuCtxGetCurrent(&mut raw) }?;
-        check(driver, status, "cuCtxGetCurrent", About::NOTHING)?;
+        let call = unsafe { driver_call!(driver, cuCtxGetCurrent(&mut raw)) }?;
+        check(driver, call, About::NOTHING)?;
         Ok(Home {
             raw,
             id: context_id(raw),
@@ -245,8 +442,8 @@ impl Drop for ContextInner {
 pub(crate) fn device(driver: &Driver, ordinal: i32) -> Result<CUdevice, ModuleError> {
     let mut device = 0;
     // SAFETY: an out-pointer.
-    let status = unsafe { driver.cuDeviceGet(&mut device, ordinal) }?;
-    check(driver, status, "cuDeviceGet", About::NOTHING)?;
+    let call = unsafe { driver_call!(driver, cuDeviceGet(&mut device, ordinal)) }?;
+    check(driver, call, About::NOTHING)?;
     Ok(device)
 }
 
@@ -255,7 +452,7 @@ pub fn device_count() -> Result<i32, ModuleError> {
     let driver = driver()?;
     let mut count = 0;
     // SAFETY: an out-pointer.
-    let status = unsafe { driver.cuDeviceGetCount(&mut count) }?;
-    check(driver, status, "cuDeviceGetCount", About::NOTHING)?;
+    let call = unsafe { driver_call!(driver, cuDeviceGetCount(&mut count)) }?;
+    check(driver, call, About::NOTHING)?;
     Ok(count)
 }

@@ -3,7 +3,7 @@
 use std::ffi::CString;
 use std::sync::OnceLock;
 
-use cuda_driver_sys::{Driver, sys::CUresult};
+use cuda_driver_sys::{Call, Driver, driver_call};
 use cuda_link::ObjectKind;
 
 /// Why loading, lookup or launching failed. `Debug` prints the message
@@ -21,10 +21,12 @@ pub enum ModuleError {
     #[error(
         "{call} failed with {error}{}{}",
         about(library, symbol),
-        log_suffix(log)
+        cuda_link::log_suffix("JIT error log", log)
     )]
     Call {
-        /// The C function.
+        /// The C function, named as the driver exports it: versioned where
+        /// the call is (`cuModuleGetGlobal_v2`, the symbol that `cuda.h`'s
+        /// `cuModuleGetGlobal` stands for).
         call: &'static str,
         /// What it returned.
         error: cuda_driver_sys::DriverError,
@@ -151,8 +153,8 @@ pub(crate) fn driver() -> Result<&'static Driver, ModuleError> {
     let driver = crate::stub::driver();
     INIT.get_or_init(|| {
         // SAFETY: cuInit takes only flags.
-        let status = unsafe { driver.cuInit(0) }?;
-        check(driver, status, "cuInit", About::NOTHING)
+        let call = unsafe { driver_call!(driver, cuInit(0)) }?;
+        check(driver, call, About::NOTHING)
     })
     .clone()?;
     Ok(driver)
@@ -195,19 +197,18 @@ impl<'a> About<'a> {
     }
 }
 
-pub(crate) fn check(
-    driver: &Driver,
-    status: CUresult,
-    call: &'static str,
-    about: About<'_>,
-) -> Result<(), ModuleError> {
-    driver.check(status).map_err(|error| ModuleError::Call {
-        call,
-        error,
-        library: about.library.map(Box::from),
-        symbol: about.symbol.map(Box::from),
-        log: Box::default(),
-    })
+/// `Ok` for a call that succeeded, else [`ModuleError::Call`] naming the
+/// symbol called (see [`driver_call!`]) and what it was about.
+pub(crate) fn check(driver: &Driver, call: Call, about: About<'_>) -> Result<(), ModuleError> {
+    driver
+        .check(call.result)
+        .map_err(|error| ModuleError::Call {
+            call: call.symbol,
+            error,
+            library: about.library.map(Box::from),
+            symbol: about.symbol.map(Box::from),
+            log: Box::default(),
+        })
 }
 
 fn about(library: &Option<Box<str>>, symbol: &Option<Box<str>>) -> String {
@@ -216,15 +217,6 @@ fn about(library: &Option<Box<str>>, symbol: &Option<Box<str>>) -> String {
         (Some(library), None) => format!(" for {library}"),
         (None, Some(symbol)) => format!(" for `{symbol}`"),
         (None, None) => String::new(),
-    }
-}
-
-fn log_suffix(log: &str) -> String {
-    let log = log.trim_end();
-    if log.is_empty() {
-        String::new()
-    } else {
-        format!(":\n{log}")
     }
 }
 
@@ -283,6 +275,31 @@ mod tests {
         assert_eq!(closest_names("saxpi", &kernels), ["saxpy", "daxpy"]);
         assert_eq!(closest_names("reduce_sun", &kernels), ["reduce_sum"]);
         assert!(closest_names("completely_else", &kernels).is_empty());
+    }
+
+    /// The JIT log follows the message under its label, as cuda-link's
+    /// `LinkError` shows its logs; an empty log adds nothing.
+    #[test]
+    fn a_call_error_shows_its_log_under_a_label() {
+        let call = |log: &str| ModuleError::Call {
+            call: "cuLibraryLoadData",
+            error: cuda_driver_sys::DriverError {
+                result: cuda_driver_sys::sys::CUresult::CUDA_ERROR_INVALID_PTX,
+                name: "CUDA_ERROR_INVALID_PTX".into(),
+                description: "a PTX JIT compilation failed".into(),
+            },
+            library: Some("bad.ptx".into()),
+            symbol: None,
+            log: log.into(),
+        };
+        let head = "cuLibraryLoadData failed with CUDA_ERROR_INVALID_PTX (218): \
+                    a PTX JIT compilation failed for bad.ptx";
+        assert_eq!(call("").to_string(), head);
+        assert_eq!(call(" \n").to_string(), head);
+        assert_eq!(
+            call("ptxas fatal: bogus\n").to_string(),
+            format!("{head}\nJIT error log:\nptxas fatal: bogus")
+        );
     }
 
     #[test]

@@ -3,9 +3,9 @@
 //! [`Launch`] builder.
 
 use std::ffi::c_void;
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::Arc;
 
-use cudarc::driver::{CudaContext, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, SyncOnDrop};
+use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, SyncOnDrop};
 
 use crate::context::Context;
 use crate::error::ModuleError;
@@ -96,52 +96,6 @@ pub struct Launch<'a> {
     /// Record each buffer's use on the stream when dropped, after the
     /// launch is queued (or on an error, harmlessly).
     _uses: Vec<SyncOnDrop<'a>>,
-}
-
-/// The contexts [`Kernel::launch_on_stream`] made of cudarc's, one per
-/// cudarc context, kept so that the kernel's function cache (per
-/// [`Context`]) serves every launch after the first.
-///
-/// Each keeps its cudarc context alive, as cudarc's own `CudaFunction`
-/// keeps its: while the kernel (or its `Library`, which keeps its kernels)
-/// lives, or, once only this cache holds a cudarc context, until the next
-/// context is added.
-#[derive(Default)]
-pub(crate) struct StreamContexts(RwLock<Vec<Context>>);
-
-impl StreamContexts {
-    /// Ours over `cudarc`: the one made before, or a new one.
-    fn get(&self, cudarc: &Arc<CudaContext>) -> Context {
-        let is_it = |context: &&Context| {
-            context
-                .cudarc()
-                .is_some_and(|theirs| Arc::ptr_eq(theirs, cudarc))
-        };
-        let known = self.0.read().unwrap_or_else(PoisonError::into_inner);
-        if let Some(context) = known.iter().find(is_it) {
-            return context.share();
-        }
-        drop(known);
-        let mut known = self.0.write().unwrap_or_else(PoisonError::into_inner);
-        if let Some(context) = known.iter().find(is_it) {
-            return context.share();
-        }
-        // A cudarc context that only this cache still holds is let go,
-        // after the lock: its end is cudarc's, with driver calls.
-        let (kept, stale): (Vec<Context>, Vec<Context>) = std::mem::take(&mut *known)
-            .into_iter()
-            .partition(|context| {
-                context
-                    .cudarc()
-                    .is_some_and(|theirs| Arc::strong_count(theirs) > 1)
-            });
-        *known = kept;
-        let context = Context::from_cudarc(cudarc);
-        known.push(context.share());
-        drop(known);
-        drop(stale);
-        context
-    }
 }
 
 impl Kernel {

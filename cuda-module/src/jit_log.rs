@@ -2,7 +2,7 @@
 
 use std::sync::Mutex;
 
-use cuda_driver_sys::{Driver, sys::CUresult};
+use cuda_driver_sys::{Call, Driver};
 
 use crate::error::{About, ModuleError, check};
 
@@ -88,12 +88,11 @@ impl Drop for JitLog {
 /// A failed call whose JIT log, if the driver wrote one, goes in the error.
 pub(crate) fn check_with_log(
     driver: &Driver,
-    status: CUresult,
-    call: &'static str,
+    call: Call,
     about: About<'_>,
     log: &LogGuard<'_>,
 ) -> Result<(), ModuleError> {
-    check(driver, status, call, about).map_err(|mut error| {
+    check(driver, call, about).map_err(|mut error| {
         if let ModuleError::Call { log: text, .. } = &mut error {
             *text = log.text().into();
         }

@@ -3,13 +3,24 @@
 
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
+use cuda_driver_sys::driver_call;
 use cuda_driver_sys::sys::{CUfunction, CUkernel};
 
-use crate::attributes::ParamInfo;
 use crate::context::{Context, ContextInner};
 use crate::error::{About, ModuleError, driver};
 use crate::jit_log::check_with_log;
-use crate::library::{Handle, Loaded};
+use crate::loaded::{Handle, Loaded};
+
+/// Where one kernel parameter lives in the parameter buffer (see
+/// [`Kernel::param_info`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct ParamInfo {
+    /// Its offset, in bytes.
+    pub offset: usize,
+    /// Its size, in bytes.
+    pub size: usize,
+}
 
 #[derive(Clone, Copy)]
 pub(crate) enum KernelHandle {
@@ -33,7 +44,7 @@ pub(crate) struct KernelInner {
     /// kernel's library is unloaded while they still exist (its unloading
     /// waits for their work).
     #[cfg(feature = "cudarc")]
-    pub(crate) stream_contexts: crate::interop::StreamContexts,
+    pub(crate) stream_contexts: crate::context::StreamContexts,
 }
 
 // SAFETY: CUkernel and CUfunction are driver handles usable from any thread;
@@ -161,8 +172,9 @@ impl Kernel {
                 let log = self.inner.loaded.log.lock();
                 // SAFETY: a live kernel and an out-pointer; the driver uses
                 // the calling thread's current context.
-                let status = unsafe { driver.cuKernelGetFunction(&mut function, raw) }?;
-                check_with_log(driver, status, "cuKernelGetFunction", self.about(), &log)?;
+                let call =
+                    unsafe { driver_call!(driver, cuKernelGetFunction(&mut function, raw)) }?;
+                check_with_log(driver, call, self.about(), &log)?;
                 Ok(function)
             }
         }

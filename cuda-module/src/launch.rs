@@ -2,6 +2,7 @@
 
 use std::ffi::c_void;
 
+use cuda_driver_sys::driver_call;
 use cuda_driver_sys::sys::{CUfunction, CUstream};
 
 use crate::context::Context;
@@ -135,22 +136,25 @@ impl Kernel {
         // SAFETY: the caller vouches for the function, stream and
         // parameters; `params` has one pointer per parameter and outlives
         // the call.
-        let status = unsafe {
-            driver.cuLaunchKernel(
-                function,
-                grid.0,
-                grid.1,
-                grid.2,
-                block.0,
-                block.1,
-                block.2,
-                shared_mem_bytes,
-                stream,
-                params.as_mut_ptr(),
-                std::ptr::null_mut(),
+        let call = unsafe {
+            driver_call!(
+                driver,
+                cuLaunchKernel(
+                    function,
+                    grid.0,
+                    grid.1,
+                    grid.2,
+                    block.0,
+                    block.1,
+                    block.2,
+                    shared_mem_bytes,
+                    stream,
+                    params.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                )
             )
         }?;
-        check(driver, status, "cuLaunchKernel", self.about())
+        check(driver, call, self.about())
     }
 }
 
@@ -159,7 +163,7 @@ pub fn synchronize(context: &Context) -> Result<(), ModuleError> {
     let driver = driver()?;
     context.with_current(|| {
         // SAFETY: no arguments.
-        let status = unsafe { driver.cuCtxSynchronize() }?;
-        check(driver, status, "cuCtxSynchronize", About::NOTHING)
+        let call = unsafe { driver_call!(driver, cuCtxSynchronize()) }?;
+        check(driver, call, About::NOTHING)
     })
 }

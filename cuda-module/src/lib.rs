@@ -1,6 +1,15 @@
 #![doc = include_str!("../README.md")]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+// Layers: each module uses only modules of lower layers, so there is no
+// cycle (`stub`, the unit tests' driver, uses them all).
+//
+//   5  interop (cudarc)               the checked launch on cudarc streams
+//   4  attributes, launch, library    a kernel's queries, launches, loading
+//   3  kernel                         Kernel, ParamInfo, per-context functions
+//   2  loaded, memory                 a loaded handle; DeviceBuffer
+//   1  context, jit_log               Context, CurrentGuard; the JIT log
+//   0  error                          ModuleError, the driver, `check`
 mod attributes;
 mod context;
 mod error;
@@ -10,17 +19,18 @@ mod jit_log;
 mod kernel;
 mod launch;
 mod library;
+mod loaded;
 mod memory;
 #[cfg(test)]
 mod stub;
 
-pub use attributes::{KernelAttributes, MAX_KERNEL_PARAMS, ParamInfo};
-pub use context::{Context, device_count};
+pub use attributes::{KernelAttributes, MAX_KERNEL_PARAMS};
+pub use context::{Context, CurrentGuard, device_count};
 pub use error::ModuleError;
 #[cfg(feature = "cudarc")]
 #[cfg_attr(docsrs, doc(cfg(feature = "cudarc")))]
 pub use interop::{Launch, ScalarArg};
-pub use kernel::Kernel;
+pub use kernel::{Kernel, ParamInfo};
 pub use launch::{LaunchConfig, synchronize};
 pub use library::{Library, LoadOptions, LoadingMode, loading_mode};
 pub use memory::{DeviceBuffer, copy_to_device};

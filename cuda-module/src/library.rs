@@ -3,18 +3,32 @@
 
 use std::collections::HashMap;
 use std::ffi::{CStr, c_void};
-use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
+use cuda_driver_sys::driver_call;
 use cuda_driver_sys::sys::{CUdeviceptr, CUfunction, CUkernel, CUlibrary, CUmodule, CUresult};
 use cuda_link::{ObjectCode, ObjectKind};
 
-use crate::context::{Context, ContextInner, Home};
+use crate::context::{Context, Home};
 use crate::error::{About, ModuleError, c_name, check, closest_names, driver};
 use crate::jit_log::{JitLog, check_with_log};
 use crate::kernel::{Kernel, KernelHandle, KernelInner};
+use crate::loaded::{Handle, Loaded};
 
 /// How to load.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+///
+/// Build it with `default()` and the setters, which are named after the
+/// fields (as cuda-link's `LinkerOptions`); options will be added, so it
+/// cannot be written as a struct literal outside this crate:
+///
+/// ```
+/// use cuda_module::LoadOptions;
+///
+/// let options = LoadOptions::default().force_module_api(true).eager(true);
+/// assert!(options.force_module_api && options.eager && !options.binary_is_preserved);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct LoadOptions {
     /// Use `cuModuleLoadDataEx` in the current context even where
     /// `cuLibraryLoadData` exists: the single-context fast path. On an
@@ -33,6 +47,26 @@ pub struct LoadOptions {
     pub binary_is_preserved: bool,
 }
 
+impl LoadOptions {
+    /// Sets [`force_module_api`](Self::force_module_api).
+    pub fn force_module_api(mut self, on: bool) -> Self {
+        self.force_module_api = on;
+        self
+    }
+
+    /// Sets [`eager`](Self::eager).
+    pub fn eager(mut self, on: bool) -> Self {
+        self.eager = on;
+        self
+    }
+
+    /// Sets [`binary_is_preserved`](Self::binary_is_preserved).
+    pub fn binary_is_preserved(mut self, on: bool) -> Self {
+        self.binary_is_preserved = on;
+        self
+    }
+}
+
 /// Whether modules load lazily, as `CUDA_MODULE_LOADING` set it at `cuInit`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LoadingMode {
@@ -48,8 +82,8 @@ pub fn loading_mode() -> Result<LoadingMode, ModuleError> {
     let driver = driver()?;
     let mut mode = cuda_driver_sys::sys::CUmoduleLoadingMode::CU_MODULE_EAGER_LOADING;
     // SAFETY: an out-pointer.
-    let status = unsafe { driver.cuModuleGetLoadingMode(&mut mode) }?;
-    check(driver, status, "cuModuleGetLoadingMode", About::NOTHING)?;
+    let call = unsafe { driver_call!(driver, cuModuleGetLoadingMode(&mut mode)) }?;
+    check(driver, call, About::NOTHING)?;
     Ok(
         if mode == cuda_driver_sys::sys::CUmoduleLoadingMode::CU_MODULE_LAZY_LOADING {
             LoadingMode::Lazy
@@ -59,78 +93,12 @@ pub fn loading_mode() -> Result<LoadingMode, ModuleError> {
     )
 }
 
-pub(crate) enum Handle {
-    Library(CUlibrary),
-    /// A module and the context it was loaded into, the only one its
-    /// functions belong to.
-    Module(CUmodule, Home),
-}
-
 /// Loaded device code, usable from every context (or, after a fallback to
 /// the module API, from the context current at load time).
 pub struct Library {
     loaded: Arc<Loaded>,
     kernels: RwLock<HashMap<Box<str>, Kernel, foldhash::fast::RandomState>>,
 }
-
-/// The loaded handle and what must live as long as it. Every [`Kernel`]
-/// holds it, so the code stays loaded while a kernel can still be launched.
-pub(crate) struct Loaded {
-    pub(crate) handle: Handle,
-    /// The library's name, for errors about it and its kernels.
-    pub(crate) name: Box<str>,
-    /// The JIT error log buffer given to the driver at load time. The driver
-    /// may compile lazily and write it later, so it lives as long as the
-    /// handle, and every call that may compile holds its lock.
-    pub(crate) log: JitLog,
-    /// Contexts that resolved a function of this library: their work is
-    /// waited for before unloading, if they still exist.
-    contexts: Mutex<Vec<Weak<ContextInner>>>,
-    /// The image, when the driver was told it stays alive.
-    _image: Option<cuda_link::Bytes>,
-}
-
-impl Loaded {
-    pub(crate) fn record_context(&self, context: &Arc<ContextInner>) {
-        let mut contexts = self.contexts.lock().unwrap_or_else(|p| p.into_inner());
-        contexts.retain(|weak| weak.strong_count() > 0);
-        if !contexts
-            .iter()
-            .any(|weak| std::ptr::eq(weak.as_ptr(), Arc::as_ptr(context)))
-        {
-            contexts.push(Arc::downgrade(context));
-        }
-    }
-}
-
-impl Drop for Loaded {
-    fn drop(&mut self) {
-        let Ok(driver) = driver() else { return };
-        let contexts = std::mem::take(self.contexts.get_mut().unwrap_or_else(|p| p.into_inner()));
-        for context in contexts.iter().filter_map(Weak::upgrade) {
-            // Work queued there may still run this library's code.
-            let _ = context.with_current(|| {
-                // SAFETY: no arguments; the context is pushed and alive.
-                let _ = unsafe { driver.cuCtxSynchronize() };
-                Ok(())
-            });
-        }
-        // SAFETY: unloads what `load_image` loaded, once, after the work
-        // that used it.
-        let _ = unsafe {
-            match self.handle {
-                Handle::Library(library) => driver.cuLibraryUnload(library),
-                Handle::Module(module, _) => driver.cuModuleUnload(module),
-            }
-        };
-    }
-}
-
-// SAFETY: library and module handles are process-wide driver objects,
-// usable from any thread; the context list is behind a mutex.
-unsafe impl Send for Loaded {}
-// SAFETY: as above.
-unsafe impl Sync for Loaded {}
 
 impl Library {
     /// Loads a cubin, PTX or fatbin with `cuLibraryLoadData`.
@@ -233,44 +201,43 @@ impl Library {
         // outlives the call, and the library when preserved, as the library
         // keeps it. The option arrays match their counts; out-pointers are
         // valid; the log buffer lives as long as the handle.
-        let (status, call) = unsafe {
+        let call = unsafe {
             if use_library {
-                let status = driver.cuLibraryLoadData(
-                    &mut library,
-                    image.as_bytes().as_ptr().cast(),
-                    jit_keys.as_mut_ptr(),
-                    jit_values.as_mut_ptr(),
-                    jit_keys.len() as u32,
-                    library_keys.as_mut_ptr(),
-                    library_values.as_mut_ptr(),
-                    library_count,
-                )?;
-                (status, "cuLibraryLoadData")
+                driver_call!(
+                    driver,
+                    cuLibraryLoadData(
+                        &mut library,
+                        image.as_bytes().as_ptr().cast(),
+                        jit_keys.as_mut_ptr(),
+                        jit_values.as_mut_ptr(),
+                        jit_keys.len() as u32,
+                        library_keys.as_mut_ptr(),
+                        library_values.as_mut_ptr(),
+                        library_count,
+                    )
+                )
             } else {
-                let status = driver.cuModuleLoadDataEx(
-                    &mut module,
-                    image.as_bytes().as_ptr().cast(),
-                    jit_keys.len() as u32,
-                    jit_keys.as_mut_ptr(),
-                    jit_values.as_mut_ptr(),
-                )?;
-                (status, "cuModuleLoadDataEx")
+                driver_call!(
+                    driver,
+                    cuModuleLoadDataEx(
+                        &mut module,
+                        image.as_bytes().as_ptr().cast(),
+                        jit_keys.len() as u32,
+                        jit_keys.as_mut_ptr(),
+                        jit_values.as_mut_ptr(),
+                    )
+                )
             }
-        };
-        check_with_log(driver, status, call, About::library(name), &guard)?;
+        }?;
+        check_with_log(driver, call, About::library(name), &guard)?;
         drop(guard);
         let handle = match home {
             Some(home) => Handle::Module(module, home),
             None => Handle::Library(library),
         };
+        let image = preserve.then(|| image.shared());
         let loaded = Library {
-            loaded: Arc::new(Loaded {
-                handle,
-                name: name.into(),
-                log,
-                contexts: Mutex::default(),
-                _image: preserve.then(|| image.shared()),
-            }),
+            loaded: Arc::new(Loaded::new(handle, name, log, image)),
             kernels: RwLock::default(),
         };
         if options.eager && use_library {
@@ -285,13 +252,8 @@ impl Library {
         let driver = driver()?;
         let mut context = std::ptr::null_mut();
         // SAFETY: an out-pointer.
-        let status = unsafe { driver.cuCtxGetCurrent(&mut context) }?;
-        check(
-            driver,
-            status,
-            "cuCtxGetCurrent",
-            About::library(self.name()),
-        )?;
+        let call = unsafe { driver_call!(driver, cuCtxGetCurrent(&mut context)) }?;
+        check(driver, call, About::library(self.name()))?;
         for name in self.kernels()? {
             let kernel = self.kernel(&name)?;
             if !context.is_null() {
@@ -383,21 +345,25 @@ impl Library {
             Handle::Library(library) => {
                 let mut raw: CUkernel = std::ptr::null_mut();
                 // SAFETY: a live library, a C string and an out-pointer.
-                let status = unsafe { driver.cuLibraryGetKernel(&mut raw, library, c.as_ptr()) }?;
-                if status == CUresult::CUDA_ERROR_NOT_FOUND {
+                let call = unsafe {
+                    driver_call!(driver, cuLibraryGetKernel(&mut raw, library, c.as_ptr()))
+                }?;
+                if call.result == CUresult::CUDA_ERROR_NOT_FOUND {
                     return Ok(None);
                 }
-                check_with_log(driver, status, "cuLibraryGetKernel", about, &log)?;
+                check_with_log(driver, call, about, &log)?;
                 Some(KernelHandle::Kernel(raw))
             }
             Handle::Module(module, _) => {
                 let mut raw: CUfunction = std::ptr::null_mut();
                 // SAFETY: a live module, a C string and an out-pointer.
-                let status = unsafe { driver.cuModuleGetFunction(&mut raw, module, c.as_ptr()) }?;
-                if status == CUresult::CUDA_ERROR_NOT_FOUND {
+                let call = unsafe {
+                    driver_call!(driver, cuModuleGetFunction(&mut raw, module, c.as_ptr()))
+                }?;
+                if call.result == CUresult::CUDA_ERROR_NOT_FOUND {
                     return Ok(None);
                 }
-                check_with_log(driver, status, "cuModuleGetFunction", about, &log)?;
+                check_with_log(driver, call, about, &log)?;
                 Some(KernelHandle::Function(raw))
             }
         })
@@ -450,34 +416,23 @@ impl Library {
         let driver = driver()?;
         let mut count = 0u32;
         // SAFETY: a live library and an out-pointer.
-        let status = unsafe { driver.cuLibraryGetKernelCount(&mut count, library) }?;
-        check(
-            driver,
-            status,
-            "cuLibraryGetKernelCount",
-            About::library(self.name()),
-        )?;
+        let call = unsafe { driver_call!(driver, cuLibraryGetKernelCount(&mut count, library)) }?;
+        check(driver, call, About::library(self.name()))?;
         let mut raws: Vec<CUkernel> = vec![std::ptr::null_mut(); count as usize];
         // SAFETY: a buffer of `count` handles.
-        let status =
-            unsafe { driver.cuLibraryEnumerateKernels(raws.as_mut_ptr(), count, library) }?;
-        check(
-            driver,
-            status,
-            "cuLibraryEnumerateKernels",
-            About::library(self.name()),
-        )?;
+        let call = unsafe {
+            driver_call!(
+                driver,
+                cuLibraryEnumerateKernels(raws.as_mut_ptr(), count, library)
+            )
+        }?;
+        check(driver, call, About::library(self.name()))?;
         raws.into_iter()
             .map(|raw| {
                 let mut text: *const std::ffi::c_char = std::ptr::null();
                 // SAFETY: a kernel of this library and an out-pointer.
-                let status = unsafe { driver.cuKernelGetName(&mut text, raw) }?;
-                check(
-                    driver,
-                    status,
-                    "cuKernelGetName",
-                    About::library(self.name()),
-                )?;
+                let call = unsafe { driver_call!(driver, cuKernelGetName(&mut text, raw)) }?;
+                check(driver, call, About::library(self.name()))?;
                 if text.is_null() {
                     return Ok(String::new());
                 }
@@ -503,10 +458,14 @@ impl Library {
         // Lazy loading may load and compile the code here, writing the log.
         let log = self.loaded.log.lock();
         // SAFETY: a live library, a C string and out-pointers.
-        let status =
-            unsafe { driver.cuLibraryGetManaged(&mut pointer, &mut size, library, c.as_ptr()) }?;
+        let call = unsafe {
+            driver_call!(
+                driver,
+                cuLibraryGetManaged(&mut pointer, &mut size, library, c.as_ptr())
+            )
+        }?;
         let about = About::symbol(self.name(), name);
-        check_with_log(driver, status, "cuLibraryGetManaged", about, &log)?;
+        check_with_log(driver, call, about, &log)?;
         Ok((pointer, size))
     }
 
@@ -532,7 +491,7 @@ impl Library {
     /// let library = Library::load(code)?;
     /// let (bias, size) = library.global(&context, "bias")?;
     /// assert_eq!(size, 4);
-    /// context.make_current()?;
+    /// let _current = context.make_current()?;
     /// // SAFETY: `bias` is a 4-byte global of the current context; no kernel runs.
     /// unsafe { cuda_module::copy_to_device(bias, &[1.5f32]) }?;
     /// # Ok(()) }
@@ -561,19 +520,19 @@ impl Library {
         // Lazy loading may load and compile the code here, writing the log.
         let log = self.loaded.log.lock();
         // SAFETY: a live handle, a C string and out-pointers.
-        let (status, call) = unsafe {
+        let call = unsafe {
             match self.loaded.handle {
-                Handle::Library(library) => (
-                    driver.cuLibraryGetGlobal(&mut pointer, &mut size, library, c.as_ptr())?,
-                    "cuLibraryGetGlobal",
+                Handle::Library(library) => driver_call!(
+                    driver,
+                    cuLibraryGetGlobal(&mut pointer, &mut size, library, c.as_ptr())
                 ),
-                Handle::Module(module, _) => (
-                    driver.cuModuleGetGlobal_v2(&mut pointer, &mut size, module, c.as_ptr())?,
-                    "cuModuleGetGlobal",
+                Handle::Module(module, _) => driver_call!(
+                    driver,
+                    cuModuleGetGlobal_v2(&mut pointer, &mut size, module, c.as_ptr())
                 ),
             }
-        };
-        check_with_log(driver, status, call, About::symbol(self.name(), name), &log)?;
+        }?;
+        check_with_log(driver, call, About::symbol(self.name(), name), &log)?;
         Ok((pointer, size))
     }
 }

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use cuda_driver_sys::driver_call;
 use cuda_driver_sys::sys::CUdeviceptr;
 
 use crate::context::{Context, ContextInner};
@@ -29,8 +30,9 @@ impl DeviceBuffer {
         context.with_current(|| {
             let mut pointer = 0;
             // SAFETY: an out-pointer, in the pushed context.
-            let status = unsafe { driver.cuMemAlloc_v2(&mut pointer, bytes.len().max(1)) }?;
-            check(driver, status, "cuMemAlloc", About::NOTHING)?;
+            let call =
+                unsafe { driver_call!(driver, cuMemAlloc_v2(&mut pointer, bytes.len().max(1))) }?;
+            check(driver, call, About::NOTHING)?;
             let buffer = DeviceBuffer {
                 pointer,
                 bytes: bytes.len(),
@@ -38,9 +40,13 @@ impl DeviceBuffer {
             };
             // SAFETY: the new allocation holds `bytes.len()` bytes; the
             // source is that many initialised host bytes.
-            let status =
-                unsafe { driver.cuMemcpyHtoD_v2(pointer, bytes.as_ptr().cast(), bytes.len()) }?;
-            check(driver, status, "cuMemcpyHtoD", About::NOTHING)?;
+            let call = unsafe {
+                driver_call!(
+                    driver,
+                    cuMemcpyHtoD_v2(pointer, bytes.as_ptr().cast(), bytes.len())
+                )
+            }?;
+            check(driver, call, About::NOTHING)?;
             Ok(buffer)
         })
     }
@@ -70,9 +76,13 @@ impl DeviceBuffer {
         self.context.with_current(|| {
             // SAFETY: `out` holds exactly `size` bytes, no more than the
             // allocation; every byte pattern the copy leaves is a valid `T`.
-            let status =
-                unsafe { driver.cuMemcpyDtoH_v2(out.as_mut_ptr().cast(), self.pointer, size) }?;
-            check(driver, status, "cuMemcpyDtoH", About::NOTHING)
+            let call = unsafe {
+                driver_call!(
+                    driver,
+                    cuMemcpyDtoH_v2(out.as_mut_ptr().cast(), self.pointer, size)
+                )
+            }?;
+            check(driver, call, About::NOTHING)
         })?;
         Ok(out)
     }
@@ -107,7 +117,11 @@ pub unsafe fn copy_to_device<T: bytemuck::NoUninit>(
     let bytes: &[u8] = bytemuck::cast_slice(data);
     // SAFETY: the caller vouches for the destination; the source is
     // `bytes.len()` initialised host bytes.
-    let status =
-        unsafe { driver.cuMemcpyHtoD_v2(destination, bytes.as_ptr().cast(), bytes.len()) }?;
-    check(driver, status, "cuMemcpyHtoD", About::NOTHING)
+    let call = unsafe {
+        driver_call!(
+            driver,
+            cuMemcpyHtoD_v2(destination, bytes.as_ptr().cast(), bytes.len())
+        )
+    }?;
+    check(driver, call, About::NOTHING)
 }

@@ -9,7 +9,9 @@ use std::ffi::c_void;
 
 use cuda_link::{Arch, Backend, LinkError, Linker, LinkerOptions, ObjectCode, OutputKind};
 use cuda_link_tests::{FatbinInput, fixtures, nvfatbin, nvrtc, ptxas};
-use cuda_module::{Context, DeviceBuffer, LaunchConfig, Library, LoadOptions, ModuleError};
+use cuda_module::{
+    Context, CurrentGuard, DeviceBuffer, LaunchConfig, Library, LoadOptions, ModuleError,
+};
 
 /// Contexts: launches and guards restore the current one; a module's
 /// kernel refuses other contexts.
@@ -18,11 +20,12 @@ mod contexts;
 
 const N: usize = 1 << 20;
 
-/// The primary context of device 0, current on this thread.
-fn gpu() -> Context {
+/// The primary context of device 0, current on this thread while the guard
+/// lives.
+fn gpu() -> (Context, CurrentGuard) {
     let context = Context::primary(0).expect("these tests need a GPU");
-    context.make_current().unwrap();
-    context
+    let current = context.make_current().unwrap();
+    (context, current)
 }
 
 fn arch() -> Arch {
@@ -55,7 +58,7 @@ fn link(inputs: &[ObjectCode], backend: Backend) -> Result<ObjectCode, LinkError
 #[test]
 #[ignore = "needs a GPU"]
 fn report_the_machine() {
-    let _context = gpu();
+    let _gpu = gpu();
     let driver = cuda_driver_sys::Driver::global().unwrap();
     eprintln!(
         "driver {:?} from {} ({:?}); devices: {}; nvJitLink: {:?}",
@@ -122,7 +125,7 @@ fn run_saxpy(context: &Context, library: &Library, kernel: &str) {
 #[test]
 #[ignore = "needs a GPU"]
 fn saxpy_from_every_input_kind() {
-    let context = gpu();
+    let (context, _current) = gpu();
     let ptx = ptx_of(fixtures::SAXPY_CU, "saxpy.cu");
     let cubin = ptxas(ptx.as_bytes(), &arch().to_string(), true).unwrap();
     let cubin = ObjectCode::from_cubin(cubin, "saxpy.cubin").unwrap();
@@ -152,7 +155,7 @@ fn saxpy_from_every_input_kind() {
 #[test]
 #[ignore = "needs a GPU"]
 fn lto_of_several_modules() {
-    let context = gpu();
+    let (context, _current) = gpu();
     let inputs = [
         ltoir_of(fixtures::LTO_MAIN_CU, "lto_main.cu"),
         ltoir_of(fixtures::LTO_SCALE_CU, "lto_scale.cu"),
@@ -165,7 +168,7 @@ fn lto_of_several_modules() {
 #[test]
 #[ignore = "needs a GPU"]
 fn driver_backend_links_and_refuses_ltoir() {
-    let context = gpu();
+    let (context, _current) = gpu();
     let linked = link(&[ptx_of(fixtures::SAXPY_CU, "saxpy.cu")], Backend::Driver)
         .unwrap_or_else(|e| panic!("{e}"));
     run_saxpy(&context, &Library::load(&linked).unwrap(), "saxpy");
@@ -193,21 +196,15 @@ fn driver_backend_links_and_refuses_ltoir() {
 #[test]
 #[ignore = "needs a GPU"]
 fn module_fallback_and_missing_kernel() {
-    let context = gpu();
+    let (context, _current) = gpu();
     eprintln!("loading mode: {:?}", cuda_module::loading_mode().unwrap());
     let linked = link(
         &[ptx_of(fixtures::SAXPY_CU, "saxpy.cu")],
         Backend::NvJitLink,
     )
     .unwrap();
-    let forced = Library::load_with(
-        &linked,
-        LoadOptions {
-            force_module_api: true,
-            ..LoadOptions::default()
-        },
-    )
-    .unwrap();
+    let forced =
+        Library::load_with(&linked, LoadOptions::default().force_module_api(true)).unwrap();
     assert!(forced.is_module());
     run_saxpy(&context, &forced, "saxpy");
 
@@ -236,7 +233,7 @@ fn module_fallback_and_missing_kernel() {
 #[test]
 #[ignore = "needs a GPU"]
 fn attributes_and_param_info_match_the_signature() {
-    let context = gpu();
+    let (context, _current) = gpu();
     let linked = link(
         &[ptx_of(fixtures::SAXPY_CU, "saxpy.cu")],
         Backend::NvJitLink,
@@ -269,7 +266,7 @@ fn attributes_and_param_info_match_the_signature() {
 #[test]
 #[ignore = "needs a GPU"]
 fn a_global_written_from_the_host_is_read_by_the_kernel() {
-    let context = gpu();
+    let (context, _current) = gpu();
     let linked = link(
         &[ptx_of(fixtures::COUNTER_CU, "counter.cu")],
         Backend::NvJitLink,
@@ -304,15 +301,17 @@ fn a_global_written_from_the_host_is_read_by_the_kernel() {
     // Each context has a `bias` of its own, at its own address, found
     // while another context is current: 0 until written.
     let other = Context::create(0).unwrap();
-    context.make_current().unwrap();
+    let _current = context.make_current().unwrap();
     let (other_address, size) = library.global(&other, "bias").unwrap();
     assert_eq!(size, 4);
     assert_ne!(other_address, address);
     assert!(add_bias(&other).iter().all(|&v| v == 1.0));
-    other.make_current().unwrap();
-    // SAFETY: `bias` is a 4-byte global of the current context; no kernel runs.
-    unsafe { cuda_module::copy_to_device(other_address, &[4.0f32]) }.unwrap();
-    context.make_current().unwrap();
+    {
+        let _other = other.make_current().unwrap();
+        // SAFETY: `bias` is a 4-byte global of the current context; no
+        // kernel runs.
+        unsafe { cuda_module::copy_to_device(other_address, &[4.0f32]) }.unwrap();
+    }
     assert!(add_bias(&other).iter().all(|&v| v == 5.0));
     assert!(add_bias(&context).iter().all(|&v| v == 2.5));
 }
@@ -320,7 +319,7 @@ fn a_global_written_from_the_host_is_read_by_the_kernel() {
 #[test]
 #[ignore = "needs a GPU"]
 fn one_library_serves_two_contexts() {
-    let primary = gpu();
+    let (primary, _current) = gpu();
     let linked = link(
         &[ptx_of(fixtures::SAXPY_CU, "saxpy.cu")],
         Backend::NvJitLink,
@@ -328,8 +327,8 @@ fn one_library_serves_two_contexts() {
     .unwrap();
     let library = Library::load(&linked).unwrap();
     run_saxpy(&primary, &library, "saxpy");
+    // A created context is current (pushed) until it is destroyed.
     let created = Context::create(0).unwrap();
-    created.make_current().unwrap();
     run_saxpy(&created, &library, "saxpy");
     let kernel = library.kernel("saxpy").unwrap();
     assert_ne!(
@@ -340,10 +339,8 @@ fn one_library_serves_two_contexts() {
     // context (possibly at the same address) gets a fresh function.
     drop(created);
     let again = Context::create(0).unwrap();
-    again.make_current().unwrap();
     run_saxpy(&again, &library, "saxpy");
     drop(again);
-    primary.make_current().unwrap();
     drop(kernel);
     drop(library);
 }
@@ -351,17 +348,13 @@ fn one_library_serves_two_contexts() {
 #[test]
 #[ignore = "needs a GPU"]
 fn eager_preserved_and_file_loads() {
-    let context = gpu();
+    let (context, _current) = gpu();
     let linked = link(
         &[ptx_of(fixtures::SAXPY_CU, "saxpy.cu")],
         Backend::NvJitLink,
     )
     .unwrap();
-    let options = LoadOptions {
-        eager: true,
-        binary_is_preserved: true,
-        ..LoadOptions::default()
-    };
+    let options = LoadOptions::default().eager(true).binary_is_preserved(true);
     let library = Library::load_with(&linked, options).unwrap();
     run_saxpy(&context, &library, "saxpy");
 
@@ -383,7 +376,7 @@ fn tempfile_dir() -> std::path::PathBuf {
 #[test]
 #[ignore = "needs a GPU"]
 fn a_jit_failure_carries_the_driver_log() {
-    let context = gpu();
+    let (context, _current) = gpu();
     let broken = ObjectCode::from_ptx(
         b".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry broken()\n{\n bogus.instruction;\n}\n".to_vec(),
         "broken.ptx",
@@ -430,7 +423,7 @@ extern "C" __global__ void spin_then_write(int *out, long long cycles)
 #[test]
 #[ignore = "needs a GPU"]
 fn one_library_serves_every_device() {
-    let _primary = gpu();
+    let _gpu = gpu();
     let count = cuda_module::device_count().unwrap();
     let linked = link(
         &[ptx_of(fixtures::SAXPY_CU, "saxpy.cu")],
@@ -460,7 +453,7 @@ fn one_library_serves_every_device() {
         for context in &contexts {
             let library = &library;
             scope.spawn(move || {
-                context.make_current().unwrap();
+                let _current = context.make_current().unwrap();
                 run_saxpy(context, library, "saxpy");
             });
         }
@@ -473,7 +466,7 @@ fn one_library_serves_every_device() {
 #[test]
 #[ignore = "needs a GPU"]
 fn unloading_waits_for_running_work() {
-    let context = gpu();
+    let _gpu = gpu();
     let last = cuda_module::device_count().unwrap() - 1;
     let linked = link(&[ptx_of(SPIN_CU, "spin.cu")], Backend::NvJitLink).unwrap();
     let library = Library::load(&linked).unwrap();
@@ -482,7 +475,7 @@ fn unloading_waits_for_running_work() {
     let out = std::thread::scope(|scope| {
         scope
             .spawn(|| {
-                device_context.make_current().unwrap();
+                let _current = device_context.make_current().unwrap();
                 let out = DeviceBuffer::from_slice(&device_context, &[0i32]).unwrap();
                 let (mut out_arg, mut cycles) = (out.pointer(), 400_000_000i64);
                 let mut params: [*mut c_void; 2] =
@@ -507,11 +500,9 @@ fn unloading_waits_for_running_work() {
     drop(kernel);
     drop(library);
     let waited = start.elapsed();
-    device_context.make_current().unwrap();
     assert_eq!(out.to_vec::<i32>().unwrap(), [42]);
     eprintln!("unload waited {waited:?} for the running kernel");
     assert!(waited >= std::time::Duration::from_millis(50), "{waited:?}");
-    context.make_current().unwrap();
 }
 
 const MANAGED_CU: &str = r#"
@@ -528,7 +519,7 @@ extern "C" __global__ void count_hits()
 #[test]
 #[ignore = "needs a GPU"]
 fn a_managed_variable_is_shared_with_the_host() {
-    let context = gpu();
+    let (context, _current) = gpu();
     let linked = link(&[ptx_of(MANAGED_CU, "managed.cu")], Backend::NvJitLink).unwrap();
     let library = Library::load(&linked).unwrap();
     let (address, size) = library.managed("hits").unwrap();
@@ -556,7 +547,7 @@ fn a_managed_variable_is_shared_with_the_host() {
 #[test]
 #[ignore = "needs a GPU"]
 fn the_arch_defaults_to_the_current_device() {
-    let _context = gpu();
+    let _gpu = gpu();
     let mut linker = Linker::new(LinkerOptions::default()).unwrap();
     linker.add(&ptx_of(fixtures::SAXPY_CU, "saxpy.cu")).unwrap();
     let cubin = linker.link(OutputKind::Cubin).unwrap();
@@ -572,7 +563,7 @@ fn the_arch_defaults_to_the_current_device() {
 #[test]
 #[ignore = "needs a GPU"]
 fn hostile_images_are_refused_before_the_driver() {
-    let _context = gpu();
+    let _gpu = gpu();
     let ptx = ptx_of(fixtures::SAXPY_CU, "saxpy.cu");
     for relocatable in [false, true] {
         let cubin = ptxas(ptx.as_bytes(), &arch().to_string(), relocatable).unwrap();
@@ -608,7 +599,7 @@ fn hostile_images_are_refused_before_the_driver() {
 #[ignore = "needs a GPU"]
 fn entry_points_have_the_declared_abi() {
     use cuda_driver_sys::{DriverFns, sys::CUDA_VERSION};
-    let _context = gpu();
+    let _gpu = gpu();
     let driver = cuda_driver_sys::Driver::global().unwrap();
     assert_eq!(
         driver.resolution(),

@@ -11,14 +11,16 @@ use std::path::{Path, PathBuf};
 
 use cuda_link::{Arch, Backend, LinkError, Linker, LinkerOptions, ObjectCode, OutputKind};
 use cuda_link_tests::corpus;
-use cuda_module::{Context, DeviceBuffer, LaunchConfig, Library};
+use cuda_module::{Context, CurrentGuard, DeviceBuffer, LaunchConfig, Library};
 
 const N: usize = 4096;
 
-fn gpu() -> Context {
+/// The primary context of device 0, current on this thread while the guard
+/// lives.
+fn gpu() -> (Context, CurrentGuard) {
     let context = Context::primary(0).expect("these tests need a GPU");
-    context.make_current().unwrap();
-    context
+    let current = context.make_current().unwrap();
+    (context, current)
 }
 
 fn dir() -> PathBuf {
@@ -132,7 +134,7 @@ fn check_callers(context: &Context, library: &Library, what: &str) {
 #[test]
 #[ignore = "needs a GPU"]
 fn device_functions_from_every_container_launch() {
-    let context = gpu();
+    let (context, _current) = gpu();
     let dir = dir();
     let callers = corpus::containers("use_device_functions");
     let callees = corpus::containers("device_functions");
@@ -154,7 +156,7 @@ fn device_functions_from_every_container_launch() {
 #[test]
 #[ignore = "needs a GPU"]
 fn multi_file_lto_device_launch_and_variables() {
-    let context = gpu();
+    let (context, _current) = gpu();
     let dir = dir();
     // lto_apply: data[i] = data[i] * 3 + 1, with lto_scale from another file.
     let kernels = corpus::containers("lto_kernel");
@@ -224,7 +226,7 @@ fn multi_file_lto_device_launch_and_variables() {
 #[test]
 #[ignore = "needs a GPU"]
 fn the_cli_links_with_the_driver_on_a_device() {
-    let context = gpu();
+    let (context, _current) = gpu();
     let dir = dir();
     let cli = std::env::var_os("CUDA_LINK_CLI").expect("the bundle sets CUDA_LINK_CLI");
     let output = std::env::temp_dir().join(format!("cuda-link-cli-{}.cubin", std::process::id()));

@@ -173,7 +173,7 @@ fn a_checked_launch_restores_the_current_context() {
     let other = Context::create(0).unwrap();
     let mut launch = saxpy.launch_on(&context, &stream).unwrap();
     launch.arg(&a).slice(&x).slice_mut(&mut y).arg(&n);
-    other.make_current().unwrap();
+    let _current = other.make_current().unwrap();
     let config = LaunchConfig::for_elements(N as u32, 128);
     // SAFETY: saxpy reads x and writes y within their N elements.
     unsafe { launch.launch(config) }.unwrap();

@@ -51,6 +51,34 @@ pub struct nvJitLink {
     _unused: [u8; 0],
 }
 pub type nvJitLinkHandle = *mut nvJitLink;
+impl nvJitLinkResult {
+    /// The constant's name as the header spells it; `None` for
+    /// a value the header does not name.
+    pub const fn name(self) -> Option<&'static str> {
+        match self.0 {
+            0 => Some("NVJITLINK_SUCCESS"),
+            1 => Some("NVJITLINK_ERROR_UNRECOGNIZED_OPTION"),
+            2 => Some("NVJITLINK_ERROR_MISSING_ARCH"),
+            3 => Some("NVJITLINK_ERROR_INVALID_INPUT"),
+            4 => Some("NVJITLINK_ERROR_PTX_COMPILE"),
+            5 => Some("NVJITLINK_ERROR_NVVM_COMPILE"),
+            6 => Some("NVJITLINK_ERROR_INTERNAL"),
+            7 => Some("NVJITLINK_ERROR_THREADPOOL"),
+            8 => Some("NVJITLINK_ERROR_UNRECOGNIZED_INPUT"),
+            9 => Some("NVJITLINK_ERROR_FINALIZE"),
+            10 => Some("NVJITLINK_ERROR_NULL_INPUT"),
+            11 => Some("NVJITLINK_ERROR_INCOMPATIBLE_OPTIONS"),
+            12 => Some("NVJITLINK_ERROR_INCORRECT_INPUT_TYPE"),
+            13 => Some("NVJITLINK_ERROR_ARCH_MISMATCH"),
+            14 => Some("NVJITLINK_ERROR_OUTDATED_LIBRARY"),
+            15 => Some("NVJITLINK_ERROR_MISSING_FATBIN"),
+            16 => Some("NVJITLINK_ERROR_UNRECOGNIZED_ARCH"),
+            17 => Some("NVJITLINK_ERROR_UNSUPPORTED_ARCH"),
+            18 => Some("NVJITLINK_ERROR_LTO_NOT_ENABLED"),
+            _ => None,
+        }
+    }
+}
 pub type PFN_nvJitLinkAddData = unsafe extern "C" fn(
     handle: nvJitLinkHandle,
     inputType: nvJitLinkInputType,

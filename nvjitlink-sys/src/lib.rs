@@ -9,7 +9,11 @@ use std::path::{Path, PathBuf};
 
 #[cfg(feature = "discover")]
 pub use cuda_dylib::{NotFound, SearchEnv, Source};
-pub use libloading::Library;
+/// The `libloading` this crate loads with, for
+/// [`NvJitLink::from_library`]: `nvjitlink_sys::libloading::Library` is a
+/// shared library.
+pub use libloading;
+use libloading::Library;
 
 #[rustfmt::skip]
 mod bindings;
@@ -56,6 +60,55 @@ pub struct SymbolUnavailable {
     pub library: &'static str,
     /// The missing symbol.
     pub symbol: &'static str,
+}
+
+/// An nvJitLink call that was made: the symbol it called and what it
+/// returned. [`nvjitlink_call!`] makes one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[must_use = "check the call's result"]
+pub struct Call {
+    /// The symbol the table resolved and called, e.g. `"nvJitLinkAddData"`:
+    /// what [`SymbolUnavailable::symbol`] names when the library lacks it.
+    pub symbol: &'static str,
+    /// What it returned.
+    pub result: nvJitLinkResult,
+}
+
+/// Calls a function of an [`NvJitLink`]'s table and names it by the
+/// symbol called: `nvjitlink_call!(lib, nvJitLinkComplete(handle))` is
+/// `lib.nvJitLinkComplete(handle)` as a `Result<`[`Call`]`,`
+/// [`SymbolUnavailable`]`>` whose `symbol` is `"nvJitLinkComplete"`, so no
+/// caller types the name of the function it calls (as git2's `try_call!`;
+/// `cuda_driver_sys::driver_call!` is the driver's).
+///
+/// # Safety
+/// The macro adds no `unsafe` and hides none: the table's methods are
+/// `unsafe fn`, so the macro goes inside the caller's `unsafe` block, whose
+/// `// SAFETY:` comment vouches for the arguments as it would for the
+/// direct call.
+///
+/// ```no_run
+/// use nvjitlink_sys::{NvJitLink, NvJitLinkError, nvjitlink_call, sys::nvJitLinkResult};
+///
+/// fn version(lib: &NvJitLink) -> Result<(u32, u32), String> {
+///     let (mut major, mut minor) = (0, 0);
+///     // SAFETY: two out-pointers.
+///     let call = unsafe { nvjitlink_call!(lib, nvJitLinkVersion(&mut major, &mut minor)) }
+///         .map_err(|missing| missing.to_string())?;
+///     match call.result {
+///         nvJitLinkResult::NVJITLINK_SUCCESS => Ok((major, minor)),
+///         result => Err(format!("{} failed with {}", call.symbol, NvJitLinkError { result })),
+///     }
+/// }
+/// ```
+#[macro_export]
+macro_rules! nvjitlink_call {
+    ($lib:expr, $function:ident($($argument:expr),* $(,)?)) => {
+        $lib.$function($($argument),*).map(|result| $crate::Call {
+            symbol: ::core::stringify!($function),
+            result,
+        })
+    };
 }
 
 /// The majors whose ABI matches these bindings.
@@ -178,10 +231,13 @@ impl NvJitLink {
     }
 
     /// The process-wide instance, loaded on first use and shared.
-    pub fn global() -> Result<std::sync::Arc<Self>, LoadError> {
+    pub fn global() -> Result<&'static std::sync::Arc<Self>, LoadError> {
         use std::sync::{Arc, OnceLock};
         static GLOBAL: OnceLock<Result<Arc<NvJitLink>, LoadError>> = OnceLock::new();
-        GLOBAL.get_or_init(|| Self::load().map(Arc::new)).clone()
+        GLOBAL
+            .get_or_init(|| Self::load().map(Arc::new))
+            .as_ref()
+            .map_err(Clone::clone)
     }
 
     /// Which search step found the library; `None` when it was opened by
@@ -310,5 +366,47 @@ impl std::fmt::Debug for LoadError {
             source = cause.source();
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    extern "C" fn fake_version(
+        major: *mut std::ffi::c_uint,
+        minor: *mut std::ffi::c_uint,
+    ) -> nvJitLinkResult {
+        // SAFETY: the test passes two valid out-pointers.
+        unsafe { (*major, *minor) = (13, 5) };
+        nvJitLinkResult::NVJITLINK_SUCCESS
+    }
+
+    /// `nvjitlink_call!` names the symbol it called, and a missing one as
+    /// the table names it.
+    #[test]
+    fn nvjitlink_call_names_the_symbol_it_called() {
+        let resolve = |name: &std::ffi::CStr| -> *mut std::ffi::c_void {
+            if name == c"nvJitLinkVersion" {
+                fake_version as *mut std::ffi::c_void
+            } else {
+                std::ptr::null_mut()
+            }
+        };
+        // SAFETY: the one address is a function with the header's
+        // signature for its name, and lives as long as the program.
+        let fns = unsafe { NvJitLinkFns::load(resolve) };
+        let (mut major, mut minor) = (0, 0);
+        // SAFETY: two out-pointers.
+        let call = unsafe { nvjitlink_call!(fns, nvJitLinkVersion(&mut major, &mut minor)) };
+        let expected = Call {
+            symbol: "nvJitLinkVersion",
+            result: nvJitLinkResult::NVJITLINK_SUCCESS,
+        };
+        assert_eq!((call, major, minor), (Ok(expected), 13, 5));
+        let mut handle = std::ptr::null_mut();
+        // SAFETY: the symbol is missing, so nothing is called.
+        let missing = unsafe { nvjitlink_call!(fns, nvJitLinkDestroy(&mut handle)) }.unwrap_err();
+        assert_eq!(missing.symbol, "nvJitLinkDestroy");
     }
 }

@@ -25,31 +25,9 @@ impl NvJitLinkError {
     }
 }
 
-/// The name of an `nvJitLinkResult`, e.g. `"NVJITLINK_ERROR_INVALID_INPUT"`.
+/// The name of an `nvJitLinkResult`, e.g. `"NVJITLINK_ERROR_INVALID_INPUT"`,
+/// from the generated constants; `"NVJITLINK_ERROR_UNKNOWN"` for a value
+/// the pinned header does not name.
 pub fn result_name(result: nvJitLinkResult) -> &'static str {
-    const NAMES: &[&str] = &[
-        "NVJITLINK_SUCCESS",
-        "NVJITLINK_ERROR_UNRECOGNIZED_OPTION",
-        "NVJITLINK_ERROR_MISSING_ARCH",
-        "NVJITLINK_ERROR_INVALID_INPUT",
-        "NVJITLINK_ERROR_PTX_COMPILE",
-        "NVJITLINK_ERROR_NVVM_COMPILE",
-        "NVJITLINK_ERROR_INTERNAL",
-        "NVJITLINK_ERROR_THREADPOOL",
-        "NVJITLINK_ERROR_UNRECOGNIZED_INPUT",
-        "NVJITLINK_ERROR_FINALIZE",
-        "NVJITLINK_ERROR_NULL_INPUT",
-        "NVJITLINK_ERROR_INCOMPATIBLE_OPTIONS",
-        "NVJITLINK_ERROR_INCORRECT_INPUT_TYPE",
-        "NVJITLINK_ERROR_ARCH_MISMATCH",
-        "NVJITLINK_ERROR_OUTDATED_LIBRARY",
-        "NVJITLINK_ERROR_MISSING_FATBIN",
-        "NVJITLINK_ERROR_UNRECOGNIZED_ARCH",
-        "NVJITLINK_ERROR_UNSUPPORTED_ARCH",
-        "NVJITLINK_ERROR_LTO_NOT_ENABLED",
-    ];
-    NAMES
-        .get(result.0 as usize)
-        .copied()
-        .unwrap_or("NVJITLINK_ERROR_UNKNOWN")
+    result.name().unwrap_or("NVJITLINK_ERROR_UNKNOWN")
 }

@@ -119,7 +119,7 @@ fn a_file_that_is_no_library_gives_a_typed_error() {
 fn a_library_the_caller_opened_is_accepted() {
     let Some(path) = provisioned(13) else { return };
     // SAFETY: the pinned nvJitLink wheel that `cargo xtask test` installed.
-    let library = unsafe { nvjitlink_sys::Library::new(&path) }.unwrap();
+    let library = unsafe { nvjitlink_sys::libloading::Library::new(&path) }.unwrap();
     // SAFETY: as above.
     let lib = unsafe { NvJitLink::from_library(library, path.clone()) }.unwrap();
     assert_eq!(lib.version().0, 13);
@@ -127,7 +127,7 @@ fn a_library_the_caller_opened_is_accepted() {
 
     // libc exports none of nvJitLink's symbols.
     // SAFETY: libc is already loaded; opening it again runs nothing.
-    let libc = unsafe { nvjitlink_sys::Library::new("libc.so.6") }.unwrap();
+    let libc = unsafe { nvjitlink_sys::libloading::Library::new("libc.so.6") }.unwrap();
     // SAFETY: libc exports no nvJitLink symbol, so nothing is called.
     match unsafe { NvJitLink::from_library(libc, "libc.so.6".into()) } {
         Err(LoadError::MissingSymbol { missing, .. }) => {

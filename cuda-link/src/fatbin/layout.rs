@@ -80,11 +80,8 @@ impl FileHeader {
             what: "fatbin header",
             detail,
         };
-        let (magic, version, header_size) = (
-            self.magic.get(),
-            self.version.get(),
-            self.header_size.get(),
-        );
+        let (magic, version, header_size) =
+            (self.magic.get(), self.version.get(), self.header_size.get());
         if magic != MAGIC {
             return Err(malformed(format!(
                 "magic {magic:#010x}, expected {MAGIC:#010x}"
@@ -239,8 +236,7 @@ pub(crate) trait Source {
 
     /// Fills `buffer` from `offset`; fewer bytes than asked is a
     /// [`Reason::Truncated`].
-    fn read_exact_at(&self, offset: u64, buffer: &mut [u8], what: &'static str)
-    -> ParseResult<()>;
+    fn read_exact_at(&self, offset: u64, buffer: &mut [u8], what: &'static str) -> ParseResult<()>;
 
     /// Whether the `len` bytes at `offset` are all zero: trailing padding.
     fn all_zero(&self, offset: u64, len: u64) -> ParseResult<bool> {
@@ -264,12 +260,7 @@ impl Source for [u8] {
         self.len() as u64
     }
 
-    fn read_exact_at(
-        &self,
-        offset: u64,
-        buffer: &mut [u8],
-        what: &'static str,
-    ) -> ParseResult<()> {
+    fn read_exact_at(&self, offset: u64, buffer: &mut [u8], what: &'static str) -> ParseResult<()> {
         buffer.copy_from_slice(slice(self, offset, buffer.len() as u64, what)?);
         Ok(())
     }

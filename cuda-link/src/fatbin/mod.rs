@@ -13,11 +13,10 @@ use crate::arch::Arch;
 use crate::error::{ParseResult, Reason};
 
 use layout::parse_entry;
-pub(crate) use layout::{Source, section_fatbins};
-pub use layout::{has_magic, parse, parse_all};
 #[cfg(test)]
 use layout::{ENTRY_VERSION, MAGIC};
-
+pub(crate) use layout::{Source, section_fatbins};
+pub use layout::{has_magic, parse, parse_all};
 
 const FLAG_64BIT: u64 = 0x1;
 const FLAG_DEBUG: u64 = 0x2;

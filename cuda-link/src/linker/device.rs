@@ -4,8 +4,8 @@
 use std::cell::RefCell;
 
 use cuda_driver_sys::{
-    Driver,
-    sys::{CUcontext, CUdevice, CUresult},
+    Call, Driver, driver_call,
+    sys::{CUcontext, CUdevice},
 };
 
 use super::LinkError;
@@ -96,32 +96,26 @@ impl DeviceContext {
     /// and makes it current on this thread.
     pub fn make_current(ordinal: i32) -> Result<Self, LinkError> {
         let driver = Driver::global()?;
-        let ok = |call, result: CUresult| {
+        let ok = |call: Call| {
             driver
-                .check(result)
+                .check(call.result)
                 .map_err(|error| LinkError::DeviceContext {
                     device: ordinal,
-                    call,
+                    call: call.symbol,
                     error,
                 })
         };
         // SAFETY: cuInit takes no pointers.
-        ok("cuInit", unsafe { driver.cuInit(0) }?)?;
+        ok(unsafe { driver_call!(driver, cuInit(0)) }?)?;
         let mut device: CUdevice = 0;
         // SAFETY: an out-pointer; the driver checks the ordinal.
-        ok("cuDeviceGet", unsafe {
-            driver.cuDeviceGet(&mut device, ordinal)
-        }?)?;
+        ok(unsafe { driver_call!(driver, cuDeviceGet(&mut device, ordinal)) }?)?;
         let mut previous: CUcontext = std::ptr::null_mut();
         // SAFETY: an out-pointer.
-        ok("cuCtxGetCurrent", unsafe {
-            driver.cuCtxGetCurrent(&mut previous)
-        }?)?;
+        ok(unsafe { driver_call!(driver, cuCtxGetCurrent(&mut previous)) }?)?;
         let mut context: CUcontext = std::ptr::null_mut();
         // SAFETY: an out-pointer and a device the driver returned.
-        ok("cuDevicePrimaryCtxRetain", unsafe {
-            driver.cuDevicePrimaryCtxRetain(&mut context, device)
-        }?)?;
+        ok(unsafe { driver_call!(driver, cuDevicePrimaryCtxRetain(&mut context, device)) }?)?;
         let token = GUARDS.with(|guards| guards.borrow_mut().push(previous));
         // From here, dropping the guard restores `previous` and releases.
         let guard = DeviceContext {
@@ -131,9 +125,7 @@ impl DeviceContext {
             previous,
         };
         // SAFETY: a context just retained, alive until `guard` drops.
-        ok("cuCtxSetCurrent", unsafe {
-            driver.cuCtxSetCurrent(context)
-        }?)?;
+        ok(unsafe { driver_call!(driver, cuCtxSetCurrent(context)) }?)?;
         Ok(guard)
     }
 }

@@ -3,13 +3,14 @@
 use std::ffi::{CString, c_void};
 
 use cuda_driver_sys::{
-    Driver,
-    sys::{
-        CUdevice_attribute, CUjit_cacheMode, CUjit_option, CUjitInputType, CUlinkState, CUresult,
-    },
+    Call, Driver, driver_call,
+    sys::{CUdevice_attribute, CUjit_option, CUjitInputType, CUlinkState, CUresult},
 };
 
-use super::{LinkError, LinkerOptions, LiveHandle, Logs, c_input_name, c_strings, log_text};
+use super::settings::{DriverOption, Value};
+use super::{
+    Backend, LinkError, LinkerOptions, LiveHandle, Logs, c_input_name, c_strings, log_text,
+};
 use crate::{Arch, ArchVariant, ObjectCode, ObjectKind};
 
 const LOG_SIZE: usize = 64 * 1024;
@@ -72,12 +73,13 @@ impl JitOptions {
         &mut self,
         key: CUjit_option,
         count_key: CUjit_option,
+        option: &'static str,
         names: &[String],
     ) -> Result<(), LinkError> {
         if names.is_empty() {
             return Ok(());
         }
-        let owned = c_strings(names, "kernels_used / variables_used")?;
+        let owned = c_strings(names, option)?;
         let mut ptrs: Vec<*const std::ffi::c_char> = owned.iter().map(|n| n.as_ptr()).collect();
         self.keys.push(key);
         self.values.push(ptrs.as_mut_ptr().cast());
@@ -105,56 +107,30 @@ impl JitOptions {
         jit.values.push(error_ptr.cast());
         jit.scalar(CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, LOG_SIZE);
         jit.scalar(CUjit_option::CU_JIT_TARGET, jit_target(arch) as usize);
-        let flag = |on: bool| usize::from(on);
-        if options.verbose {
-            jit.scalar(CUjit_option::CU_JIT_LOG_VERBOSE, 1);
-        }
-        if options.time {
-            jit.scalar(CUjit_option::CU_JIT_WALL_TIME, 0);
-        }
         if lto {
             jit.scalar(CUjit_option::CU_JIT_LTO, 1);
         }
-        if options.debug {
-            jit.scalar(CUjit_option::CU_JIT_GENERATE_DEBUG_INFO, 1);
-        }
-        if options.lineinfo {
-            jit.scalar(CUjit_option::CU_JIT_GENERATE_LINE_INFO, 1);
-        }
-        if let Some(n) = options.max_register_count {
-            jit.scalar(CUjit_option::CU_JIT_MAX_REGISTERS, n as usize);
-        }
-        if let Some(n) = options.optimization_level {
-            jit.scalar(CUjit_option::CU_JIT_OPTIMIZATION_LEVEL, n as usize);
-        }
-        for (key, value) in [
-            (CUjit_option::CU_JIT_FTZ, options.ftz),
-            (CUjit_option::CU_JIT_PREC_DIV, options.prec_div),
-            (CUjit_option::CU_JIT_PREC_SQRT, options.prec_sqrt),
-            (CUjit_option::CU_JIT_FMA, options.fma),
-        ] {
-            if let Some(value) = value {
-                jit.scalar(key, flag(value));
+        for setting in options.settings() {
+            match (setting.driver, setting.value) {
+                (DriverOption::Key(key), Value::Switch(true)) => jit.scalar(key, 1),
+                (DriverOption::Key(key), Value::Number(Some(n))) => jit.scalar(key, n as usize),
+                (DriverOption::Key(key), Value::ZeroOne(Some(on))) => {
+                    jit.scalar(key, usize::from(on));
+                }
+                (DriverOption::Value(key, value), Value::Switch(true)) => jit.scalar(key, value),
+                // The driver writes the time, a float, over the value.
+                (DriverOption::Output(key), Value::Switch(true)) => jit.scalar(key, 0),
+                (DriverOption::Names(key, count_key), Value::List(names)) => {
+                    jit.names(key, count_key, setting.name, names)?;
+                }
+                (DriverOption::Unsupported, value) if value.is_set() => {
+                    return Err(LinkError::UnsupportedOption {
+                        option: setting.name,
+                        backend: Backend::Driver.name(),
+                    });
+                }
+                _ => {}
             }
-        }
-        jit.names(
-            CUjit_option::CU_JIT_REFERENCED_KERNEL_NAMES,
-            CUjit_option::CU_JIT_REFERENCED_KERNEL_COUNT,
-            &options.kernels_used,
-        )?;
-        jit.names(
-            CUjit_option::CU_JIT_REFERENCED_VARIABLE_NAMES,
-            CUjit_option::CU_JIT_REFERENCED_VARIABLE_COUNT,
-            &options.variables_used,
-        )?;
-        if options.optimize_unused_variables {
-            jit.scalar(CUjit_option::CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES, 1);
-        }
-        if options.no_cache {
-            jit.scalar(
-                CUjit_option::CU_JIT_CACHE_MODE,
-                CUjit_cacheMode::CU_JIT_CACHE_OPTION_NONE.0 as usize,
-            );
         }
         Ok(jit)
     }
@@ -216,11 +192,11 @@ pub(super) fn link(
     }
     let mut jit = JitOptions::new(options, arch, lto)?;
     let names: Vec<String> = inputs.iter().map(|i| i.name().to_owned()).collect();
-    let fail = |jit: &JitOptions, call: &'static str, result: CUresult, input: Option<&str>| {
+    let fail = |jit: &JitOptions, call: Call, input: Option<&str>| {
         let (info_log, error_log) = jit.logs();
         LinkError::Driver {
-            call,
-            error: driver.error(result),
+            call: call.symbol,
+            error: driver.error(call.result),
             input: input.map(str::to_owned),
             inputs: names.clone(),
             error_log,
@@ -233,16 +209,19 @@ pub(super) fn link(
     // SAFETY: matching key and value arrays that outlive the state (the log
     // buffers are written until cuLinkDestroy), and an out-pointer.
     let created = unsafe {
-        driver.cuLinkCreate_v2(
-            jit.keys.len() as u32,
-            jit.keys.as_mut_ptr(),
-            jit.values.as_mut_ptr(),
-            &mut raw,
+        driver_call!(
+            driver,
+            cuLinkCreate_v2(
+                jit.keys.len() as u32,
+                jit.keys.as_mut_ptr(),
+                jit.values.as_mut_ptr(),
+                &mut raw,
+            )
         )
     }
     .map_err(unavailable)?;
-    if created != CUresult::CUDA_SUCCESS {
-        return Err(fail(&jit, "cuLinkCreate", created, None));
+    if created.result != CUresult::CUDA_SUCCESS {
+        return Err(fail(&jit, created, None));
     }
     let state = State::new(driver, raw);
 
@@ -254,20 +233,23 @@ pub(super) fn link(
         // without a size), and a C-string name, alive for the call; no
         // per-input options. Contents are the driver's to interpret.
         let added = unsafe {
-            driver.cuLinkAddData_v2(
-                state.raw,
-                input_type(input.kind()),
-                bytes.as_ptr() as *mut c_void,
-                bytes.len(),
-                name.as_ptr(),
-                0,
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
+            driver_call!(
+                driver,
+                cuLinkAddData_v2(
+                    state.raw,
+                    input_type(input.kind()),
+                    bytes.as_ptr() as *mut c_void,
+                    bytes.len(),
+                    name.as_ptr(),
+                    0,
+                    std::ptr::null_mut(),
+                    std::ptr::null_mut(),
+                )
             )
         }
         .map_err(unavailable)?;
-        if added != CUresult::CUDA_SUCCESS {
-            return Err(fail(&jit, "cuLinkAddData", added, Some(input.name())));
+        if added.result != CUresult::CUDA_SUCCESS {
+            return Err(fail(&jit, added, Some(input.name())));
         }
     }
 
@@ -275,9 +257,10 @@ pub(super) fn link(
     let mut size = 0usize;
     // SAFETY: out-pointers; the cubin stays owned by the state.
     let completed =
-        unsafe { driver.cuLinkComplete(state.raw, &mut cubin, &mut size) }.map_err(unavailable)?;
-    if completed != CUresult::CUDA_SUCCESS || cubin.is_null() {
-        return Err(fail(&jit, "cuLinkComplete", completed, None));
+        unsafe { driver_call!(driver, cuLinkComplete(state.raw, &mut cubin, &mut size)) }
+            .map_err(unavailable)?;
+    if completed.result != CUresult::CUDA_SUCCESS || cubin.is_null() {
+        return Err(fail(&jit, completed, None));
     }
     // SAFETY: the driver returned `size` readable bytes, valid until
     // cuLinkDestroy, which runs after this copy.
@@ -285,4 +268,73 @@ pub(super) fn link(
     let logs = jit.logs();
     drop(state);
     Ok((bytes, logs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Isolation;
+    use crate::linker::options::tests::every_option_set;
+
+    /// `options` with every option the driver cannot honour back at its
+    /// default, except `keep`.
+    fn without_unsupported(mut options: LinkerOptions, keep: Option<&str>) -> LinkerOptions {
+        for name in [
+            "ptx",
+            "ptxas_options",
+            "split_compile",
+            "split_compile_extended",
+        ]
+        .into_iter()
+        .chain(["extra_flags", "isolation"])
+        .filter(|name| Some(*name) != keep)
+        {
+            match name {
+                "ptx" => options.ptx = false,
+                "ptxas_options" => options.ptxas_options.clear(),
+                "split_compile" => options.split_compile = None,
+                "split_compile_extended" => options.split_compile_extended = None,
+                "extra_flags" => options.extra_flags.clear(),
+                "isolation" => options.isolation = Isolation::InProcess,
+                _ => unreachable!(),
+            }
+        }
+        options
+    }
+
+    /// Each option reaches `cuLink*` as its `CU_JIT_*` key, or is refused
+    /// with an `UnsupportedOption` naming it: none is dropped.
+    #[test]
+    fn every_option_reaches_the_driver_or_is_refused() {
+        let every = every_option_set();
+        let supported = without_unsupported(every.clone(), None);
+        let jit = JitOptions::new(&supported, Arch::sm(90), true).unwrap();
+        assert!(jit.keys.contains(&CUjit_option::CU_JIT_TARGET));
+        assert!(jit.keys.contains(&CUjit_option::CU_JIT_LTO));
+        for setting in every.settings() {
+            match setting.driver {
+                DriverOption::Key(key)
+                | DriverOption::Value(key, _)
+                | DriverOption::Output(key)
+                | DriverOption::Names(key, _) => {
+                    assert!(jit.keys.contains(&key), "{} not passed", setting.name);
+                }
+                DriverOption::Unsupported => {
+                    let alone = without_unsupported(every.clone(), Some(setting.name));
+                    let refused = JitOptions::new(&alone, Arch::sm(90), false)
+                        .err()
+                        .or_else(|| alone.check_driver_options().err());
+                    assert!(
+                        matches!(
+                            refused,
+                            Some(LinkError::UnsupportedOption { option, .. }) if option == setting.name
+                        ),
+                        "{} is neither passed nor refused: {refused:?}",
+                        setting.name
+                    );
+                }
+                DriverOption::Resolved | DriverOption::NotAnOption => {}
+            }
+        }
+    }
 }

@@ -1,5 +1,6 @@
 //! [`LinkError`]: why a link failed.
 
+use crate::error::log_suffix;
 use crate::{ObjectError, Report};
 
 /// Why a link failed. Backend failures carry both logs and the input names.
@@ -176,15 +177,6 @@ impl From<cuda_driver_sys::SymbolUnavailable> for LinkError {
             library: e.library,
             symbol: e.symbol,
         }
-    }
-}
-
-fn log_suffix(label: &str, log: &str) -> String {
-    let log = log.trim_end();
-    if log.is_empty() {
-        String::new()
-    } else {
-        format!("\n{label}:\n{log}")
     }
 }
 

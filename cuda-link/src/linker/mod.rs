@@ -10,6 +10,7 @@ mod inputs;
 mod isolated;
 mod nvjitlink;
 mod options;
+mod settings;
 
 use std::fmt;
 use std::sync::Arc;
@@ -134,10 +135,10 @@ impl Linker {
             options.check_driver_options()?;
         }
         let backend = match options.backend {
-            Backend::NvJitLink => Resolved::NvJitLink(NvJitLink::global()?),
+            Backend::NvJitLink => Resolved::NvJitLink(Arc::clone(NvJitLink::global()?)),
             Backend::Driver => Resolved::Driver(cuda_driver_sys::Driver::global()?),
             Backend::Auto => match NvJitLink::global() {
-                Ok(lib) => Resolved::NvJitLink(lib),
+                Ok(lib) => Resolved::NvJitLink(Arc::clone(lib)),
                 Err(nvjitlink) => match cuda_driver_sys::Driver::global() {
                     Ok(driver) => Resolved::Driver(driver),
                     Err(driver) => return Err(LinkError::NoBackend { nvjitlink, driver }),

@@ -3,7 +3,7 @@
 use std::ffi::{CString, c_char};
 
 use nvjitlink_sys::{
-    NvJitLink, NvJitLinkError,
+    Call, NvJitLink, NvJitLinkError, nvjitlink_call,
     sys::{nvJitLinkHandle, nvJitLinkInputType, nvJitLinkResult},
 };
 
@@ -80,17 +80,13 @@ impl Handle<'_> {
         (info, error)
     }
 
-    fn fail(
-        &self,
-        call: &'static str,
-        result: nvJitLinkResult,
-        input: Option<&str>,
-        inputs: &[ObjectCode],
-    ) -> LinkError {
+    fn fail(&self, call: Call, input: Option<&str>, inputs: &[ObjectCode]) -> LinkError {
         let (info_log, error_log) = self.logs();
         LinkError::NvJitLink {
-            call,
-            error: NvJitLinkError { result },
+            call: call.symbol,
+            error: NvJitLinkError {
+                result: call.result,
+            },
             input: input.map(str::to_owned),
             inputs: inputs.iter().map(|i| i.name().to_owned()).collect(),
             error_log,
@@ -111,16 +107,22 @@ pub(super) fn link(
 
     let mut raw: nvJitLinkHandle = std::ptr::null_mut();
     // SAFETY: an out-pointer and `flag_ptrs.len()` valid C strings.
-    let created =
-        unsafe { lib.nvJitLinkCreate(&mut raw, flag_ptrs.len() as u32, flag_ptrs.as_mut_ptr()) }?;
-    if created != nvJitLinkResult::NVJITLINK_SUCCESS {
+    let created = unsafe {
+        nvjitlink_call!(
+            lib,
+            nvJitLinkCreate(&mut raw, flag_ptrs.len() as u32, flag_ptrs.as_mut_ptr())
+        )
+    }?;
+    if created.result != nvJitLinkResult::NVJITLINK_SUCCESS {
         if !raw.is_null() {
             // Some results (bad options) come with a handle and a log.
-            return Err(Handle::new(lib, raw).fail("nvJitLinkCreate", created, None, inputs));
+            return Err(Handle::new(lib, raw).fail(created, None, inputs));
         }
         return Err(LinkError::NvJitLink {
-            call: "nvJitLinkCreate",
-            error: NvJitLinkError { result: created },
+            call: created.symbol,
+            error: NvJitLinkError {
+                result: created.result,
+            },
             input: None,
             inputs: inputs.iter().map(|i| i.name().to_owned()).collect(),
             error_log: String::new(),
@@ -137,53 +139,51 @@ pub(super) fn link(
         // both alive for the call; nvJitLink copies what it keeps. What it
         // makes of the contents is its own: see `Isolation`.
         let added = unsafe {
-            lib.nvJitLinkAddData(
-                raw,
-                input_type(input.kind()),
-                bytes.as_ptr().cast(),
-                bytes.len(),
-                name.as_ptr(),
+            nvjitlink_call!(
+                lib,
+                nvJitLinkAddData(
+                    raw,
+                    input_type(input.kind()),
+                    bytes.as_ptr().cast(),
+                    bytes.len(),
+                    name.as_ptr(),
+                )
             )
         }?;
-        if added != nvJitLinkResult::NVJITLINK_SUCCESS {
-            return Err(handle.fail("nvJitLinkAddData", added, Some(input.name()), inputs));
+        if added.result != nvJitLinkResult::NVJITLINK_SUCCESS {
+            return Err(handle.fail(added, Some(input.name()), inputs));
         }
     }
     // SAFETY: a live handle.
-    let completed = unsafe { lib.nvJitLinkComplete(raw) }?;
-    if completed != nvJitLinkResult::NVJITLINK_SUCCESS {
-        return Err(handle.fail("nvJitLinkComplete", completed, None, inputs));
+    let completed = unsafe { nvjitlink_call!(lib, nvJitLinkComplete(raw)) }?;
+    if completed.result != nvJitLinkResult::NVJITLINK_SUCCESS {
+        return Err(handle.fail(completed, None, inputs));
     }
 
     let mut size = 0usize;
-    let size_call = match output {
-        OutputKind::Cubin => "nvJitLinkGetLinkedCubinSize",
-        OutputKind::Ptx => "nvJitLinkGetLinkedPtxSize",
-        OutputKind::Ltoir => "nvJitLinkGetLinkedLTOIRSize",
-    };
     // SAFETY: a live, completed handle and an out-pointer.
     let sized = unsafe {
         match output {
-            OutputKind::Cubin => lib.nvJitLinkGetLinkedCubinSize(raw, &mut size),
-            OutputKind::Ptx => lib.nvJitLinkGetLinkedPtxSize(raw, &mut size),
-            OutputKind::Ltoir => lib.nvJitLinkGetLinkedLTOIRSize(raw, &mut size),
+            OutputKind::Cubin => nvjitlink_call!(lib, nvJitLinkGetLinkedCubinSize(raw, &mut size)),
+            OutputKind::Ptx => nvjitlink_call!(lib, nvJitLinkGetLinkedPtxSize(raw, &mut size)),
+            OutputKind::Ltoir => nvjitlink_call!(lib, nvJitLinkGetLinkedLTOIRSize(raw, &mut size)),
         }
     }?;
-    if sized != nvJitLinkResult::NVJITLINK_SUCCESS {
-        return Err(handle.fail(size_call, sized, None, inputs));
+    if sized.result != nvJitLinkResult::NVJITLINK_SUCCESS {
+        return Err(handle.fail(sized, None, inputs));
     }
     let mut bytes = vec![0u8; size];
     let out = bytes.as_mut_ptr();
     // SAFETY: a buffer of exactly the size nvJitLink reported.
     let copied = unsafe {
         match output {
-            OutputKind::Cubin => lib.nvJitLinkGetLinkedCubin(raw, out.cast()),
-            OutputKind::Ptx => lib.nvJitLinkGetLinkedPtx(raw, out.cast()),
-            OutputKind::Ltoir => lib.nvJitLinkGetLinkedLTOIR(raw, out.cast()),
+            OutputKind::Cubin => nvjitlink_call!(lib, nvJitLinkGetLinkedCubin(raw, out.cast())),
+            OutputKind::Ptx => nvjitlink_call!(lib, nvJitLinkGetLinkedPtx(raw, out.cast())),
+            OutputKind::Ltoir => nvjitlink_call!(lib, nvJitLinkGetLinkedLTOIR(raw, out.cast())),
         }
     }?;
-    if copied != nvJitLinkResult::NVJITLINK_SUCCESS {
-        return Err(handle.fail(size_call.trim_end_matches("Size"), copied, None, inputs));
+    if copied.result != nvJitLinkResult::NVJITLINK_SUCCESS {
+        return Err(handle.fail(copied, None, inputs));
     }
     Ok((bytes, handle.logs()))
 }

@@ -1,5 +1,8 @@
 //! [`LinkerOptions`]: cuda.core's `LinkerOptions`, field for field.
 
+use cuda_driver_sys::sys::{CUjit_cacheMode, CUjit_option};
+
+use super::settings::{DriverOption, NvJitLinkFlag, linker_options};
 use crate::Arch;
 use crate::linker::LinkError;
 
@@ -63,116 +66,110 @@ pub enum OutputKind {
     Ltoir,
 }
 
-/// Link options, one field per option of cuda.core's `LinkerOptions`.
-///
-/// Each maps to its nvJitLink flag and, where one exists, to its `CU_JIT_*`
-/// driver option; an option the chosen backend cannot honour is an
-/// [`LinkError::UnsupportedOption`], never silently dropped.
-///
-/// Build it with [`for_arch`](Self::for_arch) or `default()` and the
-/// setters, which are named after the fields; new options will be added,
-/// so it cannot be written as a struct literal outside this crate:
-///
-/// ```
-/// use cuda_link::{Arch, LinkerOptions};
-///
-/// let options = LinkerOptions::for_arch(Arch::sm(90))
-///     .max_register_count(64)
-///     .ftz(true)
-///     .kernels_used(["saxpy"])
-///     .name("saxpy link");
-/// assert_eq!(options.arch.unwrap().to_string(), "sm_90");
-/// ```
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub struct LinkerOptions {
+linker_options! {
+    /// Link options, one field per option of cuda.core's `LinkerOptions`.
+    ///
+    /// Each maps to its nvJitLink flag and, where one exists, to its `CU_JIT_*`
+    /// driver option; an option the chosen backend cannot honour is an
+    /// [`LinkError::UnsupportedOption`], never silently dropped.
+    ///
+    /// Build it with [`for_arch`](Self::for_arch) or `default()` and the
+    /// setters, which are named after the fields; new options will be added,
+    /// so it cannot be written as a struct literal outside this crate:
+    ///
+    /// ```
+    /// use cuda_link::{Arch, LinkerOptions};
+    ///
+    /// let options = LinkerOptions::for_arch(Arch::sm(90))
+    ///     .max_register_count(64)
+    ///     .ftz(true)
+    ///     .kernels_used(["saxpy"])
+    ///     .name("saxpy link");
+    /// assert_eq!(options.arch.unwrap().to_string(), "sm_90");
+    /// ```
+    ;
     /// `-arch=sm_90` / `CU_JIT_TARGET`; `sm_90a` and `sm_100f` too. When
     /// `None`, the current context's device decides, if there is one.
-    pub arch: Option<Arch>,
+    arch: Option<Arch>, some Arch, NvJitLinkFlag::Resolved, DriverOption::Resolved;
     /// cuda.core's `name`: the name of the linked output, in its logs and
     /// errors. `None`: `linked.cubin`, `linked.ptx` or `linked.ltoir`.
-    pub name: Option<String>,
+    name: Option<String>, text String, NvJitLinkFlag::NotAFlag, DriverOption::NotAnOption;
     /// `-maxrregcount=N` / `CU_JIT_MAX_REGISTERS`.
-    pub max_register_count: Option<u32>,
+    max_register_count: Option<u32>, some u32,
+        NvJitLinkFlag::Number("-maxrregcount="), DriverOption::Key(CUjit_option::CU_JIT_MAX_REGISTERS);
     /// `-time` / `CU_JIT_WALL_TIME`: timing in the info log.
-    pub time: bool,
+    time: bool, flag bool,
+        NvJitLinkFlag::Switch("-time"), DriverOption::Output(CUjit_option::CU_JIT_WALL_TIME);
     /// `-verbose` / `CU_JIT_LOG_VERBOSE`.
-    pub verbose: bool,
-    /// `-lto` / `CU_JIT_LTO`. `None`: on when any input is LTO-IR.
-    pub link_time_optimization: Option<bool>,
+    verbose: bool, flag bool,
+        NvJitLinkFlag::Switch("-verbose"), DriverOption::Key(CUjit_option::CU_JIT_LOG_VERBOSE);
+    /// `-lto` / `CU_JIT_LTO`. `None`: on when an input carries LTO-IR for
+    /// the target arch.
+    link_time_optimization: Option<bool>, some bool, NvJitLinkFlag::Resolved, DriverOption::Resolved;
     /// `-ptx`: emit PTX (nvJitLink only, with LTO). Implied by
     /// [`OutputKind::Ptx`].
-    pub ptx: bool,
+    ptx: bool, flag bool, NvJitLinkFlag::Resolved, DriverOption::Unsupported;
     /// `-O<N>` / `CU_JIT_OPTIMIZATION_LEVEL`.
-    pub optimization_level: Option<u32>,
+    optimization_level: Option<u32>, some u32,
+        NvJitLinkFlag::Number("-O"), DriverOption::Key(CUjit_option::CU_JIT_OPTIMIZATION_LEVEL);
     /// `-g` / `CU_JIT_GENERATE_DEBUG_INFO`.
-    pub debug: bool,
+    debug: bool, flag bool,
+        NvJitLinkFlag::Switch("-g"), DriverOption::Key(CUjit_option::CU_JIT_GENERATE_DEBUG_INFO);
     /// `-lineinfo` / `CU_JIT_GENERATE_LINE_INFO`.
-    pub lineinfo: bool,
+    lineinfo: bool, flag bool,
+        NvJitLinkFlag::Switch("-lineinfo"), DriverOption::Key(CUjit_option::CU_JIT_GENERATE_LINE_INFO);
     /// `-ftz=0|1` / `CU_JIT_FTZ`.
-    pub ftz: Option<bool>,
+    ftz: Option<bool>, some bool,
+        NvJitLinkFlag::ZeroOne("-ftz="), DriverOption::Key(CUjit_option::CU_JIT_FTZ);
     /// `-prec-div=0|1` / `CU_JIT_PREC_DIV`.
-    pub prec_div: Option<bool>,
+    prec_div: Option<bool>, some bool,
+        NvJitLinkFlag::ZeroOne("-prec-div="), DriverOption::Key(CUjit_option::CU_JIT_PREC_DIV);
     /// `-prec-sqrt=0|1` / `CU_JIT_PREC_SQRT`.
-    pub prec_sqrt: Option<bool>,
+    prec_sqrt: Option<bool>, some bool,
+        NvJitLinkFlag::ZeroOne("-prec-sqrt="), DriverOption::Key(CUjit_option::CU_JIT_PREC_SQRT);
     /// `-fma=0|1` / `CU_JIT_FMA`.
-    pub fma: Option<bool>,
+    fma: Option<bool>, some bool,
+        NvJitLinkFlag::ZeroOne("-fma="), DriverOption::Key(CUjit_option::CU_JIT_FMA);
     /// `-kernels-used=` each / `CU_JIT_REFERENCED_KERNEL_NAMES`.
-    pub kernels_used: Vec<String>,
+    kernels_used: Vec<String>, list String,
+        NvJitLinkFlag::Each("-kernels-used="),
+        DriverOption::Names(
+            CUjit_option::CU_JIT_REFERENCED_KERNEL_NAMES,
+            CUjit_option::CU_JIT_REFERENCED_KERNEL_COUNT,
+        );
     /// `-variables-used=` each / `CU_JIT_REFERENCED_VARIABLE_NAMES`.
-    pub variables_used: Vec<String>,
+    variables_used: Vec<String>, list String,
+        NvJitLinkFlag::Each("-variables-used="),
+        DriverOption::Names(
+            CUjit_option::CU_JIT_REFERENCED_VARIABLE_NAMES,
+            CUjit_option::CU_JIT_REFERENCED_VARIABLE_COUNT,
+        );
     /// `-optimize-unused-variables` / `CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES`.
-    pub optimize_unused_variables: bool,
+    optimize_unused_variables: bool, flag bool,
+        NvJitLinkFlag::Switch("-optimize-unused-variables"),
+        DriverOption::Key(CUjit_option::CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES);
     /// `-Xptxas=` each (nvJitLink only).
-    pub ptxas_options: Vec<String>,
+    ptxas_options: Vec<String>, list String, NvJitLinkFlag::Each("-Xptxas="), DriverOption::Unsupported;
     /// `-split-compile=N` (nvJitLink only).
-    pub split_compile: Option<u32>,
+    split_compile: Option<u32>, some u32,
+        NvJitLinkFlag::Number("-split-compile="), DriverOption::Unsupported;
     /// `-split-compile-extended=N` (nvJitLink only).
-    pub split_compile_extended: Option<u32>,
+    split_compile_extended: Option<u32>, some u32,
+        NvJitLinkFlag::Number("-split-compile-extended="), DriverOption::Unsupported;
     /// `-no-cache` / `CU_JIT_CACHE_MODE = NONE`.
-    pub no_cache: bool,
+    no_cache: bool, flag bool,
+        NvJitLinkFlag::Switch("-no-cache"),
+        DriverOption::Value(
+            CUjit_option::CU_JIT_CACHE_MODE,
+            CUjit_cacheMode::CU_JIT_CACHE_OPTION_NONE.0 as usize,
+        );
     /// Raw nvJitLink flags appended as given (nvJitLink only).
-    pub extra_flags: Vec<String>,
+    extra_flags: Vec<String>, list String, NvJitLinkFlag::Each(""), DriverOption::Unsupported;
     /// Which library links.
-    pub backend: Backend,
-    /// Where the link runs: in this process, or isolated in a child.
-    pub isolation: Isolation,
-}
-
-/// A setter for each field: `options.field(value)`; options that are
-/// `Option<T>` take the `T`.
-macro_rules! setters {
-    ($($(#[$doc:meta])* $field:ident: $kind:tt $ty:ty;)*) => {
-        $(setters!(@one $(#[$doc])* $field $kind $ty);)*
-    };
-    (@one $(#[$doc:meta])* $field:ident some $ty:ty) => {
-        $(#[$doc])*
-        pub fn $field(mut self, value: $ty) -> Self {
-            self.$field = Some(value);
-            self
-        }
-    };
-    (@one $(#[$doc:meta])* $field:ident text $ty:ty) => {
-        $(#[$doc])*
-        pub fn $field(mut self, value: impl Into<$ty>) -> Self {
-            self.$field = Some(value.into());
-            self
-        }
-    };
-    (@one $(#[$doc:meta])* $field:ident flag $ty:ty) => {
-        $(#[$doc])*
-        pub fn $field(mut self, on: $ty) -> Self {
-            self.$field = on;
-            self
-        }
-    };
-    (@one $(#[$doc:meta])* $field:ident list $ty:ty) => {
-        $(#[$doc])*
-        pub fn $field<S: Into<String>>(mut self, values: impl IntoIterator<Item = S>) -> Self {
-            self.$field = values.into_iter().map(Into::into).collect();
-            self
-        }
-    };
+    backend: Backend, flag Backend, NvJitLinkFlag::NotAFlag, DriverOption::NotAnOption;
+    /// Where the link runs: in this process, or isolated in a child
+    /// (nvJitLink only: CUDA does not survive a fork).
+    isolation: Isolation, flag Isolation, NvJitLinkFlag::NotAFlag, DriverOption::Unsupported;
 }
 
 impl LinkerOptions {
@@ -184,110 +181,20 @@ impl LinkerOptions {
         }
     }
 
-    setters! {
-        /// Sets [`arch`](Self::arch).
-        arch: some Arch;
-        /// Sets [`name`](Self::name).
-        name: text String;
-        /// Sets [`max_register_count`](Self::max_register_count).
-        max_register_count: some u32;
-        /// Sets [`time`](Self::time).
-        time: flag bool;
-        /// Sets [`verbose`](Self::verbose).
-        verbose: flag bool;
-        /// Sets [`link_time_optimization`](Self::link_time_optimization).
-        link_time_optimization: some bool;
-        /// Sets [`ptx`](Self::ptx).
-        ptx: flag bool;
-        /// Sets [`optimization_level`](Self::optimization_level).
-        optimization_level: some u32;
-        /// Sets [`debug`](Self::debug).
-        debug: flag bool;
-        /// Sets [`lineinfo`](Self::lineinfo).
-        lineinfo: flag bool;
-        /// Sets [`ftz`](Self::ftz).
-        ftz: some bool;
-        /// Sets [`prec_div`](Self::prec_div).
-        prec_div: some bool;
-        /// Sets [`prec_sqrt`](Self::prec_sqrt).
-        prec_sqrt: some bool;
-        /// Sets [`fma`](Self::fma).
-        fma: some bool;
-        /// Sets [`kernels_used`](Self::kernels_used).
-        kernels_used: list String;
-        /// Sets [`variables_used`](Self::variables_used).
-        variables_used: list String;
-        /// Sets [`optimize_unused_variables`](Self::optimize_unused_variables).
-        optimize_unused_variables: flag bool;
-        /// Sets [`ptxas_options`](Self::ptxas_options).
-        ptxas_options: list String;
-        /// Sets [`split_compile`](Self::split_compile).
-        split_compile: some u32;
-        /// Sets [`split_compile_extended`](Self::split_compile_extended).
-        split_compile_extended: some u32;
-        /// Sets [`no_cache`](Self::no_cache).
-        no_cache: flag bool;
-        /// Sets [`extra_flags`](Self::extra_flags).
-        extra_flags: list String;
-        /// Sets [`backend`](Self::backend).
-        backend: flag Backend;
-        /// Sets [`isolation`](Self::isolation).
-        isolation: flag Isolation;
-    }
-
-    /// The nvJitLink command line for these options. `arch` and `lto` are
-    /// the resolved values.
+    /// The nvJitLink command line for these options, from
+    /// [`settings`](Self::settings). `arch` and `lto` are the resolved
+    /// values.
     pub(crate) fn nvjitlink_flags(&self, arch: Arch, lto: bool, output: OutputKind) -> Vec<String> {
         let mut flags = vec![format!("-arch={arch}")];
-        let mut push_if = |on: bool, flag: &str| {
-            if on {
-                flags.push(flag.to_owned());
-            }
-        };
-        push_if(lto, "-lto");
-        push_if(self.ptx || output == OutputKind::Ptx, "-ptx");
-        push_if(self.time, "-time");
-        push_if(self.verbose, "-verbose");
-        push_if(self.debug, "-g");
-        push_if(self.lineinfo, "-lineinfo");
-        push_if(self.optimize_unused_variables, "-optimize-unused-variables");
-        push_if(self.no_cache, "-no-cache");
-        if let Some(n) = self.max_register_count {
-            flags.push(format!("-maxrregcount={n}"));
+        if lto {
+            flags.push("-lto".to_owned());
         }
-        if let Some(n) = self.optimization_level {
-            flags.push(format!("-O{n}"));
+        if self.ptx || output == OutputKind::Ptx {
+            flags.push("-ptx".to_owned());
         }
-        for (name, value) in [
-            ("ftz", self.ftz),
-            ("prec-div", self.prec_div),
-            ("prec-sqrt", self.prec_sqrt),
-            ("fma", self.fma),
-        ] {
-            // nvJitLink documents `=<n>`, and libNVVM, which gets these
-            // under LTO, refuses `=true` / `=false`.
-            if let Some(value) = value {
-                flags.push(format!("-{name}={}", u8::from(value)));
-            }
+        for setting in self.settings() {
+            setting.nvjitlink_flags(&mut flags);
         }
-        flags.extend(
-            self.kernels_used
-                .iter()
-                .map(|k| format!("-kernels-used={k}")),
-        );
-        flags.extend(
-            self.variables_used
-                .iter()
-                .map(|v| format!("-variables-used={v}")),
-        );
-        flags.extend(self.ptxas_options.iter().map(|o| format!("-Xptxas={o}")));
-        if let Some(n) = self.split_compile {
-            flags.push(format!("-split-compile={n}"));
-        }
-        if let Some(n) = self.split_compile_extended {
-            flags.push(format!("-split-compile-extended={n}"));
-        }
-        flags.extend(self.extra_flags.iter().cloned());
         flags
     }
 
@@ -307,19 +214,15 @@ impl LinkerOptions {
     }
 
     fn first_unsupported_by_driver(&self, more: &[(&'static str, bool)]) -> Result<(), LinkError> {
-        let unsupported = [
-            ("ptx", self.ptx),
-            ("ptxas_options", !self.ptxas_options.is_empty()),
-            ("split_compile", self.split_compile.is_some()),
-            (
-                "split_compile_extended",
-                self.split_compile_extended.is_some(),
-            ),
-            ("extra_flags", !self.extra_flags.is_empty()),
-            // CUDA does not survive the fork.
-            ("isolation", self.isolation != Isolation::InProcess),
-        ];
-        match unsupported.iter().chain(more).find(|(_, set)| *set) {
+        let settings = self.settings();
+        let unsupported = settings
+            .iter()
+            .filter(|setting| setting.driver == DriverOption::Unsupported)
+            .map(|setting| (setting.name, setting.value.is_set()));
+        match unsupported
+            .chain(more.iter().copied())
+            .find(|(_, set)| *set)
+        {
             Some((option, _)) => Err(LinkError::UnsupportedOption {
                 option,
                 backend: Backend::Driver.name(),
@@ -330,12 +233,14 @@ impl LinkerOptions {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+    use crate::linker::settings::Value;
 
-    #[test]
-    fn every_option_has_its_flag() {
-        let options = LinkerOptions {
+    /// Every field set to other than its default. A struct literal: a new
+    /// option does not compile here until it is added.
+    pub(crate) fn every_option_set() -> LinkerOptions {
+        LinkerOptions {
             arch: Some(Arch::sm(90)),
             name: Some("options test".into()),
             max_register_count: Some(32),
@@ -359,9 +264,35 @@ mod tests {
             no_cache: true,
             extra_flags: vec!["-jump-table-density=50".into()],
             backend: Backend::NvJitLink,
-            isolation: Isolation::InProcess,
-        };
+            isolation: Isolation::Process { timeout: None },
+        }
+    }
+
+    /// Each option reaches nvJitLink as its documented flag, or is one the
+    /// linker resolves or that is not a flag (how and where it links).
+    #[test]
+    fn every_option_reaches_nvjitlink() {
+        let options = every_option_set();
         let flags = options.nvjitlink_flags(Arch::sm(90), true, OutputKind::Cubin);
+        let mut not_flags = Vec::new();
+        for setting in options.settings() {
+            assert!(
+                setting.value.is_set(),
+                "{} left at its default",
+                setting.name
+            );
+            let mut own = Vec::new();
+            setting.nvjitlink_flags(&mut own);
+            match setting.nvjitlink {
+                NvJitLinkFlag::NotAFlag => not_flags.push(setting.name),
+                NvJitLinkFlag::Resolved => {}
+                _ => assert!(!own.is_empty(), "{} adds no flag", setting.name),
+            }
+            for flag in own {
+                assert!(flags.contains(&flag), "{flag} missing from {flags:?}");
+            }
+        }
+        assert_eq!(not_flags, ["name", "backend", "isolation"]);
         for expected in [
             "-arch=sm_90",
             "-lto",
@@ -399,5 +330,6 @@ mod tests {
             options.check_driver_support(OutputKind::Cubin),
             Err(LinkError::UnsupportedOption { option: "ptx", .. })
         ));
+        assert!(matches!(Value::Switch(false), v if !v.is_set()));
     }
 }

@@ -9,7 +9,6 @@ use cuda_link::{
 use cuda_link_tests::{FatbinInput, fixtures, nvfatbin, nvjitlink_libraries};
 use nvjitlink_sys::{NvJitLink, sys::nvJitLinkResult};
 
-
 /// Runs `check` once per provisioned nvJitLink major.
 fn each_nvjitlink(mut check: impl FnMut(u32, Arc<NvJitLink>)) {
     for (major, path) in nvjitlink_libraries() {

@@ -59,10 +59,7 @@ fn a_global_is_the_given_contexts() {
     }
 
     let home = created();
-    let module_api = LoadOptions {
-        force_module_api: true,
-        ..LoadOptions::default()
-    };
+    let module_api = LoadOptions::default().force_module_api(true);
     let (module, _) = kernel("saxpy", module_api);
     let (address, size) = module.global(&home, "bias").unwrap();
     assert_eq!(size, 4);
@@ -97,4 +94,32 @@ fn a_launch_takes_cudarcs_config() {
         (ours.grid_dim, ours.block_dim, ours.shared_mem_bytes),
         (config.grid_dim, config.block_dim, config.shared_mem_bytes)
     );
+}
+
+/// A failed call's error names the symbol called, as the driver's table
+/// resolved it: versioned where the table is (`cuModuleGetGlobal_v2`, which
+/// `cuda.h`'s `cuModuleGetGlobal` stands for).
+#[test]
+fn a_failed_call_names_the_symbol_the_table_resolved() {
+    let home = created();
+    let (library, _) = kernel("saxpy", LoadOptions::default());
+    let (module, _) = kernel("saxpy", LoadOptions::default().force_module_api(true));
+    for (loaded, symbol) in [
+        (&library, "cuLibraryGetGlobal"),
+        (&module, "cuModuleGetGlobal_v2"),
+    ] {
+        let error = loaded.global(&home, "missing").unwrap_err();
+        let ModuleError::Call { call, .. } = &error else {
+            panic!("{error:?}")
+        };
+        assert_eq!(*call, symbol);
+        assert!(
+            cuda_driver_sys::DriverFns::SYMBOLS
+                .iter()
+                .any(|name| name.to_bytes() == call.as_bytes()),
+            "{call} is a symbol of the table"
+        );
+        let expected = format!("{symbol} failed with CUDA_ERROR_NOT_FOUND");
+        assert!(error.to_string().starts_with(&expected), "{error}");
+    }
 }

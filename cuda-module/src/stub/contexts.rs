@@ -6,7 +6,9 @@ use std::panic::AssertUnwindSafe;
 
 use cuda_driver_sys::sys::CUfunction_attribute as A;
 
-use super::{created, current, depth, kernel, last_launch_context};
+use cuda_driver_sys::sys::CUresult;
+
+use super::{created, current, depth, driver, kernel, last_launch_context};
 use crate::{Context, LaunchConfig, LoadOptions, ModuleError};
 
 const CONFIG: LaunchConfig = LaunchConfig {
@@ -76,10 +78,7 @@ fn a_launch_restores_the_current_context() {
 /// error, for lookups, attributes and launches alike.
 #[test]
 fn a_module_kernel_refuses_other_contexts() {
-    let options = LoadOptions {
-        force_module_api: true,
-        ..LoadOptions::default()
-    };
+    let options = LoadOptions::default().force_module_api(true);
     let home = created();
     let (library, saxpy) = kernel("saxpy", options);
     assert!(library.is_module());
@@ -116,7 +115,7 @@ fn a_module_kernel_refuses_other_contexts() {
     assert_eq!(last_launch_context(), home.as_raw());
     drop(other);
     let primary = Context::primary(1).unwrap();
-    primary.make_current().unwrap();
+    let _current = primary.make_current().unwrap();
     let (_library, on_primary) = kernel("saxpy", options);
     let again = Context::primary(1).unwrap();
     on_primary.function(&again).unwrap();
@@ -127,4 +126,87 @@ fn a_module_kernel_refuses_other_contexts() {
     for context in [&home, &primary] {
         shared.function(context).unwrap();
     }
+}
+
+/// `make_current` makes its context current until the guard drops, which
+/// makes current again what was current before: none, or another context;
+/// this crate's own calls, which push and pop, nest inside a guard.
+#[test]
+fn a_current_guard_restores_the_previous_context() {
+    let context = Context::primary(0).unwrap();
+    let other = Context::primary(1).unwrap();
+    assert_eq!((current(), depth()), (std::ptr::null_mut(), 0));
+    {
+        let _current = context.make_current().unwrap();
+        assert_eq!((current(), depth()), (context.as_raw(), 1));
+        crate::synchronize(&other).unwrap();
+        assert_eq!((current(), depth()), (context.as_raw(), 1));
+    }
+    assert_eq!((current(), depth()), (std::ptr::null_mut(), 0));
+
+    let outer = created();
+    {
+        let _current = context.make_current().unwrap();
+        assert_eq!((current(), depth()), (context.as_raw(), 1));
+        {
+            let _nested = other.make_current().unwrap();
+            assert_eq!((current(), depth()), (other.as_raw(), 1));
+        }
+        assert_eq!(current(), context.as_raw());
+    }
+    assert_eq!((current(), depth()), (outer.as_raw(), 1));
+}
+
+/// Guards dropped out of the order they were made in still leave current
+/// the newest live guard's context, and at the end what was current before
+/// the first, as cuda-link's `DeviceContext` does.
+#[test]
+fn current_guards_dropped_out_of_order_restore_the_first_previous() {
+    let outer = created();
+    let (a, b) = (Context::primary(0).unwrap(), Context::primary(1).unwrap());
+    let guard_a = a.make_current().unwrap();
+    let guard_b = b.make_current().unwrap();
+    drop(guard_a);
+    assert_eq!(current(), b.as_raw(), "B's guard lives: its context stays");
+    drop(guard_b);
+    assert_eq!((current(), depth()), (outer.as_raw(), 1));
+
+    // Three, the middle one first.
+    let c = Context::primary(2).unwrap();
+    let guards = [&a, &b, &c].map(|context| Some(context.make_current().unwrap()));
+    let [mut guard_a, mut guard_b, mut guard_c] = guards;
+    guard_b.take();
+    assert_eq!(current(), c.as_raw());
+    guard_c.take();
+    assert_eq!(
+        current(),
+        a.as_raw(),
+        "A's guard lives: its context is back"
+    );
+    guard_a.take();
+    assert_eq!((current(), depth()), (outer.as_raw(), 1));
+}
+
+/// A guard keeps its context alive: a created context whose `Context` is
+/// dropped while it is current is destroyed only after the guard restored
+/// the previous one.
+#[test]
+fn a_current_guard_keeps_its_context_alive() {
+    let outer = created();
+    let inner = Context::create(0).unwrap();
+    let raw = inner.as_raw();
+    let is_alive = || {
+        let mut id = 0;
+        // SAFETY: an out-pointer; the stub never frees a context, so the
+        // handle may be asked about after its end.
+        let status = unsafe { driver().cuCtxGetId(raw, &mut id) }.unwrap();
+        status == CUresult::CUDA_SUCCESS
+    };
+    let guard = inner.make_current().unwrap();
+    drop(inner);
+    assert!(is_alive());
+    assert_eq!(current(), raw);
+    drop(guard);
+    assert!(!is_alive(), "destroyed with the guard, its last holder");
+    assert_eq!((current(), depth()), (outer.as_raw(), 1));
 }

@@ -330,7 +330,7 @@ CUresult cuLibraryGetGlobal(CUdeviceptr *pointer, size_t *size, CUlibrary librar
 
 CUresult cuModuleGetGlobal_v2(CUdeviceptr *pointer, size_t *size, CUmodule module, const char *name)
 {
-    may_compile("cuModuleGetGlobal");
+    may_compile("cuModuleGetGlobal_v2");
     if (!module || !module->home)
         return INVALID_HANDLE;
     return global(pointer, size, name, module->home);

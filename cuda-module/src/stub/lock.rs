@@ -8,10 +8,7 @@ use super::{created, driver, kernel, watched};
 use crate::{LoadOptions, MAX_KERNEL_PARAMS, ModuleError};
 
 fn module_api() -> LoadOptions {
-    LoadOptions {
-        force_module_api: true,
-        ..LoadOptions::default()
-    }
+    LoadOptions::default().force_module_api(true)
 }
 
 /// Both ways of loading, each with the call its kernels make for `library`
@@ -110,7 +107,7 @@ fn occupancy_queries_hold_the_jit_log_lock() {
 /// given, holds the lock too.
 #[test]
 fn global_lookups_hold_the_jit_log_lock() {
-    for (options, call) in both("cuLibraryGetGlobal", "cuModuleGetGlobal") {
+    for (options, call) in both("cuLibraryGetGlobal", "cuModuleGetGlobal_v2") {
         let context = created();
         let (library, saxpy) = kernel("saxpy", options);
         let calls = watched(&saxpy, || {

@@ -42,7 +42,7 @@ fn stub() -> &'static Stub {
         // another reference, and it stays loaded (`RTLD_NODELETE`) as the
         // addresses taken below need.
         let controls = unsafe {
-            let library = cuda_driver_sys::Library::new(&path).unwrap();
+            let library = cuda_driver_sys::libloading::Library::new(&path).unwrap();
             let set_hook = *library
                 .get::<unsafe extern "C" fn(extern "C" fn(*const c_char))>(b"stub_set_hook\0")
                 .unwrap();

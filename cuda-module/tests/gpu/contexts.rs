@@ -1,6 +1,7 @@
-//! GPU tests of contexts, part of the `gpu` test binary: a launch and
-//! `cuda_link::DeviceContext` guards leave the thread's current context as
-//! they found it, and a module's kernel refuses other contexts.
+//! GPU tests of contexts, part of the `gpu` test binary: a launch,
+//! `cuda_link::DeviceContext` guards and `Context::make_current` guards
+//! leave the thread's current context as they found it, and a module's
+//! kernel refuses other contexts.
 
 use std::ffi::c_void;
 
@@ -35,11 +36,8 @@ fn saxpy_cubin() -> ObjectCode {
 #[test]
 #[ignore = "needs a GPU"]
 fn a_module_kernel_in_another_context_is_a_typed_error() {
-    let home = gpu();
-    let options = LoadOptions {
-        force_module_api: true,
-        ..LoadOptions::default()
-    };
+    let (home, _current) = gpu();
+    let options = LoadOptions::default().force_module_api(true);
     let forced = Library::load_with(&saxpy_cubin(), options).unwrap();
     assert!(forced.is_module());
     let kernel = forced.kernel("saxpy").unwrap();
@@ -67,8 +65,9 @@ fn a_module_kernel_in_another_context_is_a_typed_error() {
     // The home context, through another `Context` of it, still has it.
     let again = Context::primary(0).unwrap();
     assert_eq!(kernel.function(&again).unwrap(), function);
+    // Destroying `other`, current since its creation, makes `home` current
+    // again.
     drop(other);
-    home.make_current().unwrap();
     run_saxpy(&home, &forced, "saxpy");
 }
 
@@ -77,7 +76,7 @@ fn a_module_kernel_in_another_context_is_a_typed_error() {
 #[test]
 #[ignore = "needs a GPU"]
 fn a_launch_restores_the_current_context() {
-    let primary = gpu();
+    let (primary, _current) = gpu();
     let library = Library::load(&saxpy_cubin()).unwrap();
     let kernel = library.kernel("saxpy").unwrap();
     const N: usize = 1024;
@@ -124,7 +123,6 @@ fn a_launch_restores_the_current_context() {
     assert!(y.to_vec::<f32>().unwrap().iter().all(|&v| v == 5.0));
     assert_eq!(current(), before);
     drop(created);
-    primary.make_current().unwrap();
 }
 
 /// `DeviceContext` guards restore what was current before the first of
@@ -134,7 +132,7 @@ fn a_launch_restores_the_current_context() {
 #[test]
 #[ignore = "needs a GPU"]
 fn device_context_guards_restore_in_any_drop_order() {
-    let primary = gpu();
+    let _gpu = gpu();
     let last = cuda_module::device_count().unwrap() - 1;
     let (first, second) = (
         Context::primary(0).unwrap(),
@@ -158,7 +156,39 @@ fn device_context_guards_restore_in_any_drop_order() {
     assert_eq!(current(), second.as_raw(), "B lives: its context");
     drop(b);
     assert_eq!(current(), outer.as_raw(), "out of order: before A");
-
     drop(outer);
-    primary.make_current().unwrap();
+}
+
+/// `Context::make_current` guards restore as `DeviceContext` guards do,
+/// on the real driver: what was current before the first of them,
+/// whichever drops first, the newest live guard's context meanwhile. On a
+/// machine with several GPUs the two guards are on different devices.
+#[test]
+#[ignore = "needs a GPU"]
+fn current_guards_restore_in_any_drop_order() {
+    let _gpu = gpu();
+    let last = cuda_module::device_count().unwrap() - 1;
+    let (first, second) = (
+        Context::primary(0).unwrap(),
+        Context::primary(last).unwrap(),
+    );
+    let outer = Context::create(0).unwrap();
+    assert_eq!(current(), outer.as_raw());
+
+    let a = first.make_current().unwrap();
+    assert_eq!(current(), first.as_raw());
+    let b = second.make_current().unwrap();
+    assert_eq!(current(), second.as_raw());
+    drop(b);
+    assert_eq!(current(), first.as_raw(), "in order: A's context");
+    drop(a);
+    assert_eq!(current(), outer.as_raw(), "in order: before A");
+
+    let a = first.make_current().unwrap();
+    let b = second.make_current().unwrap();
+    drop(a);
+    assert_eq!(current(), second.as_raw(), "B lives: its context");
+    drop(b);
+    assert_eq!(current(), outer.as_raw(), "out of order: before A");
+    drop(outer);
 }
