@@ -10,6 +10,10 @@ mod arch;
 mod cache;
 mod cubin;
 mod cuda_sections;
+/// The thread's guards that made a context current, shared with
+/// `cuda-module`; not part of the API.
+#[doc(hidden)]
+pub mod current;
 mod demangle;
 mod elf;
 mod error;

@@ -1,7 +1,6 @@
 //! [`Context`]: a device's primary context, a created one, or cudarc's;
 //! [`CurrentGuard`], which makes one current for a scope.
 
-use std::cell::RefCell;
 use std::sync::{Arc, OnceLock};
 
 use cuda_driver_sys::{
@@ -158,7 +157,7 @@ impl Context {
         // SAFETY: an out-pointer.
         let call = unsafe { driver_call!(driver, cuCtxGetCurrent(&mut previous)) }?;
         check(driver, call, About::NOTHING)?;
-        let token = GUARDS.with(|guards| guards.borrow_mut().push(previous));
+        let token = cuda_link::current::push(previous.cast());
         // From here, dropping the guard restores `previous`.
         let guard = CurrentGuard {
             context: Arc::clone(&self.inner),
@@ -287,14 +286,13 @@ impl Drop for PopOnDrop {
 /// which restores it in turn. A context made current by other means while
 /// a guard lives (`cuCtxSetCurrent`, cudarc) is replaced when the newest
 /// guard drops. This crate's own calls push their context and pop it, so
-/// they nest inside any guard. (cuda-link's `DeviceContext` keeps a list
-/// of its own: its guards and these nest in the order they are made, not
-/// when dropped out of that order.)
+/// they nest inside any guard. cuda-link's `DeviceContext` guards share
+/// the thread's list with these, so the two kinds nest together.
 #[must_use = "the previous context comes back when the guard drops: keep it (`let _current = ...`)"]
 pub struct CurrentGuard {
     /// The context made current, kept alive while it may be current.
     context: Arc<ContextInner>,
-    /// This guard's entry in the thread's [`GUARDS`].
+    /// This guard's entry in the thread's guard list (`cuda_link::current`).
     token: u64,
     /// What was current when this guard was made: restored on drop if the
     /// thread's guard list is already gone (a guard dropped while the
@@ -313,62 +311,14 @@ impl std::fmt::Debug for CurrentGuard {
 
 impl Drop for CurrentGuard {
     fn drop(&mut self) {
-        let restore = GUARDS
-            .try_with(|guards| guards.borrow_mut().remove(self.token))
-            .unwrap_or(Some(self.previous));
+        let restore = cuda_link::current::release(self.token, self.previous.cast());
         if let (Some(context), Ok(driver)) = (restore, driver()) {
             // SAFETY: `context` is null or a context that was current on
             // this thread when one of its guards was made; a handle
             // destroyed since is refused by the driver
             // (CUDA_ERROR_INVALID_CONTEXT, as cuda.h documents for handles
             // after cuCtxDestroy). A failure leaves nothing to undo.
-            let _ = unsafe { driver.cuCtxSetCurrent(context) };
-        }
-    }
-}
-
-thread_local! {
-    /// The live [`CurrentGuard`]s of this thread, oldest first.
-    static GUARDS: RefCell<Guards> = const { RefCell::new(Guards::new()) };
-}
-
-/// A thread's live guards, oldest first, each with the context to restore
-/// when it is the newest one to drop (as cuda-link's `DeviceContext` keeps
-/// its own).
-#[derive(Debug)]
-struct Guards {
-    next_token: u64,
-    entries: Vec<(u64, CUcontext)>,
-}
-
-impl Guards {
-    const fn new() -> Self {
-        Guards {
-            next_token: 0,
-            entries: Vec::new(),
-        }
-    }
-
-    /// Adds the newest guard, made while `previous` was current.
-    fn push(&mut self, previous: CUcontext) -> u64 {
-        let token = self.next_token;
-        self.next_token += 1;
-        self.entries.push((token, previous));
-        token
-    }
-
-    /// Removes guard `token`: the context to make current now if it was the
-    /// newest, `None` if a newer guard lives on (and inherits what this one
-    /// would have restored) or the token is unknown.
-    fn remove(&mut self, token: u64) -> Option<CUcontext> {
-        let index = self.entries.iter().position(|&(t, _)| t == token)?;
-        let (_, previous) = self.entries.remove(index);
-        match self.entries.get_mut(index) {
-            Some((_, newer_previous)) => {
-                *newer_previous = previous;
-                None
-            }
-            None => Some(previous),
+            let _ = unsafe { driver.cuCtxSetCurrent(context.cast()) };
         }
     }
 }
