@@ -238,6 +238,19 @@ fn string_table<'a>(
     }
 }
 
+/// A table's `sh_entsize` must be the size of its entries, `T`.
+fn check_entry_size<T>(table: &Section, shown: &str, what: &'static str) -> ParseResult<()> {
+    let entry_size = table.sh_entsize(LittleEndian);
+    let expected = size_of::<T>();
+    if entry_size == expected as u64 {
+        return Ok(());
+    }
+    Err(Reason::Malformed {
+        what,
+        detail: format!("{shown}: entry size {entry_size}, expected {expected}"),
+    })
+}
+
 /// A symbol table: entry size, its string table, and each symbol's name
 /// offset and section index.
 fn check_symbols(
@@ -249,12 +262,7 @@ fn check_symbols(
     let endian = LittleEndian;
     let malformed = |detail: String| Reason::Malformed { what, detail };
     let table = &sections[index];
-    let entry_size = table.sh_entsize(endian);
-    if entry_size != size_of::<Symbol>() as u64 {
-        return Err(malformed(format!(
-            "symbol table {index}: entry size {entry_size}, expected 24"
-        )));
-    }
+    check_entry_size::<Symbol>(table, &format!("symbol table {index}"), what)?;
     let strings = string_table(data, sections, table.sh_link(endian) as usize, what)?;
     let symbols: &[Symbol] = entries(data, table, index, what)?;
     // sh_info: one past the last local symbol.
@@ -339,13 +347,7 @@ fn check_relocations<R: Relocation>(
     let endian = LittleEndian;
     let malformed = |detail: String| Reason::Malformed { what, detail };
     let table = &sections[index];
-    let entry_size = table.sh_entsize(endian);
-    if entry_size != size_of::<R>() as u64 {
-        return Err(malformed(format!(
-            "relocation section {index}: entry size {entry_size}, expected {}",
-            size_of::<R>()
-        )));
-    }
+    check_entry_size::<R>(table, &format!("relocation section {index}"), what)?;
     let relocations: &[R] = entries(data, table, index, what)?;
     // sh_link and sh_info were checked to be section indices.
     let symbols = &sections[table.sh_link(endian) as usize];

@@ -15,7 +15,6 @@ use cuda_link::{
 use cuda_link_tests::corpus::{self, CALLER_KERNELS};
 use nvjitlink_sys::NvJitLink;
 
-
 /// The corpus folder and nvJitLink 13 (nvcc 13's output needs 13).
 fn setup() -> Option<(PathBuf, Arc<NvJitLink>)> {
     let dir = corpus::dir()?;
