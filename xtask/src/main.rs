@@ -87,12 +87,12 @@ fn run(command: &mut Command) -> Result<()> {
     }
 }
 
-/// Points a command at the provisioned libraries.
+/// Points a command at the provisioned libraries and the nvcc corpus.
 fn with_redist_env<'a>(command: &'a mut Command, workspace: &Path) -> &'a mut Command {
     for (key, value) in redist::test_env(workspace) {
         command.env(key, value);
     }
-    command
+    command.env("CUDA_LINK_CORPUS", corpus::files(workspace))
 }
 
 fn test(workspace: &Path, extra: &[String]) -> Result<()> {

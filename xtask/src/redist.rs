@@ -178,7 +178,6 @@ pub fn test_env(workspace: &Path) -> Vec<(&'static str, PathBuf)> {
             at("nvjitlink13", "nvidia/cu13/lib/libnvJitLink.so.13"),
         ),
         ("CUDA_LINK_CUOBJDUMP", cuobjdump(workspace)),
-        ("CUDA_LINK_CORPUS", crate::corpus::files(workspace)),
         ("CUDA_LINK_REQUIRE_REDIST", PathBuf::from("1")),
     ]
 }
