@@ -26,14 +26,17 @@ export CUDA_LINK_CUDADEVRT=${CUDA_LINK_CUDADEVRT:-$CUDA/lib64/libcudadevrt.a}
 "#;
 
 /// Runs the bundled GPU tests, the ignored ones included, once per module
-/// loading mode, built against the cuda.h 12.9 and 13.0 declarations, and
-/// the nvcc corpus tests with the bundled corpus and CLI.
+/// loading mode: cuda-module's tests (the nvcc corpus ones with the bundled
+/// corpus and CLI), their `gpu::` part again built against the cuda.h 13.0
+/// declarations, and the cudarc tests. Arguments are test filters.
 const RUN_SH: &str = r#"status=0
 export CUDA_LINK_CORPUS="$PWD/corpus/files" CUDA_LINK_CLI="$PWD/cuda-link"
-for tests in gpu-tests gpu-tests-cuda-13000 gpu-corpus-tests gpu-cudarc-tests; do
+for tests in gpu-tests gpu-tests-cuda-13000 gpu-cudarc-tests; do
+    filter=""
+    [ "$tests" = gpu-tests-cuda-13000 ] && [ $# -eq 0 ] && filter="gpu::"
     for mode in EAGER LAZY; do
         echo "== $tests, CUDA_MODULE_LOADING=$mode"
-        CUDA_MODULE_LOADING=$mode ./$tests --include-ignored --test-threads=1 --show-output "$@" || status=1
+        CUDA_MODULE_LOADING=$mode ./$tests --include-ignored --test-threads=1 --show-output $filter "$@" || status=1
     done
 done
 exit $status
@@ -178,8 +181,8 @@ pub fn bench_gpu(workspace: &Path, run_here: bool) -> Result<()> {
 pub fn test_gpu(workspace: &Path, run_here: bool) -> Result<()> {
     let executable = build_executable(
         workspace,
-        &["test", "-p", "cuda-module", "--test", "gpu", "--no-run"],
-        "gpu",
+        &["test", "-p", "cuda-module", "--test", "it", "--no-run"],
+        "it",
     )?;
     // The same tests against the driver declarations of cuda.h 13.0.
     let executable_13000 = build_executable(
@@ -191,22 +194,10 @@ pub fn test_gpu(workspace: &Path, run_here: bool) -> Result<()> {
             "--features",
             "cuda-13000",
             "--test",
-            "gpu",
+            "it",
             "--no-run",
         ],
-        "gpu",
-    )?;
-    let corpus_tests = build_executable(
-        workspace,
-        &[
-            "test",
-            "-p",
-            "cuda-module",
-            "--test",
-            "gpu_corpus",
-            "--no-run",
-        ],
-        "gpu_corpus",
+        "it",
     )?;
     let cudarc_tests = build_executable(
         workspace,
@@ -235,7 +226,6 @@ pub fn test_gpu(workspace: &Path, run_here: bool) -> Result<()> {
     std::fs::create_dir_all(&bundle)?;
     std::fs::copy(&executable, bundle.join("gpu-tests"))?;
     std::fs::copy(&executable_13000, bundle.join("gpu-tests-cuda-13000"))?;
-    std::fs::copy(&corpus_tests, bundle.join("gpu-corpus-tests"))?;
     std::fs::copy(&cudarc_tests, bundle.join("gpu-cudarc-tests"))?;
     std::fs::copy(&launch_overhead, bundle.join("launch-overhead"))?;
     write_script(&bundle.join("launch_overhead.sh"), LAUNCH_OVERHEAD_SH)?;

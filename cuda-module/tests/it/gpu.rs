@@ -3,7 +3,6 @@
 //! Every test is `#[ignore = "needs a GPU"]`, so a machine without one never
 //! reports them as passed; `cargo xtask test-gpu` runs them with
 //! `--include-ignored`, and there a missing GPU fails them.
-#![allow(clippy::result_large_err)]
 
 use std::ffi::c_void;
 
@@ -15,7 +14,6 @@ use cuda_module::{
 
 /// Contexts: launches and guards restore the current one; a module's
 /// kernel refuses other contexts.
-#[path = "gpu/contexts.rs"]
 mod contexts;
 
 const N: usize = 1 << 20;

@@ -4,7 +4,6 @@
 //!
 //! Every test is `#[ignore = "needs a GPU"]`; the bundle runs them with
 //! `--include-ignored`.
-#![allow(clippy::result_large_err)]
 
 use std::ffi::c_void;
 use std::path::{Path, PathBuf};
