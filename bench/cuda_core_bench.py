@@ -2,10 +2,10 @@
 
 Usage:
     python3 cuda_core_bench.py measure DATA_DIR OUT.json
-    python3 cuda_core_bench.py table RUST.json PYTHON.json [RUST.json PYTHON.json ...]
 
-`measure` writes medians in seconds; `table` prints the comparison in
-Markdown. Part of `cargo xtask bench-gpu`.
+`measure` writes medians in seconds; `gpu_pairs.py` (the bundle's
+`bench.sh`) pairs them with the Rust side's and writes the report. Part
+of `cargo xtask bench-gpu`.
 """
 
 import json
@@ -98,46 +98,8 @@ def measure(data_dir, out_path):
             print(f"{key:<40} {value * 1e6:>10.1f} µs", file=sys.stderr)
 
 
-def fmt(seconds):
-    if seconds < 1e-6:
-        return f"{seconds * 1e9:.0f} ns"
-    if seconds < 1e-3:
-        return f"{seconds * 1e6:.1f} µs"
-    return f"{seconds * 1e3:.3f} ms"
-
-
-def table(paths):
-    for rust_path, python_path in zip(paths[::2], paths[1::2]):
-        rust = json.load(open(rust_path))
-        py = json.load(open(python_path))
-        mode = rust.get("loading_mode", "?")
-        print(f"\n### CUDA_MODULE_LOADING: {mode} (cuda.core {py.get('cuda_core_version')})\n")
-        print("| measure | cuda-link (Rust) | reference | ratio |")
-        print("|---|---|---|---|")
-        e2e, core_e2e = rust["small/e2e_link_load_lookup"], py["small/cuda_core_e2e_link_load_lookup"]
-        print(f"| small: link + load + first lookup | {fmt(e2e)} | cuda.core {fmt(core_e2e)} | {core_e2e / e2e:.2f}x |")
-        cached = rust["small/e2e_link_load_lookup_cached"]
-        print(f"| small: the same, persistent link cache warm | {fmt(cached)} | cuda.core {fmt(core_e2e)} | {core_e2e / cached:.0f}x |")
-        for name in ("small", "big"):
-            ours, raw = rust[f"{name}/load_lookup"], rust[f"{name}/raw_load_lookup"]
-            preserved = rust[f"{name}/load_lookup_preserved"]
-            print(f"| {name}: load + get kernel | {fmt(ours)} | raw cuLibraryLoadData (Rust) {fmt(raw)} | {(ours / raw - 1) * 100:+.1f}% |")
-            print(f"| {name}: load + get kernel, binary preserved | {fmt(preserved)} | raw (Rust) {fmt(raw)} | {(preserved / raw - 1) * 100:+.1f}% |")
-            core_time = py[f"{name}/cuda_core_load_lookup"]
-            print(f"| {name}: cuda.core ObjectCode.get_kernel | {fmt(ours)} | cuda.core {fmt(core_time)} | {core_time / ours:.2f}x |")
-            bindings = py[f"{name}/bindings_raw_load_lookup"]
-            print(f"| {name}: raw calls from Python (cuda.bindings) | {fmt(raw)} | cuda.bindings {fmt(bindings)} | {bindings / raw:.2f}x |")
-            cudarc = rust[f"{name}/cudarc_module_load_lookup"]
-            print(f"| {name}: cudarc cuModuleLoadData + function | {fmt(ours)} | cudarc {fmt(cudarc)} | {cudarc / ours:.2f}x |")
-            print(f"| {name}: eager load of every kernel | {fmt(rust[f'{name}/load_eager_all_kernels'])} | - | - |")
-        cached, core_cached = rust["cached_lookup"], py["cuda_core_cached_lookup"]
-        print(f"| cached lookup (kernel + function) | {fmt(cached)} | cuda.core get_kernel {fmt(core_cached)} | {core_cached / cached:.0f}x |")
-
-
 if __name__ == "__main__":
-    if sys.argv[1] == "measure":
+    if len(sys.argv) == 4 and sys.argv[1] == "measure":
         measure(sys.argv[2], sys.argv[3])
-    elif sys.argv[1] == "table":
-        table(sys.argv[2:])
     else:
         sys.exit(__doc__)
