@@ -66,7 +66,7 @@ pub struct SearchEnv {
     /// Python site-packages folders, in search order.
     pub site_packages: Vec<PathBuf>,
     /// Whether to add, after `site_packages`, those of this process's
-    /// Python installations ([`python_site_packages`]), computed only when
+    /// Python installations (found by looking at folders only), computed only when
     /// the earlier steps found nothing.
     pub find_python: bool,
     /// The default toolkit root, normally `/usr/local/cuda`.

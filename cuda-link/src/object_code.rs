@@ -405,16 +405,17 @@ impl ObjectCode {
             .map_err(|reason| ObjectError::new(&self.name, reason.clone()))
     }
 
-    /// Reads everything this object holds, in pure Rust: arches, kernels,
+    /// Everything this object holds, read in pure Rust: arches, kernels,
     /// fatbin entries (decompressed to look inside), archive members. The
-    /// reading is done once per object (and its clones), whether for this
-    /// call or for a link.
+    /// reading was done by validation, at construction (PTX: on the first
+    /// call or link), once per object and its clones; this returns a copy
+    /// of it.
     ///
     /// # Errors
-    /// An [`ObjectError`] when a part that must be read cannot be: a fatbin
-    /// entry that does not decompress, a cubin whose symbols cannot be read.
-    /// A container's unreadable member or entry is listed with its error
-    /// instead.
+    /// For PTX, an [`ObjectError`] when its directives cannot be read. A
+    /// container's member without device code, and a fatbin's PTX or
+    /// LTO-IR entry that does not read as such, are listed with their
+    /// error instead.
     ///
     /// ```
     /// use cuda_link::ObjectCode;

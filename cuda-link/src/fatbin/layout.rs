@@ -314,7 +314,8 @@ fn head_len(left: u64) -> usize {
     left.min(HEADER_SIZE) as usize
 }
 
-/// Parses every fatbin in a section (see [`section_fatbins`]).
+/// Parses every fatbin in a section: back to back at 8-byte alignment,
+/// followed by zero padding.
 pub fn parse_all(section: &[u8]) -> ParseResult<Vec<(u64, Fatbin<'_>)>> {
     section_fatbins(section)?
         .into_iter()
