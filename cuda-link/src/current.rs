@@ -29,27 +29,37 @@ impl Guards {
     }
 }
 
-/// Records a new guard, made while `previous` was current; the token
-/// names it to [`release`].
-pub fn push(previous: *mut c_void) -> u64 {
+/// A guard's place in the thread's list, from [`push`]; [`release`]
+/// takes it back. Not `Copy`, `Clone` or constructible elsewhere, so only
+/// what `push` was given ever comes back.
+#[derive(Debug)]
+pub struct Token(u64);
+
+/// Records a new guard, made while `previous` was current.
+///
+/// # Safety
+/// `previous` must be null or a context that was current on this thread:
+/// [`release`] may hand it back, and the callers make it current again
+/// with `cuCtxSetCurrent`, which trusts a non-null handle to be a context.
+pub unsafe fn push(previous: *mut c_void) -> Token {
     GUARDS.with(|guards| {
         let mut guards = guards.borrow_mut();
         let token = guards.next_token;
         guards.next_token += 1;
         guards.entries.push((token, previous));
-        token
+        Token(token)
     })
 }
 
-/// Removes guard `token`: the context to make current now if it was the
-/// newest, `None` if a newer guard lives on (and inherits what this one
-/// would have restored) or the token is unknown. While the thread's
-/// locals are being destroyed, `previous` (what the guard itself saw).
-pub fn release(token: u64, previous: *mut c_void) -> Option<*mut c_void> {
+/// Removes the guard of `token`: the context to make current now if it
+/// was the newest, `None` if a newer guard lives on (and inherits what
+/// this one would have restored). While the thread's locals are being
+/// destroyed, `previous` (what the guard itself saw).
+pub fn release(token: Token, previous: *mut c_void) -> Option<*mut c_void> {
     GUARDS
         .try_with(|guards| {
             let mut guards = guards.borrow_mut();
-            let index = guards.entries.iter().position(|&(t, _)| t == token)?;
+            let index = guards.entries.iter().position(|&(t, _)| t == token.0)?;
             let (_, restore) = guards.entries.remove(index);
             match guards.entries.get_mut(index) {
                 Some((_, newer)) => {
@@ -77,13 +87,14 @@ mod tests {
     }
 
     impl Thread {
-        fn make_current(&mut self, context: usize) -> u64 {
-            let token = push(handle(self.current));
+        fn make_current(&mut self, context: usize) -> Token {
+            // SAFETY: the pointers are never made current; only compared.
+            let token = unsafe { push(handle(self.current)) };
             self.current = context;
             token
         }
 
-        fn drop_guard(&mut self, token: u64) {
+        fn drop_guard(&mut self, token: Token) {
             if let Some(context) = release(token, handle(0)) {
                 self.current = context.addr();
             }
@@ -124,10 +135,11 @@ mod tests {
         for order in orders(vec![0, 1, 2, 3]) {
             let mut thread = Thread { current: 100 };
             // Guard i makes context 10 + i current.
-            let tokens: Vec<u64> = (0..4).map(|i| thread.make_current(10 + i)).collect();
+            let mut tokens: Vec<Option<Token>> =
+                (0..4).map(|i| Some(thread.make_current(10 + i))).collect();
             let mut live = [true; 4];
             for &i in &order {
-                thread.drop_guard(tokens[i]);
+                thread.drop_guard(tokens[i].take().unwrap());
                 live[i] = false;
                 let expected = live
                     .iter()
@@ -139,10 +151,10 @@ mod tests {
     }
 
     #[test]
-    fn an_unknown_token_changes_nothing() {
-        let token = push(handle(1));
-        assert_eq!(release(token + 1, handle(9)), None);
+    fn a_released_guard_restores_what_it_saw() {
+        // SAFETY: the pointer is never made current; only compared.
+        let token = unsafe { push(handle(1)) };
         assert_eq!(release(token, handle(9)), Some(handle(1)));
-        assert_eq!(release(token, handle(9)), None);
+        assert!(GUARDS.with(|guards| guards.borrow().entries.is_empty()));
     }
 }

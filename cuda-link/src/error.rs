@@ -213,6 +213,15 @@ pub enum Reason {
         /// The raw kind.
         kind: u16,
     },
+    /// A fatbin entry other than LTO-IR flagged as encoded LTO-IR: the flag
+    /// would skip the checks its kind needs.
+    #[error("fatbin entry {index} is {kind} but flagged as encoded LTO-IR")]
+    EncodedNonLtoir {
+        /// The entry's index.
+        index: usize,
+        /// Its kind: `"cubin"`, `"ptx"`, ...
+        kind: String,
+    },
     /// A fatbin entry's options slot outside its header or not
     /// NUL-terminated.
     #[error("fatbin entry {index}: options {detail}")]

@@ -113,8 +113,9 @@ pub(crate) fn fatbin_info(
     mode: Mode,
 ) -> ParseResult<FatbinInfo> {
     // Counted first (headers only) so that the list, a few hundred bytes
-    // an entry, is allocated once.
-    let mut entries = Vec::with_capacity(fatbin.entries().count());
+    // an entry, is allocated once; capped, as 64 bytes of header claim
+    // several hundred of list.
+    let mut entries = Vec::with_capacity(fatbin.entries().count().min(4096));
     for entry in fatbin.entries() {
         let entry = entry?;
         let payload = match payload(&entry, budget) {
@@ -140,6 +141,14 @@ fn payload(entry: &Entry<'_>, budget: &mut Budget) -> ParseResult<Payload> {
         });
     }
     if entry.is_opaque() {
+        // Only LTO-IR is encoded; the flag on anything else would skip the
+        // checks a cubin or PTX text needs.
+        if entry.kind != EntryKind::Ltoir {
+            return Err(Reason::EncodedNonLtoir {
+                index: entry.index,
+                kind: entry.kind.name(),
+            });
+        }
         return Ok(Payload::Opaque);
     }
     budget.take(entry)?;

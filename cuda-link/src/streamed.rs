@@ -20,8 +20,10 @@ use crate::{ObjectCode, ObjectKind, fatbin, host};
 /// [`ObjectCode::inspect`] would, but reads a host object's fatbins one at
 /// a time instead of the whole file. Other kinds are read whole.
 ///
-/// Inspection only reads, in pure Rust; it does not validate what a C
-/// library would need (use [`ObjectCode`] for that).
+/// For a host object this validates less than [`ObjectCode`]: its ELF
+/// structure is not checked, and an entry that fails its checks is listed
+/// with its error instead of refusing the file. The listing never reaches C
+/// code; use [`ObjectCode`] for bytes that will.
 pub fn inspect_path(path: impl AsRef<Path>) -> Result<Inspection, ObjectError> {
     let path = path.as_ref();
     let name = path.display().to_string();
@@ -117,6 +119,17 @@ fn object_info(cache: &object::ReadCache<File>, file: &File, size: u64) -> Parse
         }
         let source = FileSection { file, start, len };
         for (offset, total) in fatbin::section_fatbins(&source)? {
+            // A sparse file can claim any size; the buffer is allocated.
+            if total > fatbin::MAX_DECOMPRESSED_TOTAL {
+                return Err(Reason::DecompressionBudget {
+                    index: 0,
+                    detail: format!(
+                        "a fatbin of {total} bytes at {offset:#x} of {section_name}, \
+                         over {} bytes",
+                        fatbin::MAX_DECOMPRESSED_TOTAL
+                    ),
+                });
+            }
             buffer.resize(usize::try_from(total).unwrap_or(usize::MAX), 0);
             use fatbin::Source as _;
             source.read_exact_at(offset, &mut buffer, "fatbin body")?;

@@ -157,11 +157,13 @@ impl Context {
         // SAFETY: an out-pointer.
         let call = unsafe { driver_call!(driver, cuCtxGetCurrent(&mut previous)) }?;
         check(driver, call, About::NOTHING)?;
-        let token = cuda_link::current::push(previous.cast());
+        // SAFETY: `previous` is what the driver says is current on this
+        // thread (null or a context).
+        let token = unsafe { cuda_link::current::push(previous.cast()) };
         // From here, dropping the guard restores `previous`.
         let guard = CurrentGuard {
             context: Arc::clone(&self.inner),
-            token,
+            token: Some(token),
             previous,
         };
         // SAFETY: a live context, which the guard keeps alive while it is
@@ -293,7 +295,7 @@ pub struct CurrentGuard {
     /// The context made current, kept alive while it may be current.
     context: Arc<ContextInner>,
     /// This guard's entry in the thread's guard list (`cuda_link::current`).
-    token: u64,
+    token: Option<cuda_link::current::Token>,
     /// What was current when this guard was made: restored on drop if the
     /// thread's guard list is already gone (a guard dropped while the
     /// thread's locals are destroyed). A raw pointer: not `Send`.
@@ -311,7 +313,11 @@ impl std::fmt::Debug for CurrentGuard {
 
 impl Drop for CurrentGuard {
     fn drop(&mut self) {
-        let restore = cuda_link::current::release(self.token, self.previous.cast());
+        let previous = self.previous.cast();
+        let restore = match self.token.take() {
+            Some(token) => cuda_link::current::release(token, previous),
+            None => Some(previous),
+        };
         if let (Some(context), Ok(driver)) = (restore, driver()) {
             // SAFETY: `context` is null or a context that was current on
             // this thread when one of its guards was made; a handle

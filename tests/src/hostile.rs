@@ -290,6 +290,15 @@ pub fn classes(cubin: &[u8]) -> Vec<Hostile> {
     let shnum = u16_at(cubin, E_SHNUM_FIELD);
     let ptx = b".version 8.0\n.target sm_90\n.address_size 64\n";
 
+    // The encoded-LTO-IR flag (0x10000) on a cubin and on PTX text.
+    for (name, kind, payload) in [
+        ("encoded-LTO-IR flag on a cubin", 2, cubin),
+        ("encoded-LTO-IR flag on PTX", 1, &ptx[..]),
+    ] {
+        let mut fatbin = raw_fatbin(&[(kind, 90, payload)]);
+        fatbin[16 + 0x28..16 + 0x30].copy_from_slice(&0x1_0011u64.to_le_bytes());
+        add(name, fatbin);
+    }
     add(
         "options slot outside the header",
         fatbin_with_options(1, ptx, (0x7fff_0000, 64), b""),

@@ -52,6 +52,8 @@ struct EntryHeader {
 }
 
 const ENTRY_FIXED_SIZE: u64 = size_of::<EntryHeader>() as u64;
+// The layouts as measured (shared/docs/formats.md §1): no padding.
+const _: () = assert!(HEADER_SIZE == 16 && ENTRY_FIXED_SIZE == 64);
 
 /// Reads a `T` at `offset` of `data`, or names what is missing.
 fn read<'a, T: FromBytes + KnownLayout + Immutable + Unaligned>(

@@ -300,7 +300,9 @@ fn decompress_zstd(input: &[u8], expected: u64) -> Result<Vec<u8>, String> {
     Ok(output)
 }
 
-/// What one object may still decompress; see [`MAX_DECOMPRESSED_TOTAL`].
+/// What one object's validation may still read; see
+/// [`MAX_DECOMPRESSED_TOTAL`]. Plain payloads count too: sections of a host
+/// object may all point at one range, and each is read again.
 #[derive(Debug)]
 pub(crate) struct Budget {
     left: u64,
@@ -314,20 +316,26 @@ impl Budget {
         }
     }
 
-    /// Takes what `entry` decompresses to, before it is decompressed: an
-    /// entry over the ratio or the remaining total is refused unread.
+    /// Takes what reading `entry` costs, before it is read: its
+    /// decompressed size (after the ratio check), or its stored size when
+    /// plain. An entry over the remaining total is refused unread. Opaque
+    /// LTO-IR is never decoded and costs nothing.
     pub(crate) fn take(&mut self, entry: &Entry<'_>) -> ParseResult<()> {
-        if entry.compression == Compression::None || entry.is_opaque() {
-            return Ok(());
-        }
-        entry.check_ratio()?;
+        let cost = match entry.compression {
+            _ if entry.is_opaque() => return Ok(()),
+            Compression::None => entry.payload.len() as u64,
+            Compression::Lz4 | Compression::Zstd => {
+                entry.check_ratio()?;
+                entry.uncompressed_size
+            }
+        };
         self.left = self
             .left
-            .checked_sub(entry.uncompressed_size)
+            .checked_sub(cost)
             .ok_or_else(|| Reason::DecompressionBudget {
                 index: entry.index,
                 detail: format!(
-                    "the object's entries expand to more than {MAX_DECOMPRESSED_TOTAL} bytes"
+                    "the object's entries hold more than {MAX_DECOMPRESSED_TOTAL} bytes to read"
                 ),
             })?;
         Ok(())

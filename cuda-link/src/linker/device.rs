@@ -37,7 +37,7 @@ pub struct DeviceContext {
     driver: &'static Driver,
     device: CUdevice,
     /// This guard's entry in the thread's guard list (`crate::current`).
-    token: u64,
+    token: Option<crate::current::Token>,
     /// What was current when this guard was made: restored on drop if the
     /// thread's guard stack is already gone (a guard dropped while the
     /// thread's locals are destroyed). A raw pointer: not `Send`.
@@ -69,12 +69,14 @@ impl DeviceContext {
         let mut context: CUcontext = std::ptr::null_mut();
         // SAFETY: an out-pointer and a device the driver returned.
         ok(unsafe { driver_call!(driver, cuDevicePrimaryCtxRetain(&mut context, device)) }?)?;
-        let token = crate::current::push(previous.cast());
+        // SAFETY: `previous` is what the driver says is current on this
+        // thread (null or a context).
+        let token = unsafe { crate::current::push(previous.cast()) };
         // From here, dropping the guard restores `previous` and releases.
         let guard = DeviceContext {
             driver,
             device,
-            token,
+            token: Some(token),
             previous,
         };
         // SAFETY: a context just retained, alive until `guard` drops.
@@ -85,7 +87,11 @@ impl DeviceContext {
 
 impl Drop for DeviceContext {
     fn drop(&mut self) {
-        let restore = crate::current::release(self.token, self.previous.cast());
+        let previous = self.previous.cast();
+        let restore = match self.token.take() {
+            Some(token) => crate::current::release(token, previous),
+            None => Some(previous),
+        };
         // SAFETY: `restore` is null or a context that was current on this
         // thread when one of its guards was made; a handle destroyed since
         // is refused by the driver (CUDA_ERROR_INVALID_CONTEXT, as cuda.h

@@ -188,6 +188,9 @@ macro_rules! refused_as {
 }
 
 refused_as! {
+    encoded_flag_on_a_cubin: "encoded-LTO-IR flag on a cubin"
+        => Reason::EncodedNonLtoir { index: 0, .. },
+    encoded_flag_on_ptx: "encoded-LTO-IR flag on PTX" => Reason::EncodedNonLtoir { index: 0, .. },
     options_slot_outside_the_header: "options slot outside the header"
         => Reason::BadEntryOptions { index: 0, .. },
     options_not_nul_terminated: "options not NUL-terminated"
