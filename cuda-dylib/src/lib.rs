@@ -93,10 +93,15 @@ impl SearchEnv {
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
             .collect();
+        // Extra site-packages folders, joined as PATH is: a virtual
+        // environment that is not the first `python3` on PATH.
+        let site_packages = std::env::var_os("CUDA_LINK_SITE_PACKAGES")
+            .map(|dirs| std::env::split_paths(&dirs).collect())
+            .unwrap_or_default();
         SearchEnv {
             overrides,
             cuda_homes,
-            site_packages: Vec::new(),
+            site_packages,
             find_python: true,
             default_toolkit: Some(PathBuf::from("/usr/local/cuda")),
             system_loader: true,
@@ -244,6 +249,28 @@ pub fn candidates(spec: &LibrarySpec, env: &SearchEnv) -> Vec<Candidate> {
         out.extend(after_python(spec, env));
     }
     out
+}
+
+/// Folders that exist, in the search's order: `toolkit_dirs` under
+/// `CUDA_HOME` / `CUDA_PATH`, `wheel_dirs` under each site-packages folder,
+/// then `toolkit_dirs` under the default toolkit. For header folders, e.g.
+/// `include` of a toolkit and `nvidia/cuda_runtime/include` of a wheel:
+/// NVRTC 12 needs the CUDA and CCCL headers on its include path.
+pub fn existing_dirs(toolkit_dirs: &[&str], wheel_dirs: &[&str], env: &SearchEnv) -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    for home in &env.cuda_homes {
+        dirs.extend(toolkit_dirs.iter().map(|sub| home.join(sub)));
+    }
+    if !wheel_dirs.is_empty() {
+        for site in env.all_site_packages() {
+            dirs.extend(wheel_dirs.iter().map(|sub| site.join(sub)));
+        }
+    }
+    if let Some(root) = &env.default_toolkit {
+        dirs.extend(toolkit_dirs.iter().map(|sub| root.join(sub)));
+    }
+    dirs.retain(|dir| dir.is_dir());
+    dedup_keep_order(dirs)
 }
 
 fn in_dir(spec: &LibrarySpec, dir: &Path, source: Source, out: &mut Vec<Candidate>) {

@@ -39,7 +39,7 @@ pub use arch::{Arch, ArchVariant, ParseArchError};
 /// constructor becomes one without a copy, and clones share it.
 pub use bytes::Bytes;
 #[cfg(feature = "cache")]
-pub use cache::{CacheKey, CacheStats, CachedLink, KeyBuilder, LinkCache};
+pub use cache::{CacheKey, CacheStats, CachedLink, KeyBuilder, LinkCache, library_file_identity};
 pub use demangle::demangle;
 #[doc(hidden)]
 pub use error::log_suffix;
@@ -49,6 +49,7 @@ pub use kind::ObjectKind;
 #[cfg(feature = "link")]
 pub use linker::{
     Backend, DeviceContext, Isolation, LinkError, Linker, LinkerOptions, NvJitLink, OutputKind,
+    current_device_arch,
 };
 pub use object_code::{ObjectCode, ValidatedImage};
 #[cfg(unix)]

@@ -56,6 +56,8 @@ pub struct ObjectCode {
     /// shared by clones: the same object is often added to many links.
     #[cfg(feature = "link")]
     link_facts: Arc<OnceLock<Result<LinkFacts, Reason>>>,
+    /// NVRTC name expressions and the lowered names they compiled to.
+    name_expressions: Arc<[(String, String)]>,
 }
 
 /// The bytes of an [`ObjectCode`] as C code may see them.
@@ -241,6 +243,7 @@ impl ObjectCode {
             contents: Arc::new(contents.map(Ok).map_or_else(OnceLock::new, OnceLock::from)),
             #[cfg(feature = "link")]
             link_facts: Arc::default(),
+            name_expressions: Arc::new([]),
         })
     }
 
@@ -256,6 +259,7 @@ impl ObjectCode {
             contents: Arc::default(),
             #[cfg(feature = "link")]
             link_facts: Arc::default(),
+            name_expressions: Arc::new([]),
         }
     }
 
@@ -358,6 +362,30 @@ impl ObjectCode {
     /// `cuLink*` and `cuLibraryLoadData`.
     pub fn image(&self) -> &ValidatedImage {
         &self.image
+    }
+
+    /// The object with the names NVRTC lowered its name expressions to:
+    /// `("saxpy<float>", "_Z5saxpyIfEvT_PKS0_PS0_i")`, `("&ns::var",
+    /// "_ZN2ns3varE")`. `cuda-module` finds kernels and globals by these
+    /// expressions; the compile cache keeps them with the output.
+    pub fn with_name_expressions(self, pairs: impl IntoIterator<Item = (String, String)>) -> Self {
+        ObjectCode {
+            name_expressions: pairs.into_iter().collect(),
+            ..self
+        }
+    }
+
+    /// Every name expression with its lowered name, in the order given.
+    pub fn name_expressions(&self) -> &[(String, String)] {
+        &self.name_expressions
+    }
+
+    /// The lowered name of `expression`, if it was compiled as one.
+    pub fn lowered_name(&self, expression: &str) -> Option<&str> {
+        self.name_expressions
+            .iter()
+            .find(|(given, _)| given == expression)
+            .map(|(_, lowered)| lowered.as_str())
     }
 
     /// The object under another name.

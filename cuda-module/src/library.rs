@@ -98,6 +98,8 @@ pub fn loading_mode() -> Result<LoadingMode, ModuleError> {
 pub struct Library {
     loaded: Arc<Loaded>,
     kernels: RwLock<HashMap<Box<str>, Kernel, foldhash::fast::RandomState>>,
+    /// The code's NVRTC name expressions and their lowered names.
+    name_expressions: Vec<(String, String)>,
 }
 
 impl Library {
@@ -164,7 +166,9 @@ impl Library {
             });
         }
         // Only a validated image reaches the size-less load calls.
-        Self::load_image(code.image(), code.name(), options)
+        let mut library = Self::load_image(code.image(), code.name(), options)?;
+        library.name_expressions = code.name_expressions().to_vec();
+        Ok(library)
     }
 
     /// Loads validated bytes: the type is the proof.
@@ -239,6 +243,7 @@ impl Library {
         let loaded = Library {
             loaded: Arc::new(Loaded::new(handle, name, log, image)),
             kernels: RwLock::default(),
+            name_expressions: Vec::new(),
         };
         if options.eager && use_library {
             loaded.resolve_all_in_current_context()?;
@@ -278,8 +283,10 @@ impl Library {
     /// The kernel `name`; cached, so a second lookup makes no driver call.
     ///
     /// `name` is the kernel's symbol (`saxpy` for an `extern "C"` kernel,
-    /// the mangled name of a C++ one), or a C++ kernel's demangled name
-    /// (`scale<float>`), as NVRTC name expressions name it.
+    /// the mangled name of a C++ one), the name expression it was compiled
+    /// with (`cuda-compile`: the lowered name NVRTC gave, kept with the
+    /// code, [`ObjectCode::lowered_name`]), or a C++ kernel's demangled
+    /// name (`scale<float>`).
     ///
     /// # Errors
     /// - [`ModuleError::KernelNotFound`] for a name the library lacks,
@@ -315,7 +322,7 @@ impl Library {
         if let Some(kernel) = cache.get(name) {
             return Ok(kernel.clone());
         }
-        let handle = match self.find(name)? {
+        let handle = match self.find(self.lowered(name))? {
             Some(handle) => handle,
             None => self.find_demangled(name)?,
         };
@@ -472,7 +479,8 @@ impl Library {
     /// The address and size of the `__device__` (or `__constant__`)
     /// variable `name` in `context`: each context has its own copy, at its
     /// own address (`cuLibraryGetGlobal`, with `context` current for the
-    /// call; the thread's current context is left as it was).
+    /// call; the thread's current context is left as it was). `name` is
+    /// the symbol, or the name expression it was compiled with (`&ns::var`).
     ///
     /// After a fallback to the module API ([`Library::is_module`]) the
     /// variable exists only in the module's context; any other is
@@ -512,10 +520,19 @@ impl Library {
         context.with_current(|| self.global_in_current(name))
     }
 
+    /// The lowered name of `name` when the code was compiled with it as a
+    /// name expression (`"saxpy<float>"`, `"&ns::var"`), else `name`.
+    fn lowered<'a>(&'a self, name: &'a str) -> &'a str {
+        self.name_expressions
+            .iter()
+            .find(|(expression, _)| expression == name)
+            .map_or(name, |(_, lowered)| lowered.as_str())
+    }
+
     /// [`Library::global`] in the calling thread's current context.
     fn global_in_current(&self, name: &str) -> Result<(CUdeviceptr, usize), ModuleError> {
         let driver = driver()?;
-        let c = c_name(name)?;
+        let c = c_name(self.lowered(name))?;
         let (mut pointer, mut size) = (0, 0);
         // Lazy loading may load and compile the code here, writing the log.
         let log = self.loaded.log.lock();

@@ -76,6 +76,22 @@ fn bindings(workspace: &Path) -> Result<Vec<Binding>> {
             typedefs: None,
             named_enums: &["nvJitLinkResult"],
         },
+        Binding {
+            header: {
+                redist::ensure(workspace, &["nvrtc13"])?;
+                redist::nvrtc_include(workspace).join("nvrtc.h")
+            },
+            output: workspace.join("nvrtc-sys/src/bindings.rs"),
+            clang_args: &[],
+            functions: "nvrtc.*",
+            types: "nvrtc.*|_nvrtcProgram",
+            vars: "NVRTC.*",
+            table: "NvrtcFns",
+            library: "NVRTC",
+            doc: "Every entry point of `nvrtc.h` (13.5), resolved at run time.",
+            typedefs: None,
+            named_enums: &["nvrtcResult"],
+        },
         driver(
             redist::cuda12_include(workspace).join("cuda.h"),
             "cuda_12090.rs",

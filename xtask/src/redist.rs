@@ -38,9 +38,19 @@ pub const WHEELS: &[Wheel] = &[
         marker: "nvidia/cuda_nvrtc/lib/libnvrtc.so.12",
     },
     Wheel {
+        dir: "nvrtc13",
+        requirement: "nvidia-cuda-nvrtc==13.5.37",
+        marker: "nvidia/cu13/lib/libnvrtc.so.13",
+    },
+    Wheel {
         dir: "runtime12",
         requirement: "nvidia-cuda-runtime-cu12==12.9.79",
         marker: "nvidia/cuda_runtime/lib/libcudadevrt.a",
+    },
+    Wheel {
+        dir: "cccl12",
+        requirement: "nvidia-cuda-cccl-cu12==12.9.27",
+        marker: "nvidia/cuda_cccl/include/cuda/std/cstdint",
     },
     Wheel {
         dir: "runtime13",
@@ -161,6 +171,14 @@ pub fn test_env(workspace: &Path) -> Vec<(&'static str, PathBuf)> {
             at("nvrtc12", "nvidia/cuda_nvrtc/lib/libnvrtc.so.12"),
         ),
         (
+            "CUDA_LINK_NVRTC12_PATH",
+            at("nvrtc12", "nvidia/cuda_nvrtc/lib/libnvrtc.so.12"),
+        ),
+        (
+            "CUDA_LINK_NVRTC13_PATH",
+            at("nvrtc13", "nvidia/cu13/lib/libnvrtc.so.13"),
+        ),
+        (
             "CUDA_LINK_NVFATBIN_PATH",
             at("nvfatbin12", "nvidia/nvfatbin/lib/libnvfatbin.so.12"),
         ),
@@ -178,8 +196,19 @@ pub fn test_env(workspace: &Path) -> Vec<(&'static str, PathBuf)> {
             at("nvjitlink13", "nvidia/cu13/lib/libnvJitLink.so.13"),
         ),
         ("CUDA_LINK_CUOBJDUMP", cuobjdump(workspace)),
+        // NVRTC 12's headers: the runtime's and CCCL's wheels, found there
+        // as a user's site-packages would hold them.
+        ("CUDA_LINK_SITE_PACKAGES", site_packages(workspace)),
         ("CUDA_LINK_REQUIRE_REDIST", PathBuf::from("1")),
     ]
+}
+
+/// The folders the tests put on cuda-dylib's site-packages list
+/// (`CUDA_LINK_SITE_PACKAGES`, joined as `PATH` is): each wheel folder
+/// whose headers NVRTC 12 needs.
+pub fn site_packages(workspace: &Path) -> PathBuf {
+    let dirs = ["runtime12", "cccl12"].map(|dir| root(workspace).join(dir));
+    std::env::join_paths(dirs).map_or_else(|_| PathBuf::new(), PathBuf::from)
 }
 
 /// The provisioned `cuobjdump`, the ground truth for inspection.
@@ -190,6 +219,11 @@ pub fn cuobjdump(workspace: &Path) -> PathBuf {
 /// Header folders, for bindgen.
 pub fn nvjitlink_include(workspace: &Path) -> PathBuf {
     root(workspace).join("nvjitlink13/nvidia/cu13/include")
+}
+
+/// The folder holding the pinned `nvrtc.h` (13.5).
+pub fn nvrtc_include(workspace: &Path) -> PathBuf {
+    root(workspace).join("nvrtc13/nvidia/cu13/include")
 }
 
 /// The folder holding `cuda.h` 12.9.

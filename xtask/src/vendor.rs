@@ -12,6 +12,7 @@ use crate::{Result, cargo, copy_dir, redist, run, with_redist_env};
 /// The sys crates and the feature sets each is tested with.
 const CRATES: &[(&str, &[&str])] = &[
     ("nvjitlink-sys", &[""]),
+    ("nvrtc-sys", &[""]),
     ("cuda-driver-sys", &["cuda-12090", "cuda-13000"]),
 ];
 

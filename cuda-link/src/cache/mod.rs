@@ -50,6 +50,7 @@
 
 mod dir;
 mod entry;
+mod identity;
 mod trust;
 
 use std::ffi::OsStr;
@@ -62,6 +63,8 @@ use std::time::{Duration, SystemTime};
 use sha2::{Digest, Sha256};
 
 use dir::{Dir, Found, OpenError};
+pub(crate) use identity::UNIDENTIFIED;
+pub use identity::library_file_identity;
 
 const EXTENSION: &str = "clc";
 const TEMP_PREFIX: &str = ".tmp-";
@@ -334,7 +337,7 @@ impl LinkCache {
     /// Reads an entry and turns it into `T` with `convert`: an entry that
     /// is corrupt, or that `convert` refuses, is removed and counted as
     /// corrupt and as a miss, so that the caller relinks and replaces it.
-    pub(crate) fn load_with<T, E: std::fmt::Display>(
+    pub fn load_with<T, E: std::fmt::Display>(
         &self,
         key: &CacheKey,
         convert: impl FnOnce(CachedLink) -> Result<T, E>,

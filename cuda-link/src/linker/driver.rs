@@ -15,8 +15,10 @@ use crate::{Arch, ArchVariant, ObjectCode, ObjectKind};
 
 const LOG_SIZE: usize = 64 * 1024;
 
-/// `sm_XY` of the current context's device, if a context is current.
-pub(super) fn current_device_arch() -> Option<Arch> {
+/// `sm_XY` of the device of the calling thread's current CUDA context:
+/// the arch a link or a compile without one targets. `None` without a
+/// driver or without a current context.
+pub fn current_device_arch() -> Option<Arch> {
     let driver = Driver::global().ok()?;
     let mut context = std::ptr::null_mut();
     // SAFETY: out-pointers only.

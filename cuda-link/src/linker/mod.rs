@@ -16,6 +16,7 @@ use std::fmt;
 use std::sync::Arc;
 
 pub use device::DeviceContext;
+pub use driver::current_device_arch;
 pub use error::LinkError;
 pub use nvjitlink_sys::NvJitLink;
 pub use options::{Backend, Isolation, LinkerOptions, OutputKind};

@@ -1,0 +1,383 @@
+//! [`Compiler`]: one NVRTC, an optional cache, and the compile itself.
+
+use std::ffi::CString;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use cuda_link::{Arch, CacheKey, LinkCache, ObjectCode, ObjectKind};
+use nvrtc_sys::Nvrtc;
+
+use crate::headers::{self, SearchPath};
+use crate::nvrtc::{RawProgram, c_string};
+use crate::program::{log_warnings, newest_ptx_isa};
+use crate::{CompileError, Compiled, Program, ProgramOptions, Target, Warning};
+
+/// The cache entries' format: a new layout of key or entry gets a new
+/// domain, so old entries are never read as new ones.
+const CACHE_DOMAIN: &str = "cuda-compile v1";
+
+/// Compiles [`Program`]s with one NVRTC, optionally through a cache.
+///
+/// The cache is the link cache's store ([`LinkCache`]: the same trust
+/// checks, atomic publishing, size bound and eviction), keyed by
+/// everything a compile reads: the source, every option in order, the
+/// target and arch, the name expressions, the NVRTC file's identity, and
+/// the header closure our own scan finds (in-memory headers and files
+/// reached by `#include` through the source's folder and `include_path`,
+/// byte for byte; NVIDIA's header folders by identity). The lowered names
+/// and the log are stored with the output. A compile whose includes the
+/// scan cannot follow (`#include MACRO`), or with an option that writes or
+/// reads files the key cannot see (`time`, `create_pch`, `pch`,
+/// `pch_dir`), is compiled every time.
+///
+/// ```no_run
+/// use std::sync::Arc;
+/// use cuda_compile::{Compiler, Program, ProgramOptions, Target};
+/// use cuda_link::{Arch, LinkCache};
+///
+/// let compiler = Compiler::new()?.with_cache(Arc::new(LinkCache::open_default()));
+/// let program = Program::from_path("kernels/add.cu")?;
+/// let options = ProgramOptions::for_arch(Arch::sm(90)).include_path(["kernels/include"]);
+/// let first = compiler.compile(&program, Target::Cubin, &options)?;
+/// let again = compiler.compile(&program, Target::Cubin, &options)?;
+/// assert!(again.from_cache);
+/// # Ok::<(), cuda_compile::CompileError>(())
+/// ```
+pub struct Compiler {
+    nvrtc: Arc<Nvrtc>,
+    cache: Option<Arc<LinkCache>>,
+    /// NVIDIA's header folders, found (and the bundled ones installed)
+    /// on first use.
+    system_dirs: OnceLock<Result<Vec<PathBuf>, String>>,
+    /// The NVRTC file's identity, for keys.
+    identity: OnceLock<String>,
+}
+
+impl std::fmt::Debug for Compiler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Compiler")
+            .field("nvrtc", &self.nvrtc)
+            .field("cache", &self.cache.as_ref().map(|c| c.dir().to_path_buf()))
+            .finish_non_exhaustive()
+    }
+}
+
+impl Compiler {
+    /// A compiler on the process-wide NVRTC ([`Nvrtc::global`]), without a
+    /// cache.
+    ///
+    /// # Errors
+    /// [`CompileError::Load`] when no NVRTC is found; the message names
+    /// the pip packages and `CUDA_LINK_NVRTC_PATH`.
+    pub fn new() -> Result<Self, CompileError> {
+        Ok(Self::with_nvrtc(Arc::clone(Nvrtc::global()?)))
+    }
+
+    /// A compiler on this NVRTC, e.g. a specific major.
+    pub fn with_nvrtc(nvrtc: Arc<Nvrtc>) -> Self {
+        Compiler {
+            nvrtc,
+            cache: None,
+            system_dirs: OnceLock::new(),
+            identity: OnceLock::new(),
+        }
+    }
+
+    /// Serves repeated compiles from `cache`; NVRTC 13.3+'s bundled
+    /// headers are installed in its folder.
+    pub fn with_cache(mut self, cache: Arc<LinkCache>) -> Self {
+        self.cache = Some(cache);
+        self
+    }
+
+    /// The NVRTC in use.
+    pub fn nvrtc(&self) -> &Nvrtc {
+        &self.nvrtc
+    }
+
+    /// The cache in use, if any.
+    pub fn cache(&self) -> Option<&Arc<LinkCache>> {
+        self.cache.as_ref()
+    }
+
+    /// Compiles `program` to `target`.
+    ///
+    /// The arch is `options.arch`, else the current context's device's.
+    /// PTX and LTO-IR are compiled for `compute_XX`, a cubin for `sm_XX`;
+    /// LTO-IR adds `--dlink-time-opt`. Unless turned off, our small
+    /// device-side libc headers are given in memory, and NVIDIA's headers
+    /// (NVRTC 13.3+'s bundled ones, else the toolkit's or the wheels') are
+    /// put on the include path.
+    ///
+    /// # Errors
+    /// [`CompileError::Compilation`] with NVRTC's log when the source does
+    /// not compile; [`CompileError::Unsupported`] for an option or output
+    /// the loaded NVRTC is too old for, before NVRTC is called;
+    /// [`CompileError::MissingArch`]; [`CompileError::NameExpression`] for
+    /// an expression that names nothing; [`CompileError::Output`] when
+    /// NVRTC's output does not validate.
+    pub fn compile(
+        &self,
+        program: &Program,
+        target: Target,
+        options: &ProgramOptions,
+    ) -> Result<Compiled, CompileError> {
+        let version = self.nvrtc.version();
+        let arch = options
+            .arch
+            .or_else(cuda_link::current_device_arch)
+            .ok_or(CompileError::MissingArch)?;
+        let mut args = vec![target_arch(target, arch)];
+        if target == Target::Ltoir && !options.link_time_optimization {
+            args.push("--dlink-time-opt".to_owned());
+        }
+        args.extend(options.nvrtc_args(version)?);
+        let system = self.system_dirs(options)?;
+        args.extend(
+            system
+                .iter()
+                .map(|dir| format!("--include-path={}", dir.display())),
+        );
+        let mut memory: Vec<(String, String)> = Vec::new();
+        memory.extend(program.headers.iter().cloned());
+        if !options.no_builtin_headers {
+            for &(name, text) in crate::builtin::HEADERS {
+                if !memory.iter().any(|(given, _)| given == name) {
+                    memory.push((name.to_owned(), text.to_owned()));
+                }
+            }
+        }
+
+        let key = self.cache_key(program, target, &args, &memory, options, system);
+        if let (Some(cache), Some(key)) = (&self.cache, &key)
+            && let Some(hit) = cache.load_with(key, |hit| decode_hit(program, target, hit))
+        {
+            return Ok(self.finish(hit.0, hit.1, true));
+        }
+        let (code, log) = self.compile_now(program, target, &args, &memory)?;
+        if let (Some(cache), Some(key)) = (&self.cache, &key) {
+            cache.store(
+                key,
+                code.as_bytes(),
+                &encode_meta(&log, code.name_expressions()),
+            );
+        }
+        Ok(self.finish(code, log, false))
+    }
+
+    /// Calls NVRTC.
+    fn compile_now(
+        &self,
+        program: &Program,
+        target: Target,
+        args: &[String],
+        memory: &[(String, String)],
+    ) -> Result<(ObjectCode, String), CompileError> {
+        let source = c_string(&program.source, "source")?;
+        let headers = memory
+            .iter()
+            .map(|(name, text)| Ok((c_string(name, "header name")?, c_string(text, "header")?)))
+            .collect::<Result<Vec<_>, CompileError>>()?;
+        let c_args = args
+            .iter()
+            .map(|arg| c_string(arg, "options"))
+            .collect::<Result<Vec<CString>, _>>()?;
+        let raw = RawProgram::create(&self.nvrtc, &source, &program.name, &headers)?;
+        for expression in &program.name_expressions {
+            raw.add_name_expression(expression)?;
+        }
+        raw.compile(&c_args)?;
+        let log = raw.log();
+        let bytes = raw.output(target)?;
+        let lowered = program
+            .name_expressions
+            .iter()
+            .map(|expression| Ok((expression.clone(), raw.lowered_name(expression)?)))
+            .collect::<Result<Vec<_>, CompileError>>()?;
+        drop(raw);
+        let code = output_code(program, target, bytes)?.with_name_expressions(lowered);
+        Ok((code, log))
+    }
+
+    /// The result, with its warnings.
+    fn finish(&self, code: ObjectCode, log: String, from_cache: bool) -> Compiled {
+        let mut warnings: Vec<Warning> = log_warnings(&log).collect();
+        if code.kind() == ObjectKind::Ptx {
+            warnings.extend(ptx_too_new(&code));
+        }
+        Compiled {
+            code,
+            log,
+            warnings,
+            from_cache,
+        }
+    }
+
+    fn system_dirs(&self, options: &ProgramOptions) -> Result<Vec<PathBuf>, CompileError> {
+        if options.minimal {
+            return Ok(Vec::new());
+        }
+        let found = self.system_dirs.get_or_init(|| {
+            let root = (!options.no_bundled_headers).then(|| self.bundled_root());
+            headers::system_dirs(&self.nvrtc, root.as_deref()).map_err(|e| e.to_string())
+        });
+        found.clone().map_err(|detail| CompileError::Io {
+            path: "NVIDIA's header folders".into(),
+            detail,
+        })
+    }
+
+    /// Where NVRTC 13.3+'s bundled headers are installed: the cache's
+    /// folder, else the default cache folder.
+    fn bundled_root(&self) -> PathBuf {
+        match &self.cache {
+            Some(cache) => cache.dir().to_path_buf(),
+            None => LinkCache::open_default().dir().to_path_buf(),
+        }
+    }
+
+    fn identity(&self) -> &str {
+        self.identity.get_or_init(|| {
+            let symbol = self
+                .nvrtc
+                .nvrtcVersion
+                .map(|f| f as *const std::ffi::c_void);
+            let file = cuda_link::library_file_identity(symbol, self.nvrtc.path())
+                .unwrap_or_else(|why| format!("\0unidentified ({why})"));
+            format!("NVRTC {} | {file}", self.nvrtc.version_string())
+        })
+    }
+
+    /// The key of a compile, or `None` when it cannot be cached.
+    fn cache_key(
+        &self,
+        program: &Program,
+        target: Target,
+        args: &[String],
+        memory: &[(String, String)],
+        options: &ProgramOptions,
+        system: Vec<PathBuf>,
+    ) -> Option<CacheKey> {
+        self.cache.as_ref()?;
+        if options.uncacheable().is_some() || self.identity().contains('\0') {
+            return None;
+        }
+        let mut key = CacheKey::builder(CACHE_DOMAIN);
+        key.field(self.identity().as_bytes())
+            .field(target.name().as_bytes())
+            .count(args.len());
+        for arg in args {
+            key.field(arg.as_bytes());
+        }
+        key.field(program.name.as_bytes())
+            .field(program.source.as_bytes())
+            .count(program.name_expressions.len());
+        for expression in &program.name_expressions {
+            key.field(expression.as_bytes());
+        }
+        // Every header given in memory, reached by the scan or not.
+        key.count(memory.len());
+        for (name, text) in memory {
+            key.field(name.as_bytes()).field(text.as_bytes());
+        }
+        if let Some(pch) = &options.use_pch {
+            key.field(&std::fs::read(pch).ok()?);
+        }
+        let search = SearchPath {
+            memory,
+            source_dir: (!options.no_source_include)
+                .then(|| Path::new(&program.name).parent().map(Path::to_path_buf))
+                .flatten(),
+            user: options.include_path.iter().map(PathBuf::from).collect(),
+            system,
+        };
+        search
+            .closure(&program.source, &options.pre_include, &mut key)
+            .ok()?;
+        Some(key.finish())
+    }
+}
+
+/// `-arch=`: `compute_XX` for PTX and LTO-IR, `sm_XX` for a cubin, with
+/// the `a` / `f` suffix.
+fn target_arch(target: Target, arch: Arch) -> String {
+    match target {
+        Target::Cubin => format!("-arch=sm_{}{}", arch.sm, arch.suffix()),
+        Target::Ptx | Target::Ltoir => format!("-arch=compute_{}{}", arch.sm, arch.suffix()),
+    }
+}
+
+/// NVRTC's output as validated device code.
+fn output_code(
+    program: &Program,
+    target: Target,
+    bytes: Vec<u8>,
+) -> Result<ObjectCode, CompileError> {
+    let name = format!("{} ({})", program.name, target.name());
+    let code = match target {
+        Target::Ptx => ObjectCode::from_ptx(bytes, name),
+        Target::Ltoir => ObjectCode::from_ltoir(bytes, name),
+        Target::Cubin => ObjectCode::from_cubin(bytes, name),
+    };
+    code.map_err(|error| CompileError::Output {
+        program: program.name.clone(),
+        error,
+    })
+}
+
+/// The cached metadata: the log and the lowered names, as JSON.
+fn encode_meta(log: &str, lowered: &[(String, String)]) -> String {
+    serde_json::json!({ "log": log, "lowered": lowered }).to_string()
+}
+
+/// A cache hit as a compile's result; `Err` (so the entry is dropped and
+/// the program compiled again) when it does not validate or decode.
+fn decode_hit(
+    program: &Program,
+    target: Target,
+    hit: cuda_link::CachedLink,
+) -> Result<(ObjectCode, String), cuda_link::ObjectError> {
+    let corrupt = |detail: String| cuda_link::ObjectError {
+        name: program.name.clone(),
+        reason: cuda_link::Reason::Malformed {
+            what: "compile cache entry",
+            detail,
+        },
+    };
+    let meta: serde_json::Value =
+        serde_json::from_str(&hit.info_log).map_err(|e| corrupt(e.to_string()))?;
+    let log = meta["log"].as_str().unwrap_or_default().to_owned();
+    let lowered: Vec<(String, String)> =
+        serde_json::from_value(meta["lowered"].clone()).map_err(|e| corrupt(e.to_string()))?;
+    let names_match = lowered.len() == program.name_expressions.len()
+        && lowered
+            .iter()
+            .zip(&program.name_expressions)
+            .all(|((given, _), expected)| given == expected);
+    if !names_match {
+        return Err(corrupt("name expressions differ from the program's".into()));
+    }
+    let code = output_code(program, target, hit.output).map_err(|e| match e {
+        CompileError::Output { error, .. } => error,
+        other => corrupt(other.to_string()),
+    })?;
+    Ok((code.with_name_expressions(lowered), log))
+}
+
+/// A warning when PTX's ISA is newer than the installed driver takes.
+fn ptx_too_new(code: &ObjectCode) -> Option<Warning> {
+    let driver = cuda_driver_sys::Driver::global().ok()?.version().ok()?;
+    let driver = (driver as u32 / 1000, (driver as u32 % 1000) / 10);
+    let info = code.inspect().ok()?;
+    let cuda_link::inspect::Contents::Ptx(ptx) = &info.contents else {
+        return None;
+    };
+    let (major, minor) = ptx.version.split_once('.')?;
+    let isa: (u32, u32) = (major.parse().ok()?, minor.parse().ok()?);
+    let newest = newest_ptx_isa(driver);
+    (isa > newest).then(|| Warning::PtxNewerThanDriver {
+        ptx_isa: ptx.version.clone(),
+        driver,
+        driver_isa: format!("{}.{}", newest.0, newest.1),
+    })
+}

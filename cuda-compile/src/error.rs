@@ -1,0 +1,113 @@
+//! [`CompileError`]: why a compile failed, with NVRTC's log.
+
+use nvrtc_sys::NvrtcError;
+
+/// Why a compile failed. NVRTC's log is carried where there is one, and
+/// the program's name always.
+#[derive(thiserror::Error)]
+#[non_exhaustive]
+pub enum CompileError {
+    /// NVRTC could not be loaded.
+    #[error("NVRTC is not available")]
+    Load(#[from] nvrtc_sys::LoadError),
+    /// The loaded NVRTC lacks a function this compile needs.
+    #[error(transparent)]
+    Missing(#[from] nvrtc_sys::SymbolUnavailable),
+    /// The source does not compile: NVRTC's log says why.
+    #[error(
+        "{program} does not compile{}",
+        cuda_link::log_suffix("NVRTC log", log)
+    )]
+    Compilation {
+        /// The program's name.
+        program: String,
+        /// NVRTC's log: errors and warnings, with line numbers.
+        log: String,
+    },
+    /// An NVRTC call failed.
+    #[error(
+        "{call} failed with {error} for {program}{}",
+        cuda_link::log_suffix("NVRTC log", log)
+    )]
+    Nvrtc {
+        /// The C function.
+        call: &'static str,
+        /// What it returned.
+        error: NvrtcError,
+        /// The program's name.
+        program: String,
+        /// NVRTC's log, if it wrote one.
+        log: String,
+    },
+    /// An option, or an output, the loaded NVRTC is too old for.
+    #[error(
+        "{option} needs NVRTC {}.{} or newer; the loaded one is {}.{}",
+        since.0, since.1, nvrtc.0, nvrtc.1
+    )]
+    Unsupported {
+        /// The option's field name, or the output (`"LTO-IR output"`).
+        option: &'static str,
+        /// The oldest NVRTC that has it.
+        since: (u32, u32),
+        /// The loaded NVRTC.
+        nvrtc: (u32, u32),
+    },
+    /// No arch was set and no CUDA context is current to take one from.
+    #[error(
+        "no arch: set ProgramOptions::arch (e.g. Arch::sm(90)); without it the \
+         current context's device decides, and none is current"
+    )]
+    MissingArch,
+    /// An arch NVRTC has no code for, or one an output cannot take.
+    #[error("{arch}: {detail}")]
+    BadArch {
+        /// The arch asked for.
+        arch: String,
+        /// Why it cannot be used.
+        detail: String,
+    },
+    /// An option's value cannot be passed (a NUL byte), or options that
+    /// contradict each other.
+    #[error("option {option}: {detail}")]
+    InvalidOption {
+        /// The option.
+        option: &'static str,
+        /// What is wrong with it.
+        detail: String,
+    },
+    /// A name expression NVRTC did not lower: it names no `__global__`
+    /// function or `__device__` variable of the program.
+    #[error("{program}: the name expression `{expression}` names nothing NVRTC compiled")]
+    NameExpression {
+        /// The program's name.
+        program: String,
+        /// The expression.
+        expression: String,
+    },
+    /// NVRTC's output failed our validation: NVRTC wrote something that is
+    /// not what it was asked for.
+    #[error("NVRTC's output for {program} is not valid")]
+    Output {
+        /// The program's name.
+        program: String,
+        /// What validation found.
+        #[source]
+        error: cuda_link::ObjectError,
+    },
+    /// A header file of the program, an include path or the cache
+    /// directory could not be read or written.
+    #[error("{path}: {detail}")]
+    Io {
+        /// The file or folder.
+        path: String,
+        /// The I/O error.
+        detail: String,
+    },
+}
+
+/// The message and its causes on one line, `a: b`, for `main`'s `{:?}`.
+impl std::fmt::Debug for CompileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&cuda_link::Report(self), f)
+    }
+}

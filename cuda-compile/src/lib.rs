@@ -1,0 +1,17 @@
+#![doc = include_str!("../README.md")]
+
+mod builtin;
+mod compiler;
+mod error;
+mod headers;
+mod nvrtc;
+mod options;
+mod program;
+
+pub use compiler::Compiler;
+pub use error::CompileError;
+pub use nvrtc::Target;
+/// The NVRTC bindings this crate loads with.
+pub use nvrtc_sys;
+pub use options::{ProgramOptions, Std};
+pub use program::{Compiled, Program, Warning};

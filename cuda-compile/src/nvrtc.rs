@@ -1,0 +1,213 @@
+//! One `nvrtcProgram`, owned: created, compiled, read and destroyed on
+//! every path. The only module that calls NVRTC.
+
+use std::ffi::{CStr, CString, c_char};
+
+use nvrtc_sys::{Call, Nvrtc, NvrtcError, nvrtc_call, sys::nvrtcProgram, sys::nvrtcResult};
+
+use crate::CompileError;
+
+/// What NVRTC is asked to write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Target {
+    /// PTX text, for `compute_XX`: JIT-compiled by the driver at load, or
+    /// linked.
+    Ptx,
+    /// LTO-IR (`-dlto`), for link-time optimisation with nvJitLink.
+    Ltoir,
+    /// A cubin for `sm_XX`: loaded as it is.
+    Cubin,
+}
+
+impl Target {
+    /// `"PTX"`, `"LTO-IR"`, `"cubin"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::Ptx => "PTX",
+            Target::Ltoir => "LTO-IR",
+            Target::Cubin => "cubin",
+        }
+    }
+}
+
+/// A program NVRTC holds; destroyed on drop.
+pub(crate) struct RawProgram<'a> {
+    lib: &'a Nvrtc,
+    raw: nvrtcProgram,
+    name: &'a str,
+}
+
+impl<'a> RawProgram<'a> {
+    /// `nvrtcCreateProgram` with in-memory headers `(include name,
+    /// contents)`.
+    pub fn create(
+        lib: &'a Nvrtc,
+        source: &CStr,
+        name: &'a str,
+        headers: &[(CString, CString)],
+    ) -> Result<Self, CompileError> {
+        let c_name = c_string(name, "name")?;
+        let contents: Vec<*const c_char> = headers.iter().map(|(_, text)| text.as_ptr()).collect();
+        let names: Vec<*const c_char> = headers.iter().map(|(name, _)| name.as_ptr()).collect();
+        let count = i32::try_from(headers.len()).map_err(|_| CompileError::InvalidOption {
+            option: "headers",
+            detail: format!("{} headers are more than NVRTC takes", headers.len()),
+        })?;
+        let mut raw: nvrtcProgram = std::ptr::null_mut();
+        // SAFETY: an out-pointer; C strings and two arrays of `count` C
+        // strings, all alive for the call (NVRTC copies them).
+        let call = unsafe {
+            nvrtc_call!(
+                lib,
+                nvrtcCreateProgram(
+                    &mut raw,
+                    source.as_ptr(),
+                    c_name.as_ptr(),
+                    count,
+                    contents.as_ptr(),
+                    names.as_ptr(),
+                )
+            )
+        }?;
+        let program = RawProgram { lib, raw, name };
+        if call.result != nvrtcResult::NVRTC_SUCCESS || raw.is_null() {
+            return Err(program.failure(call, String::new()));
+        }
+        Ok(program)
+    }
+
+    /// `nvrtcAddNameExpression`: the lowered name is read after compiling.
+    pub fn add_name_expression(&self, expression: &str) -> Result<(), CompileError> {
+        let c = c_string(expression, "name expression")?;
+        // SAFETY: a live program and a C string alive for the call.
+        let call = unsafe { nvrtc_call!(self.lib, nvrtcAddNameExpression(self.raw, c.as_ptr())) }?;
+        self.check(call)
+    }
+
+    /// `nvrtcCompileProgram`; a compile error carries the log.
+    pub fn compile(&self, args: &[CString]) -> Result<(), CompileError> {
+        let pointers: Vec<*const c_char> = args.iter().map(|arg| arg.as_ptr()).collect();
+        let count = i32::try_from(pointers.len()).unwrap_or(i32::MAX);
+        // SAFETY: a live program and `count` C strings alive for the call.
+        let call = unsafe {
+            nvrtc_call!(
+                self.lib,
+                nvrtcCompileProgram(self.raw, count, pointers.as_ptr())
+            )
+        }?;
+        match call.result {
+            nvrtcResult::NVRTC_SUCCESS => Ok(()),
+            nvrtcResult::NVRTC_ERROR_COMPILATION => Err(CompileError::Compilation {
+                program: self.name.to_owned(),
+                log: self.log(),
+            }),
+            _ => Err(self.failure(call, self.log())),
+        }
+    }
+
+    /// The program's log: warnings after a successful compile.
+    pub fn log(&self) -> String {
+        let mut size = 0usize;
+        // SAFETY: a live program and an out-pointer.
+        let sized = unsafe { self.lib.nvrtcGetProgramLogSize(self.raw, &mut size) };
+        if sized != Ok(nvrtcResult::NVRTC_SUCCESS) || size == 0 {
+            return String::new();
+        }
+        let mut log = vec![0u8; size];
+        // SAFETY: a buffer of the size NVRTC reported.
+        let read = unsafe {
+            self.lib
+                .nvrtcGetProgramLog(self.raw, log.as_mut_ptr().cast())
+        };
+        if read != Ok(nvrtcResult::NVRTC_SUCCESS) {
+            return String::new();
+        }
+        let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
+        String::from_utf8_lossy(&log[..end]).trim_end().to_owned()
+    }
+
+    /// The compiled output of `target`.
+    pub fn output(&self, target: Target) -> Result<Vec<u8>, CompileError> {
+        let mut size = 0usize;
+        // SAFETY: a compiled program and an out-pointer.
+        let sized = unsafe {
+            match target {
+                Target::Ptx => nvrtc_call!(self.lib, nvrtcGetPTXSize(self.raw, &mut size)),
+                Target::Ltoir => nvrtc_call!(self.lib, nvrtcGetLTOIRSize(self.raw, &mut size)),
+                Target::Cubin => nvrtc_call!(self.lib, nvrtcGetCUBINSize(self.raw, &mut size)),
+            }
+        }?;
+        self.check(sized)?;
+        let mut bytes = vec![0u8; size];
+        let out = bytes.as_mut_ptr().cast::<c_char>();
+        // SAFETY: a buffer of exactly the size NVRTC reported.
+        let copied = unsafe {
+            match target {
+                Target::Ptx => nvrtc_call!(self.lib, nvrtcGetPTX(self.raw, out)),
+                Target::Ltoir => nvrtc_call!(self.lib, nvrtcGetLTOIR(self.raw, out)),
+                Target::Cubin => nvrtc_call!(self.lib, nvrtcGetCUBIN(self.raw, out)),
+            }
+        }?;
+        self.check(copied)?;
+        Ok(bytes)
+    }
+
+    /// The lowered name of a name expression added before compiling.
+    pub fn lowered_name(&self, expression: &str) -> Result<String, CompileError> {
+        let c = c_string(expression, "name expression")?;
+        let mut lowered: *const c_char = std::ptr::null();
+        // SAFETY: a compiled program, a C string and an out-pointer.
+        let call = unsafe {
+            nvrtc_call!(
+                self.lib,
+                nvrtcGetLoweredName(self.raw, c.as_ptr(), &mut lowered)
+            )
+        }?;
+        if call.result != nvrtcResult::NVRTC_SUCCESS || lowered.is_null() {
+            return Err(CompileError::NameExpression {
+                program: self.name.to_owned(),
+                expression: expression.to_owned(),
+            });
+        }
+        // SAFETY: NVRTC returned a NUL-terminated string it owns until the
+        // program is destroyed; it is copied at once.
+        Ok(unsafe { CStr::from_ptr(lowered) }
+            .to_string_lossy()
+            .into_owned())
+    }
+
+    fn check(&self, call: Call) -> Result<(), CompileError> {
+        match call.result {
+            nvrtcResult::NVRTC_SUCCESS => Ok(()),
+            _ => Err(self.failure(call, self.log())),
+        }
+    }
+
+    fn failure(&self, call: Call, log: String) -> CompileError {
+        CompileError::Nvrtc {
+            call: call.symbol,
+            error: NvrtcError {
+                result: call.result,
+            },
+            program: self.name.to_owned(),
+            log,
+        }
+    }
+}
+
+impl Drop for RawProgram<'_> {
+    fn drop(&mut self) {
+        if !self.raw.is_null() {
+            // SAFETY: a program from nvrtcCreateProgram, destroyed once.
+            let _ = unsafe { self.lib.nvrtcDestroyProgram(&mut self.raw) };
+        }
+    }
+}
+
+/// `text` as a C string; a NUL inside is an invalid `option`.
+pub(crate) fn c_string(text: &str, option: &'static str) -> Result<CString, CompileError> {
+    CString::new(text).map_err(|_| CompileError::InvalidOption {
+        option,
+        detail: format!("{text:?} holds a NUL byte"),
+    })
+}

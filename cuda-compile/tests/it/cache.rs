@@ -1,0 +1,217 @@
+//! The compile cache: a hit for the same compile, and a miss for every
+//! change of what NVRTC would read, header files included.
+
+use std::sync::Arc;
+
+use cuda_compile::{Compiler, Program, ProgramOptions, Target};
+use cuda_link::{Arch, LinkCache};
+
+use crate::compile::{compilers, sm90};
+
+/// A project on disk: a kernel, a local header including a nested one, an
+/// include folder, and an earlier include folder, empty at first.
+struct Project {
+    root: tempfile::TempDir,
+}
+
+impl Project {
+    fn new() -> Self {
+        let project = Project {
+            root: tempfile::tempdir().unwrap(),
+        };
+        project.write("src/kernel.cu", KERNEL);
+        project.write("src/local.h", "#include \"nested.h\"\n");
+        project.write("src/nested.h", "#define A 1\n");
+        project.write("inc/inc.h", "#define B 2\n");
+        std::fs::create_dir_all(project.root.path().join("first")).unwrap();
+        project
+    }
+
+    fn write(&self, file: &str, text: &str) {
+        let path = self.root.path().join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    fn path(&self, file: &str) -> String {
+        self.root.path().join(file).display().to_string()
+    }
+
+    fn program(&self) -> Program {
+        Program::from_path(self.path("src/kernel.cu"))
+            .unwrap()
+            .header("mem.h", "#define C 3\n")
+            .name_expression("scaled<int>")
+    }
+
+    fn options(&self) -> ProgramOptions {
+        sm90().include_path([self.path("first"), self.path("inc")])
+    }
+}
+
+const KERNEL: &str = r#"#include "local.h"
+#include <inc.h>
+#include <mem.h>
+template <typename T> __global__ void scaled(T *out) { *out = (T)(A + B + C); }
+"#;
+
+/// Compiles and says whether it was a hit, checking that the name
+/// expression survived either way.
+fn compile(compiler: &Compiler, program: &Program, options: &ProgramOptions) -> bool {
+    let compiled = compiler
+        .compile(program, Target::Cubin, options)
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    let lowered = compiled
+        .code
+        .lowered_name("scaled<int>")
+        .expect("lowered name kept");
+    assert!(lowered.starts_with("_Z6scaledIiEvPT_"), "{lowered}");
+    assert!(
+        compiled
+            .code
+            .inspect()
+            .unwrap()
+            .kernels()
+            .contains(&lowered),
+        "the lowered name is the cubin's kernel"
+    );
+    compiled.from_cache
+}
+
+/// Every change of what the compile reads misses; the unchanged compile
+/// hits. Each row of the matrix: the change, then a compile (must miss),
+/// then the same compile (must hit). Zero stale hits.
+#[test]
+fn the_cache_is_never_stale() {
+    let cache_dir = tempfile::tempdir().unwrap();
+    for (major, compiler) in compilers() {
+        let cache = Arc::new(LinkCache::new(cache_dir.path()));
+        let compiler = compiler.with_cache(Arc::clone(&cache));
+        let project = Project::new();
+        let base = project.options();
+        assert!(
+            !compile(&compiler, &project.program(), &base),
+            "NVRTC {major}: cold"
+        );
+        assert!(
+            compile(&compiler, &project.program(), &base),
+            "NVRTC {major}: warm"
+        );
+
+        type Change<'a> = Box<dyn Fn(&Project) -> (Program, ProgramOptions) + 'a>;
+        let same = |p: &Project| (p.program(), p.options());
+        let matrix: Vec<(&str, Change)> = vec![
+            (
+                "source edited",
+                Box::new(|p: &Project| {
+                    p.write("src/kernel.cu", &KERNEL.replace("A + B", "A * B"));
+                    same(p)
+                }),
+            ),
+            (
+                "option added",
+                Box::new(|p: &Project| (p.program(), p.options().define_macro(["UNUSED=1"]))),
+            ),
+            (
+                "options reordered",
+                Box::new(|p: &Project| {
+                    let reordered = sm90().include_path([p.path("inc"), p.path("first")]);
+                    (p.program(), reordered.define_macro(["UNUSED=1"]))
+                }),
+            ),
+            (
+                "nested header edited",
+                Box::new(|p: &Project| {
+                    p.write("src/nested.h", "#define A 10\n");
+                    same(p)
+                }),
+            ),
+            (
+                "include-path header edited",
+                Box::new(|p: &Project| {
+                    p.write("inc/inc.h", "#define B 20\n");
+                    same(p)
+                }),
+            ),
+            (
+                "header shadowed earlier on the path",
+                Box::new(|p: &Project| {
+                    p.write("first/inc.h", "#define B 200\n");
+                    same(p)
+                }),
+            ),
+            (
+                "in-memory header changed",
+                Box::new(|p: &Project| {
+                    (p.program().header("mem.h", "#define C 30\n"), p.options())
+                }),
+            ),
+            (
+                "name expression added",
+                Box::new(|p: &Project| (p.program().name_expression("scaled<float>"), p.options())),
+            ),
+            (
+                "arch changed",
+                Box::new(|p: &Project| (p.program(), p.options().arch(Arch::sm(80)))),
+            ),
+            (
+                "a missing header appears",
+                Box::new(|p: &Project| {
+                    p.write(
+                        "src/kernel.cu",
+                        &format!("#if 0\n#include \"later.h\"\n#endif\n{KERNEL}"),
+                    );
+                    let first = same(p);
+                    assert!(
+                        !compile(&compiler, &first.0, &first.1),
+                        "with later.h missing"
+                    );
+                    p.write("src/later.h", "#define LATER 1\n");
+                    same(p)
+                }),
+            ),
+        ];
+        let mut stale = Vec::new();
+        for (change, apply) in &matrix {
+            let (program, options) = apply(&project);
+            if compile(&compiler, &program, &options) {
+                stale.push(*change);
+            }
+            assert!(
+                compile(&compiler, &program, &options),
+                "NVRTC {major}, {change}: the repeat must hit"
+            );
+        }
+        assert!(
+            stale.is_empty(),
+            "NVRTC {major}: stale hits after {stale:?}"
+        );
+        eprintln!(
+            "NVRTC {major}: {} changes, 0 stale hits; {:?}",
+            matrix.len(),
+            cache.stats()
+        );
+    }
+}
+
+/// A compile the scan cannot follow, or that writes files, is compiled
+/// every time.
+#[test]
+fn unfollowable_compiles_are_not_cached() {
+    let cache_dir = tempfile::tempdir().unwrap();
+    for (major, compiler) in compilers() {
+        let compiler = compiler.with_cache(Arc::new(LinkCache::new(cache_dir.path())));
+        let source = "#define HEADER <mem.h>\n#include HEADER\n__global__ void k() {}\n";
+        let program = Program::new(source, "macro.cu").header("mem.h", "");
+        for _ in 0..2 {
+            let compiled = compiler.compile(&program, Target::Ptx, &sm90()).unwrap();
+            assert!(!compiled.from_cache, "NVRTC {major}: #include MACRO");
+        }
+        let plain = Program::new("__global__ void k() {}\n", "plain.cu");
+        let timed = sm90().time("-");
+        for _ in 0..2 {
+            let compiled = compiler.compile(&plain, Target::Ptx, &timed).unwrap();
+            assert!(!compiled.from_cache, "NVRTC {major}: --time");
+        }
+    }
+}

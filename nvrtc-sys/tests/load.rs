@@ -1,0 +1,121 @@
+//! Loads the real NVRTC 12 and 13 wheels that `cargo xtask test`
+//! provisions and compiles a kernel with each.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+
+use nvrtc_sys::{LoadError, Nvrtc, NvrtcError, nvrtc_call, sys::nvrtcResult};
+
+/// The provisioned library of one major, or `None` (a skip) outside
+/// `cargo xtask test`, which sets `CUDA_LINK_REQUIRE_REDIST` to turn the
+/// skip into a failure.
+fn provisioned(major: u32) -> Option<PathBuf> {
+    let var = format!("CUDA_LINK_NVRTC{major}_PATH");
+    match std::env::var_os(&var) {
+        Some(path) => Some(PathBuf::from(path)),
+        None if std::env::var_os("CUDA_LINK_REQUIRE_REDIST").is_some() => {
+            panic!("{var} is not set although CUDA_LINK_REQUIRE_REDIST is")
+        }
+        None => {
+            // Past the harness's capture of `eprintln!`: a skip is said, not hidden.
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIPPED: {var} not set; run through `cargo xtask test`"
+            );
+            None
+        }
+    }
+}
+
+/// Compiles a kernel to PTX with the NVRTC of `major`: the builtins load
+/// (preloaded beside the library), and the PTX names the kernel.
+fn check_major(major: u32) {
+    let Some(path) = provisioned(major) else {
+        return;
+    };
+    // SAFETY: the pinned NVRTC wheel that `cargo xtask test` installed.
+    let lib = unsafe { Nvrtc::open(&path) }.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(lib.version().0, major, "{lib:?}");
+    assert_eq!(lib.path(), path);
+
+    let mut program = std::ptr::null_mut();
+    let source = c"extern \"C\" __global__ void answer(int *out) { *out = 42; }";
+    // SAFETY: an out-pointer, C-string source and name, no headers.
+    let created = unsafe {
+        nvrtc_call!(
+            lib,
+            nvrtcCreateProgram(
+                &mut program,
+                source.as_ptr(),
+                c"answer.cu".as_ptr(),
+                0,
+                std::ptr::null(),
+                std::ptr::null(),
+            )
+        )
+    }
+    .unwrap();
+    assert_eq!(created.symbol, "nvrtcCreateProgram");
+    NvrtcError::check(created.result).unwrap();
+    let options = [c"-arch=compute_90".as_ptr()];
+    // SAFETY: a live program and a one-element option array.
+    let compiled = unsafe { lib.nvrtcCompileProgram(program, 1, options.as_ptr()) }.unwrap();
+    assert_eq!(compiled, nvrtcResult::NVRTC_SUCCESS);
+    let mut size = 0;
+    // SAFETY: a compiled program and an out-pointer.
+    NvrtcError::check(unsafe { lib.nvrtcGetPTXSize(program, &mut size) }.unwrap()).unwrap();
+    let mut ptx = vec![0u8; size];
+    // SAFETY: a buffer of the size NVRTC reported.
+    NvrtcError::check(unsafe { lib.nvrtcGetPTX(program, ptx.as_mut_ptr().cast()) }.unwrap())
+        .unwrap();
+    let text = String::from_utf8_lossy(&ptx);
+    assert!(text.contains(".entry answer"), "{text}");
+    // SAFETY: the program came from nvrtcCreateProgram and is destroyed once.
+    NvrtcError::check(unsafe { lib.nvrtcDestroyProgram(&mut program) }.unwrap()).unwrap();
+}
+
+#[test]
+fn nvrtc_12_compiles() {
+    check_major(12);
+}
+
+#[test]
+fn nvrtc_13_compiles() {
+    check_major(13);
+}
+
+/// Bundled headers arrived in 13.3: 13.5 has them, 12.9 says which symbol
+/// is missing instead of crashing.
+#[test]
+fn optional_symbols_are_typed_errors() {
+    for major in [12, 13] {
+        let Some(path) = provisioned(major) else {
+            return;
+        };
+        // SAFETY: the pinned wheel.
+        let lib = unsafe { Nvrtc::open(&path) }.unwrap();
+        let mut info = nvrtc_sys::sys::nvrtcBundledHeadersInfo::default();
+        // SAFETY: an out-pointer; no error log asked for.
+        let queried = unsafe { lib.nvrtcGetBundledHeadersInfo(&mut info, std::ptr::null_mut()) };
+        match (major, queried) {
+            (13, Ok(result)) => {
+                NvrtcError::check(result).unwrap();
+                assert_ne!(info.available, 0);
+                assert_eq!(info.cudaVersionMajor, 13);
+            }
+            (12, Err(missing)) => assert_eq!(missing.symbol, "nvrtcGetBundledHeadersInfo"),
+            other => panic!("NVRTC {major}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_missing_file_is_a_typed_error() {
+    // SAFETY: the file does not exist, so nothing is loaded.
+    match unsafe { Nvrtc::open("/nonexistent/libnvrtc.so.13") } {
+        Err(LoadError::Open { path, .. }) => {
+            assert_eq!(path, PathBuf::from("/nonexistent/libnvrtc.so.13"))
+        }
+        other => panic!("{other:?}"),
+    }
+}
