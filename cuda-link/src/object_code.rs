@@ -48,9 +48,9 @@ pub struct ObjectCode {
     /// The length of the bytes as given, without PTX's trailing NULs: the
     /// image of PTX keeps one NUL, which the text does not show.
     len: usize,
-    /// What it holds, read by validation itself (PTX: on first use, as
-    /// its validation reads only the header) and shared by clones: a
-    /// fatbin entry is decompressed once, not once per use.
+    /// What it holds, read by validation itself for containers (a fatbin
+    /// entry is decompressed once, not once per use), on first use for a
+    /// bare cubin or PTX text; shared by clones.
     contents: Arc<OnceLock<Result<inspect::Contents, Reason>>>,
     /// What a linker needs to know of it, derived from `contents` once and
     /// shared by clones: the same object is often added to many links.
@@ -435,9 +435,9 @@ impl ObjectCode {
 
     /// Everything this object holds, read in pure Rust: arches, kernels,
     /// fatbin entries (decompressed to look inside), archive members. The
-    /// reading was done by validation, at construction (PTX: on the first
-    /// call or link), once per object and its clones; this returns a copy
-    /// of it.
+    /// reading is done once per object and its clones: by validation, at
+    /// construction, for containers; on the first call or link for a bare
+    /// cubin or PTX text. This returns a copy of it.
     ///
     /// # Errors
     /// For PTX, an [`ObjectError`] when its directives cannot be read. A

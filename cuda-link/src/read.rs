@@ -1,10 +1,13 @@
 //! The one pass over an input: validation and inspection together.
 //!
 //! Constructing an [`ObjectCode`](crate::ObjectCode) checks every structure
-//! a C library follows, and the same pass builds the inspection tree, which
-//! inspection and the linker's facts then read: a fatbin entry is
-//! decompressed once, a cubin's ELF read once. PTX is the exception: its
-//! validation reads only the header, so its tree is built on first use.
+//! a C library follows, and for containers (fatbins, host objects,
+//! archives) the same pass builds the inspection tree, which inspection and
+//! the linker's facts then read: a fatbin entry is decompressed and its
+//! cubin validated once. A bare cubin or PTX text is only validated, and
+//! its tree is built on first use: their validation costs a third of
+//! reading them, which a program that only loads would pay for nothing,
+//! and the tree is no cheaper to build in the same pass.
 
 use crate::error::{ParseResult, Reason};
 use crate::fatbin::{self, Budget, Compression, Entry, EntryKind, Fatbin};
@@ -24,14 +27,18 @@ pub(crate) enum Mode {
     List,
 }
 
-/// Validates `data` as `kind` and, except for PTX, reads what it holds.
+/// Validates `data` as `kind` and, for containers and LTO-IR, reads what
+/// it holds.
 pub(crate) fn validate(kind: ObjectKind, data: &[u8]) -> ParseResult<Option<Contents>> {
     Ok(Some(match kind {
         ObjectKind::Ptx => {
             ptx::validate(data)?;
             return Ok(None);
         }
-        ObjectKind::Cubin => Contents::Cubin(cubin::read(data)?),
+        ObjectKind::Cubin => {
+            cubin::validate(data)?;
+            return Ok(None);
+        }
         ObjectKind::Ltoir => Contents::Ltoir(ltoir::inspect(data)?),
         ObjectKind::Fatbin => Contents::Fatbin(fatbin_info(
             &fatbin::parse(data)?,
@@ -47,11 +54,12 @@ pub(crate) fn validate(kind: ObjectKind, data: &[u8]) -> ParseResult<Option<Cont
     }))
 }
 
-/// What an already validated input holds: PTX's tree, or the tree of an
-/// image validated in another process.
+/// What an already validated input holds: a bare PTX text's or cubin's
+/// tree, or the tree of an image validated in another process.
 pub(crate) fn contents(kind: ObjectKind, data: &[u8]) -> ParseResult<Contents> {
     match kind {
         ObjectKind::Ptx => Ok(Contents::Ptx(ptx::inspect(data)?)),
+        ObjectKind::Cubin => Ok(Contents::Cubin(cubin::inspect(data)?)),
         _ => validate(kind, data)?.ok_or(Reason::Unrecognized),
     }
 }

@@ -150,6 +150,52 @@ fn saxpy_from_every_input_kind() {
     }
 }
 
+/// cuda-compile with the device's own NVRTC and toolkit headers: no arch
+/// given, so a cubin for the current device; the kernel is found by its
+/// name expression and launched, a global by `&ns::bias`; the PTX of the
+/// same program JIT-compiles and runs, with no warning that the driver is
+/// too old for it.
+#[test]
+#[ignore = "needs a GPU"]
+fn compiled_programs_run_by_name_expression() {
+    use cuda_compile::{Program, ProgramOptions, Target, Warning};
+    let (context, _current) = gpu();
+    let source = r#"
+        #include <cstdint>
+        #include <cuda_fp16.h>
+        namespace ns { __device__ float bias = 1.5f; }
+        template <typename T>
+        __global__ void saxpy(T a, const T *x, T *y, int n) {
+            int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+            if (i < n) y[i] = a * x[i] + y[i];
+        }
+    "#;
+    let program = Program::new(source, "template_saxpy.cu")
+        .name_expression("saxpy<float>")
+        .name_expression("&ns::bias");
+    let cubin = program
+        .compile(Target::Cubin, &ProgramOptions::default())
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    let device_arch = cuda_link::current_device_arch().unwrap();
+    assert_eq!(cubin.code.inspect().unwrap().arches(), [device_arch]);
+    let library = Library::load(&cubin.code).unwrap();
+    run_saxpy(&context, &library, "saxpy<float>");
+    let (_, size) = library.global(&context, "&ns::bias").unwrap();
+    assert_eq!(size, 4);
+
+    let ptx = program
+        .compile(Target::Ptx, &ProgramOptions::default())
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    assert!(
+        !ptx.warnings
+            .iter()
+            .any(|w| matches!(w, Warning::PtxNewerThanDriver { .. })),
+        "{:?}",
+        ptx.warnings
+    );
+    run_saxpy(&context, &Library::load(&ptx.code).unwrap(), "saxpy<float>");
+}
+
 #[test]
 #[ignore = "needs a GPU"]
 fn lto_of_several_modules() {
