@@ -100,9 +100,15 @@ fn object_info(cache: &object::ReadCache<File>, file: &File, size: u64) -> Parse
     // One budget for the file, as for an object in memory.
     let mut budget = fatbin::Budget::per_object();
     for section in parsed.sections() {
+        // A name that cannot be read (a file cut short under us) is an
+        // error, not a section to skip: skipping would say "no device code".
+        let name = section.name_bytes().map_err(|e| Reason::Malformed {
+            what: "host object section",
+            detail: e.to_string(),
+        })?;
         let Some(&section_name) = host::FATBIN_SECTIONS
             .iter()
-            .find(|&&name| section.name_bytes() == Ok(name.as_bytes()))
+            .find(|&&fatbin| name == fatbin.as_bytes())
         else {
             continue;
         };

@@ -97,97 +97,112 @@ pub struct Compiled {
 }
 
 /// Compiles CUDA C++ with NVRTC. `options` are NVRTC options such as
-/// `-arch=sm_90`, `-dlto`, `-rdc=true`.
+/// `-arch=sm_90`, `-dlto`, `-rdc=true`, passed as given (the tests' raw
+/// view of NVRTC; programs use `cuda-compile`). Every output NVRTC made is
+/// returned.
 pub fn nvrtc(source: &str, name: &str, options: &[&str]) -> Result<Compiled, Error> {
-    type Program = *mut c_void;
-    let lib = open("CUDA_LINK_NVRTC_PATH")?;
-    // SAFETY: the signatures are those of nvrtc.h 12.x.
-    unsafe {
-        let create: libloading::Symbol<
-            unsafe extern "C" fn(
-                *mut Program,
-                *const c_char,
-                *const c_char,
-                c_int,
-                *const *const c_char,
-                *const *const c_char,
-            ) -> c_int,
-        > = lib.get(b"nvrtcCreateProgram\0")?;
-        let compile: libloading::Symbol<
-            unsafe extern "C" fn(Program, c_int, *const *const c_char) -> c_int,
-        > = lib.get(b"nvrtcCompileProgram\0")?;
-        let destroy: libloading::Symbol<unsafe extern "C" fn(*mut Program) -> c_int> =
-            lib.get(b"nvrtcDestroyProgram\0")?;
-        type SizeFn = unsafe extern "C" fn(Program, *mut usize) -> c_int;
-        type GetFn = unsafe extern "C" fn(Program, *mut c_char) -> c_int;
-        let fetch = |size_name: &[u8],
-                     get_name: &[u8],
-                     program: Program|
-         -> Result<Option<Vec<u8>>, Error> {
-            let size_fn: libloading::Symbol<SizeFn> = lib.get(size_name)?;
-            let get_fn: libloading::Symbol<GetFn> = lib.get(get_name)?;
-            let mut size = 0usize;
-            if size_fn(program, &mut size) != 0 || size == 0 {
-                return Ok(None);
-            }
-            let mut buffer = vec![0u8; size];
-            if get_fn(program, buffer.as_mut_ptr().cast()) != 0 {
-                return Ok(None);
-            }
-            Ok(Some(buffer))
-        };
-
-        let source = CString::new(source)?;
-        let name = CString::new(name)?;
-        let options: Vec<CString> = options
-            .iter()
-            .map(|o| CString::new(*o))
-            .collect::<Result<_, _>>()?;
-        let option_ptrs: Vec<*const c_char> = options.iter().map(|o| o.as_ptr()).collect();
-        let mut program: Program = std::ptr::null_mut();
-        let status = create(
+    use nvrtc_sys::{Nvrtc, NvrtcError, sys::nvrtcResult};
+    static NVRTC: std::sync::OnceLock<Result<Nvrtc, String>> = std::sync::OnceLock::new();
+    let lib = NVRTC
+        .get_or_init(|| {
+            let path = redist("CUDA_LINK_NVRTC_PATH").ok_or("CUDA_LINK_NVRTC_PATH is unset")?;
+            // SAFETY: the pinned NVRTC wheel that `cargo xtask test` installed.
+            unsafe { Nvrtc::open(&path) }.map_err(|e| format!("{e:?}"))
+        })
+        .as_ref()
+        .map_err(|e| e.clone())?;
+    let source = CString::new(source)?;
+    let c_name = CString::new(name)?;
+    let options: Vec<CString> = options
+        .iter()
+        .map(|o| CString::new(*o))
+        .collect::<Result<_, _>>()?;
+    let option_ptrs: Vec<*const c_char> = options.iter().map(|o| o.as_ptr()).collect();
+    let mut program = std::ptr::null_mut();
+    // SAFETY: an out-pointer, C strings alive for the call, no headers.
+    let created = unsafe {
+        lib.nvrtcCreateProgram(
             &mut program,
             source.as_ptr(),
-            name.as_ptr(),
+            c_name.as_ptr(),
             0,
             std::ptr::null(),
             std::ptr::null(),
-        );
-        if status != 0 {
-            return Err(format!("nvrtcCreateProgram failed: {status}").into());
+        )
+    }?;
+    NvrtcError::check(created)?;
+    // SAFETY: a live program and its option array.
+    let status = unsafe {
+        lib.nvrtcCompileProgram(program, option_ptrs.len() as c_int, option_ptrs.as_ptr())
+    }?;
+    // One output: `Some` when NVRTC made it, read with the size it gave.
+    type Sized = unsafe fn(
+        &nvrtc_sys::NvrtcFns,
+        nvrtc_sys::sys::nvrtcProgram,
+        *mut usize,
+    ) -> Result<nvrtcResult, nvrtc_sys::SymbolUnavailable>;
+    type Read = unsafe fn(
+        &nvrtc_sys::NvrtcFns,
+        nvrtc_sys::sys::nvrtcProgram,
+        *mut c_char,
+    ) -> Result<nvrtcResult, nvrtc_sys::SymbolUnavailable>;
+    let fetch = |size_of: Sized, read: Read| -> Option<Vec<u8>> {
+        let mut size = 0usize;
+        // SAFETY: a compiled program and an out-pointer.
+        if unsafe { size_of(lib, program, &mut size) } != Ok(nvrtcResult::NVRTC_SUCCESS)
+            || size == 0
+        {
+            return None;
         }
-        let status = compile(program, option_ptrs.len() as c_int, option_ptrs.as_ptr());
-        let log = fetch(
-            b"nvrtcGetProgramLogSize\0",
-            b"nvrtcGetProgramLog\0",
-            program,
-        )?
-        .map(|bytes| {
-            CStr::from_bytes_until_nul(&bytes)
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default()
+        let mut bytes = vec![0u8; size];
+        // SAFETY: a buffer of the size NVRTC reported.
+        let copied = unsafe { read(lib, program, bytes.as_mut_ptr().cast()) };
+        (copied == Ok(nvrtcResult::NVRTC_SUCCESS)).then_some(bytes)
+    };
+    let log = fetch(
+        nvrtc_sys::NvrtcFns::nvrtcGetProgramLogSize,
+        nvrtc_sys::NvrtcFns::nvrtcGetProgramLog,
+    )
+    .map(|bytes| {
+        CStr::from_bytes_until_nul(&bytes)
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    })
+    .unwrap_or_default();
+    let result = if status != nvrtcResult::NVRTC_SUCCESS {
+        Err(format!(
+            "NVRTC failed to compile {name} ({}):\n{log}",
+            NvrtcError { result: status }
+        )
+        .into())
+    } else {
+        Ok(Compiled {
+            // NVRTC's PTX ends in a NUL; nvcc's and ptxas's files do not,
+            // and every test uses PTX as those tools write it.
+            ptx: fetch(
+                nvrtc_sys::NvrtcFns::nvrtcGetPTXSize,
+                nvrtc_sys::NvrtcFns::nvrtcGetPTX,
+            )
+            .map(|mut ptx| {
+                while ptx.last() == Some(&0) {
+                    ptx.pop();
+                }
+                ptx
+            }),
+            ltoir: fetch(
+                nvrtc_sys::NvrtcFns::nvrtcGetLTOIRSize,
+                nvrtc_sys::NvrtcFns::nvrtcGetLTOIR,
+            ),
+            cubin: fetch(
+                nvrtc_sys::NvrtcFns::nvrtcGetCUBINSize,
+                nvrtc_sys::NvrtcFns::nvrtcGetCUBIN,
+            ),
+            log,
         })
-        .unwrap_or_default();
-        let result = if status != 0 {
-            Err(format!("NVRTC compile failed ({status}):\n{log}").into())
-        } else {
-            Ok(Compiled {
-                // NVRTC's PTX ends in a NUL; nvcc's and ptxas's files do not,
-                // and every test uses PTX as those tools write it.
-                ptx: fetch(b"nvrtcGetPTXSize\0", b"nvrtcGetPTX\0", program)?.map(|mut ptx| {
-                    while ptx.last() == Some(&0) {
-                        ptx.pop();
-                    }
-                    ptx
-                }),
-                ltoir: fetch(b"nvrtcGetLTOIRSize\0", b"nvrtcGetLTOIR\0", program)?,
-                cubin: fetch(b"nvrtcGetCUBINSize\0", b"nvrtcGetCUBIN\0", program)?,
-                log,
-            })
-        };
-        destroy(&mut program);
-        result
-    }
+    };
+    // SAFETY: the program came from nvrtcCreateProgram; destroyed once.
+    let _ = unsafe { lib.nvrtcDestroyProgram(&mut program) };
+    result
 }
 
 /// Assembles PTX with ptxas. `relocatable` passes `-c` (ET_REL).

@@ -93,6 +93,30 @@ const LOAD_GAP_SH: &str = r#"for mode in EAGER LAZY; do
 done
 "#;
 
+/// `compile_bench.sh [PAIRS]`: a warm compile-cache hit plus load and
+/// first lookup, ours (`compile-bench`) against cuda.core's
+/// (`compile_bench.py`, with cuda.core's program cache when it has one),
+/// as ABBA pairs of processes; prints each pair's ratio and the median.
+const COMPILE_BENCH_SH: &str = r#"pairs=${1:-6}
+rm -rf compile-cache-rust compile-cache-python
+ratios=""
+for i in $(seq 1 "$pairs"); do
+    if [ $((i % 2)) -eq 1 ]; then
+        rust=$(./compile-bench compile-cache-rust) || exit 1
+        python=$(python3 compile_bench.py compile-cache-python) || exit 1
+    else
+        python=$(python3 compile_bench.py compile-cache-python) || exit 1
+        rust=$(./compile-bench compile-cache-rust) || exit 1
+    fi
+    echo "$rust"
+    echo "$python"
+    ratio=$(python3 -c "import json,sys; r=json.loads(sys.argv[1]); p=json.loads(sys.argv[2]); print(p['warm_s']/r['warm_hit_load_lookup_s'])" "$rust" "$python")
+    echo "pair $i: cuda.core / ours = $ratio"
+    ratios="$ratios $ratio"
+done
+python3 -c "import statistics,sys; r=sorted(map(float,sys.argv[1:])); print(f'median {statistics.median(r):.1f}x, min {r[0]:.1f}x, max {r[-1]:.1f}x over {len(r)} pairs')" $ratios
+"#;
+
 /// `bench.sh [--pairs N] [--min-pairs N] [--budget SECONDS]
 /// [--own-nvjitlink]`: the GPU benches, gpu-bench (Rust) and
 /// cuda_core_bench.py (cuda.core and cuda.bindings) on the same inputs, as
@@ -222,6 +246,7 @@ pub fn test_gpu(workspace: &Path, run_here: bool) -> Result<()> {
     crate::corpus::ensure(workspace)?;
     let fuzzer = build_example(workspace, "gpu_fuzz")?;
     let load_gap = build_example(workspace, "load_gap")?;
+    let compile_bench = build_example(workspace, "compile_bench")?;
     let bundle = workspace.join("target/gpu-bundle");
     std::fs::create_dir_all(&bundle)?;
     std::fs::copy(&executable, bundle.join("gpu-tests"))?;
@@ -237,6 +262,12 @@ pub fn test_gpu(workspace: &Path, run_here: bool) -> Result<()> {
     std::fs::copy(&fuzzer, bundle.join("gpu-fuzz"))?;
     std::fs::copy(&load_gap, bundle.join("load-gap"))?;
     write_script(&bundle.join("load_gap.sh"), LOAD_GAP_SH)?;
+    std::fs::copy(&compile_bench, bundle.join("compile-bench"))?;
+    std::fs::copy(
+        workspace.join("bench/compile_bench.py"),
+        bundle.join("compile_bench.py"),
+    )?;
+    write_script(&bundle.join("compile_bench.sh"), COMPILE_BENCH_SH)?;
     write_script(&bundle.join("fuzz.sh"), FUZZ_SH)?;
     let script = bundle.join("run.sh");
     write_script(&script, RUN_SH)?;

@@ -1,0 +1,57 @@
+//! `compile-bench`, bundled by `cargo xtask test-gpu`: a warm
+//! compile-cache hit plus load and first lookup, the figure
+//! `bench/compile_bench.py` measures for cuda.core; one JSON line of
+//! medians. `compile_bench.sh` runs the two in ABBA pairs.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use cuda_compile::{Compiler, Program, ProgramOptions, Target};
+use cuda_link::{Arch, LinkCache};
+use cuda_module::{Context, Library};
+
+/// The kernel both sides compile: the same text as the Python side's.
+const SOURCE: &str = r#"
+template <typename T>
+__global__ void saxpy(T a, const T *x, T *y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a * x[i] + y[i];
+}
+"#;
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let context = Context::primary(0)?;
+    let _current = context.make_current()?;
+    let arch = cuda_link::current_device_arch().unwrap_or(Arch::sm(90));
+    let dir = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "compile-cache".into());
+    let compiler = Compiler::new()?.with_cache(Arc::new(LinkCache::new(dir)));
+    let program = Program::new(SOURCE, "saxpy.cu").name_expression("saxpy<float>");
+    let options = ProgramOptions::for_arch(arch);
+    let once = || -> Result<(f64, bool), Box<dyn std::error::Error>> {
+        let start = Instant::now();
+        let compiled = compiler.compile(&program, Target::Cubin, &options)?;
+        let library = Library::load(&compiled.code)?;
+        let kernel = library.kernel("saxpy<float>")?;
+        kernel.function(&context)?;
+        Ok((start.elapsed().as_secs_f64(), compiled.from_cache))
+    };
+    let (cold, hit) = once()?;
+    let mut warm = Vec::new();
+    for _ in 0..50 {
+        let (seconds, hit) = once()?;
+        assert!(hit, "a warm compile must be a cache hit");
+        warm.push(seconds);
+    }
+    println!(
+        "{{\"side\": \"rust\", \"first_s\": {cold}, \"first_was_hit\": {hit}, \"warm_hit_load_lookup_s\": {}}}",
+        median(warm)
+    );
+    Ok(())
+}
