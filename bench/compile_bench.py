@@ -19,6 +19,8 @@ __global__ void saxpy(T a, const T *x, T *y, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) y[i] = a * x[i] + y[i];
 }
+// Instantiated in the source: cuda.core's cache refuses name expressions.
+template __global__ void saxpy<float>(float, const float *, float *, int);
 """
 
 
