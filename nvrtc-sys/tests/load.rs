@@ -9,8 +9,8 @@ use nvrtc_sys::{LoadError, Nvrtc, NvrtcError, nvrtc_call, sys::nvrtcResult};
 /// The provisioned library of one major, or `None` (a skip) outside
 /// `cargo xtask test`, which sets `CUDA_LINK_REQUIRE_REDIST` to turn the
 /// skip into a failure.
-fn provisioned(major: u32) -> Option<PathBuf> {
-    let var = format!("CUDA_LINK_NVRTC{major}_PATH");
+fn provisioned(version: u32) -> Option<PathBuf> {
+    let var = format!("CUDA_LINK_NVRTC{version}_PATH");
     match std::env::var_os(&var) {
         Some(path) => Some(PathBuf::from(path)),
         None if std::env::var_os("CUDA_LINK_REQUIRE_REDIST").is_some() => {
@@ -27,10 +27,11 @@ fn provisioned(major: u32) -> Option<PathBuf> {
     }
 }
 
-/// Compiles a kernel to PTX with the NVRTC of `major`: the builtins load
-/// (preloaded beside the library), and the PTX names the kernel.
-fn check_major(major: u32) {
-    let Some(path) = provisioned(major) else {
+/// Compiles a kernel to PTX with the NVRTC of `major` (`version` names
+/// the wheel: 12, 13, or 130 for 13.0): the builtins load (preloaded
+/// beside the library), and the PTX names the kernel.
+fn check_major(major: u32, version: u32) {
+    let Some(path) = provisioned(version) else {
         return;
     };
     // SAFETY: the pinned NVRTC wheel that `cargo xtask test` installed.
@@ -76,12 +77,21 @@ fn check_major(major: u32) {
 
 #[test]
 fn nvrtc_12_compiles() {
-    check_major(12);
+    check_major(12, 12);
 }
 
 #[test]
 fn nvrtc_13_compiles() {
-    check_major(13);
+    check_major(13, 13);
+}
+
+/// 13.0.88's `libnvrtc.so.13` has no RPATH: opened by path, without the
+/// builtins preloaded beside it, its first compile fails with
+/// NVRTC_ERROR_BUILTIN_OPERATION_FAILURE ("failed to open
+/// libnvrtc-builtins.so.13.0").
+#[test]
+fn nvrtc_13_0_without_rpath_compiles() {
+    check_major(13, 130);
 }
 
 /// Bundled headers arrived in 13.3: 13.5 has them, 12.9 says which symbol

@@ -47,6 +47,13 @@ pub const WHEELS: &[Wheel] = &[
         requirement: "nvidia-cuda-runtime-cu12==12.9.79",
         marker: "nvidia/cuda_runtime/lib/libcudadevrt.a",
     },
+    // 13.0's libnvrtc.so.13 has no RPATH: its builtins load only because
+    // nvrtc-sys opens them first.
+    Wheel {
+        dir: "nvrtc130",
+        requirement: "nvidia-cuda-nvrtc==13.0.88",
+        marker: "nvidia/cu13/lib/libnvrtc.so.13",
+    },
     Wheel {
         dir: "cccl12",
         requirement: "nvidia-cuda-cccl-cu12==12.9.27",
@@ -177,6 +184,10 @@ pub fn test_env(workspace: &Path) -> Vec<(&'static str, PathBuf)> {
         (
             "CUDA_LINK_NVRTC13_PATH",
             at("nvrtc13", "nvidia/cu13/lib/libnvrtc.so.13"),
+        ),
+        (
+            "CUDA_LINK_NVRTC130_PATH",
+            at("nvrtc130", "nvidia/cu13/lib/libnvrtc.so.13"),
         ),
         (
             "CUDA_LINK_NVFATBIN_PATH",
