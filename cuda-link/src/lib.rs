@@ -44,6 +44,8 @@ pub use demangle::demangle;
 #[doc(hidden)]
 pub use error::log_suffix;
 pub use error::{ObjectError, Reason, Report};
+#[cfg(feature = "fatbin")]
+pub use fatbin::{FatbinBuilder, FatbinError};
 pub use inspect::Inspection;
 pub use kind::ObjectKind;
 #[cfg(feature = "link")]

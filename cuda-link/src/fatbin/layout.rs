@@ -4,7 +4,7 @@
 //! slices and files share through [`Source`].
 
 use zerocopy::little_endian::{U16, U32, U64};
-use zerocopy::{FromBytes, Immutable, KnownLayout, Unaligned};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use super::{
     Compression, Entry, EntryKind, FLAG_ARCH_SPECIFIC, FLAG_FAMILY, FLAG_LZ4, FLAG_ZSTD, Fatbin,
@@ -17,10 +17,11 @@ use crate::reader::slice;
 pub const MAGIC: u32 = 0xBA55_ED50;
 pub(super) const ENTRY_VERSION: u16 = 0x0101;
 
-/// The header in front of a fatbin's entries.
-#[derive(Debug, FromBytes, KnownLayout, Immutable, Unaligned)]
+/// The header in front of a fatbin's entries: read by the parser, written
+/// by the writer.
+#[derive(Debug, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
 #[repr(C)]
-struct FileHeader {
+pub(super) struct FileHeader {
     magic: U32,
     version: U16,
     header_size: U16,
@@ -31,10 +32,10 @@ struct FileHeader {
 const HEADER_SIZE: u64 = size_of::<FileHeader>() as u64;
 
 /// The fixed part of an entry header; options and identifier follow it,
-/// inside `header_size`.
-#[derive(Debug, FromBytes, KnownLayout, Immutable, Unaligned)]
+/// inside `header_size`. Read by the parser, written by the writer.
+#[derive(Debug, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
 #[repr(C)]
-struct EntryHeader {
+pub(super) struct EntryHeader {
     kind: U16,
     version: U16,
     header_size: U32,
@@ -52,6 +53,42 @@ struct EntryHeader {
 }
 
 const ENTRY_FIXED_SIZE: u64 = size_of::<EntryHeader>() as u64;
+
+#[cfg(feature = "fatbin")]
+impl EntryHeader {
+    /// The fixed header of an entry as the writer lays it out.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn new(
+        kind: super::EntryKind,
+        header_size: u32,
+        payload_size: u64,
+        compressed_size: u32,
+        options_offset: u32,
+        (major, minor): (u16, u16),
+        sm: u32,
+        (identifier_offset, identifier_len): (u32, u32),
+        flags: u64,
+        reserved: u64,
+        uncompressed_size: u64,
+    ) -> Self {
+        EntryHeader {
+            kind: U16::new(kind.raw()),
+            version: U16::new(ENTRY_VERSION),
+            header_size: U32::new(header_size),
+            payload_size: U64::new(payload_size),
+            compressed_size: U32::new(compressed_size),
+            options_offset: U32::new(options_offset),
+            minor: U16::new(minor),
+            major: U16::new(major),
+            sm: U32::new(sm),
+            identifier_offset: U32::new(identifier_offset),
+            identifier_len: U32::new(identifier_len),
+            flags: U64::new(flags),
+            reserved: U64::new(reserved),
+            uncompressed_size: U64::new(uncompressed_size),
+        }
+    }
+}
 // The layouts as measured (shared/docs/formats.md §1): no padding.
 const _: () = assert!(HEADER_SIZE == 16 && ENTRY_FIXED_SIZE == 64);
 
@@ -75,6 +112,17 @@ pub fn has_magic(data: &[u8]) -> bool {
 }
 
 impl FileHeader {
+    /// A version-1 header before `body_size` bytes of entries.
+    #[cfg(feature = "fatbin")]
+    pub(super) fn new(body_size: u64) -> Self {
+        FileHeader {
+            magic: U32::new(MAGIC),
+            version: U16::new(1),
+            header_size: U16::new(HEADER_SIZE as u16),
+            body_size: U64::new(body_size),
+        }
+    }
+
     /// Bytes the fatbin occupies, header included, after checking the
     /// magic, version and header size.
     fn total_size(&self) -> ParseResult<u64> {
@@ -159,10 +207,13 @@ pub(super) fn parse_entry(body: &[u8], start: u64, index: usize) -> ParseResult<
         0 => None,
         off => Some(slice(header, off, ident_len, "fatbin entry identifier")?),
     };
-    let options = match options_offset {
+    let options_raw = match options_offset {
         0 => None,
         off => entry_options(header, off, kind == 2, index)?,
     };
+    let options = options_raw
+        .and_then(|bytes| std::str::from_utf8(bytes).ok())
+        .filter(|text| text.bytes().all(|b| b.is_ascii_graphic() || b == b' '));
     let variant = if flags & FLAG_ARCH_SPECIFIC != 0 {
         ArchVariant::Specific
     } else if flags & FLAG_FAMILY != 0 {
@@ -179,6 +230,8 @@ pub(super) fn parse_entry(body: &[u8], start: u64, index: usize) -> ParseResult<
         version: (major, minor),
         identifier,
         options,
+        options_raw,
+        reserved: fixed.reserved.get(),
         payload,
         compressed_size,
         uncompressed_size,
@@ -194,7 +247,12 @@ pub(super) fn parse_entry(body: &[u8], start: u64, index: usize) -> ParseResult<
 /// nvJitLink read the text as a C string, so it must end in a NUL inside
 /// the header; on sm_100+ cubins the slot carries a binary compatibility
 /// blob instead, read by its length.
-fn entry_options(header: &[u8], slot: u64, cubin: bool, index: usize) -> ParseResult<Option<&str>> {
+fn entry_options(
+    header: &[u8],
+    slot: u64,
+    cubin: bool,
+    index: usize,
+) -> ParseResult<Option<&[u8]>> {
     let bad = |detail: String| Reason::BadEntryOptions { index, detail };
     let size = header.len();
     let descriptor = slot
@@ -225,9 +283,7 @@ fn entry_options(header: &[u8], slot: u64, cubin: bool, index: usize) -> ParseRe
             return Err(bad("are not NUL-terminated inside the header".into()));
         }
     }
-    Ok(std::str::from_utf8(bytes)
-        .ok()
-        .filter(|text| text.bytes().all(|b| b.is_ascii_graphic() || b == b' ')))
+    Ok(Some(bytes))
 }
 
 /// Where the fatbins of a section are read from: the bytes in memory, or

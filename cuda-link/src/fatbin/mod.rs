@@ -6,6 +6,8 @@
 //! give an error, never a panic.
 
 mod layout;
+#[cfg(feature = "fatbin")]
+mod write;
 
 use std::borrow::Cow;
 
@@ -17,6 +19,8 @@ use layout::parse_entry;
 use layout::{ENTRY_VERSION, MAGIC};
 pub(crate) use layout::{Source, section_fatbins};
 pub use layout::{has_magic, parse, parse_all};
+#[cfg(feature = "fatbin")]
+pub use write::{FatbinBuilder, FatbinError};
 
 const FLAG_64BIT: u64 = 0x1;
 const FLAG_DEBUG: u64 = 0x2;
@@ -53,6 +57,18 @@ pub enum EntryKind {
 }
 
 impl EntryKind {
+    /// The kind's number in the entry header.
+    #[cfg(feature = "fatbin")]
+    pub(crate) fn raw(self) -> u16 {
+        match self {
+            EntryKind::Ptx => 1,
+            EntryKind::Cubin => 2,
+            EntryKind::Ltoir => 8,
+            EntryKind::RelocatablePtx => 0x40,
+            EntryKind::Unknown(raw) => raw,
+        }
+    }
+
     fn from_raw(raw: u16) -> Self {
         match raw {
             1 => EntryKind::Ptx,
@@ -167,6 +183,11 @@ pub struct Entry<'a> {
     identifier: Option<&'a [u8]>,
     /// Compile options recorded with the entry, if textual.
     pub options: Option<&'a str>,
+    /// The options slot's bytes as stored: the text, or sm_100+ cubins'
+    /// binary compatibility blob.
+    pub options_raw: Option<&'a [u8]>,
+    /// The header word at 0x30: 0, or compressed LTO-IR's opaque key.
+    pub reserved: u64,
     /// Payload bytes as stored (padded, possibly compressed).
     pub payload: &'a [u8],
     /// Exact compressed length; 0 when not compressed.

@@ -2,6 +2,7 @@
 //! link each, the larger part of CI's time on two cores.
 
 mod cache;
+mod fatbin_writer;
 mod hostile;
 mod link;
 mod never_panics;

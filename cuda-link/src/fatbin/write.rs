@@ -1,0 +1,473 @@
+//! [`FatbinBuilder`]: fatbins written in pure Rust, entry headers laid out
+//! by the same structs the parser reads (`layout`), payloads compressed as
+//! nvcc's `-compress-mode` writes them (LZ4 blocks, zstd frames).
+
+use bytes::Bytes;
+
+use super::layout::{EntryHeader, FileHeader};
+use super::{
+    Compression, Entry, EntryKind, FLAG_64BIT, FLAG_ARCH_SPECIFIC, FLAG_FAMILY, FLAG_LZ4, FLAG_ZSTD,
+};
+use crate::arch::{Arch, ArchVariant};
+use crate::error::{ObjectError, ParseResult, Reason};
+use crate::inspect::{Contents, ElfType};
+use crate::{ObjectCode, ObjectKind};
+
+/// Host Linux, as nvFatbin and nvcc set by default.
+const FLAG_HOST_LINUX: u64 = 0x10;
+
+/// Why an input cannot go into a fatbin. Every check runs before anything
+/// is written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum FatbinError {
+    /// A cubin added under an arch other than its own.
+    #[error("{input} is a {cubin} cubin; it cannot fill the {slot} slot")]
+    CubinArchMismatch {
+        /// The input.
+        input: String,
+        /// The arch its ELF header says.
+        cubin: Arch,
+        /// The arch it was added as.
+        slot: Arch,
+    },
+    /// LTO-IR added under an arch other than its own.
+    #[error("{input} is LTO-IR for {ltoir}; it cannot fill the {slot} slot")]
+    LtoirArchMismatch {
+        /// The input.
+        input: String,
+        /// The arch in its header.
+        ltoir: Arch,
+        /// The arch it was added as.
+        slot: Arch,
+    },
+    /// PTX whose `.target` is newer than the slot: a GPU of the slot's
+    /// arch cannot JIT-compile it.
+    #[error("{input} targets {target}, above its {slot} slot")]
+    PtxTargetAboveSlot {
+        /// The input.
+        input: String,
+        /// Its `.target`.
+        target: String,
+        /// The arch it was added as.
+        slot: Arch,
+    },
+    /// An executable cubin where the builder was asked for relocatable
+    /// code ([`FatbinBuilder::relocatable`]).
+    #[error("{input} is an executable cubin; this fatbin takes relocatable code only")]
+    ExecutableCubin {
+        /// The input.
+        input: String,
+    },
+    /// Two entries of one kind for one arch, or with one identifier.
+    #[error("{input}: the fatbin already has {what}")]
+    Duplicate {
+        /// The input.
+        input: String,
+        /// `"a sm_90 cubin"` or `"an entry named kernels.cu"`.
+        what: String,
+    },
+    /// A fatbin added to a fatbin: add its entries instead.
+    #[error("{input} is a fatbin; a fatbin cannot hold another (add its entries)")]
+    NestedFatbin {
+        /// The input.
+        input: String,
+    },
+    /// A kind this writer does not take: host objects and archives need
+    /// nvFatbin's `nvFatbinAddReloc`.
+    #[error("{input} is a {kind}; the pure-Rust writer takes cubins, PTX and LTO-IR")]
+    UnsupportedKind {
+        /// The input.
+        input: String,
+        /// Its kind.
+        kind: ObjectKind,
+    },
+    /// An input whose contents cannot be read.
+    #[error(transparent)]
+    Input(#[from] ObjectError),
+    /// A fatbin entry to copy that cannot be decoded.
+    #[error("fatbin entry {index}: {reason}")]
+    Entry {
+        /// The entry's index in its fatbin.
+        index: usize,
+        /// Why.
+        reason: Reason,
+    },
+}
+
+/// One entry as it will be written.
+#[derive(Debug, Clone)]
+struct NewEntry {
+    name: String,
+    kind: EntryKind,
+    arch: Arch,
+    version: (u16, u16),
+    /// The payload as the C libraries read it: for PTX, the text and its
+    /// NUL.
+    payload: Payload,
+    identifier: Option<String>,
+    options: Option<Vec<u8>>,
+    /// Flags beyond 64-bit, host, codec and arch variant: debug, the
+    /// sm_100+ compatibility blob.
+    extra_flags: u64,
+    compression: Option<Compression>,
+}
+
+#[derive(Debug, Clone)]
+enum Payload {
+    Plain(Bytes),
+    /// Encoded LTO-IR, copied as stored: `(bytes, compressed size,
+    /// uncompressed size, key at 0x30, flags)`.
+    Raw(Bytes, u32, u64, u64, u64),
+}
+
+/// Builds a fatbin: one entry per (kind, arch), checked before anything
+/// is written, laid out as nvFatbin lays out its own.
+///
+/// ```
+/// use cuda_link::{Arch, FatbinBuilder, ObjectCode};
+/// use cuda_link::inspect::Compression;
+///
+/// let ptx = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k() { ret; }\n";
+/// let code = ObjectCode::from_ptx(ptx.as_bytes().to_vec(), "k.ptx")?;
+/// let fatbin = FatbinBuilder::new()
+///     .compression(Compression::Zstd)
+///     .add(&code, Some(Arch::sm(80)))?
+///     .add(&code, Some(Arch::sm(90)))? // PTX for sm_80 runs on sm_90 too
+///     .build("k.fatbin")?;
+/// assert_eq!(fatbin.inspect()?.fatbin_entries().count(), 2);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct FatbinBuilder {
+    entries: Vec<NewEntry>,
+    compression: Option<Compression>,
+    relocatable: bool,
+}
+
+impl FatbinBuilder {
+    /// An empty builder: entries stored uncompressed.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// How new entries are stored: `None`, `Lz4` (nvcc's
+    /// `-compress-mode=default`) or `Zstd` (`size`, `balance`). LTO-IR
+    /// stays uncompressed: nvFatbin encodes compressed LTO-IR in a way no
+    /// one documents.
+    pub fn compression(mut self, compression: Compression) -> Self {
+        self.compression = Some(compression);
+        self
+    }
+
+    /// Takes relocatable code only: an executable cubin is refused.
+    pub fn relocatable(mut self, relocatable: bool) -> Self {
+        self.relocatable = relocatable;
+        self
+    }
+
+    /// Adds `code` for `arch`, or for its own arch when `None` (a cubin's
+    /// or LTO-IR's, PTX's `.target`).
+    ///
+    /// # Errors
+    /// A [`FatbinError`]: a cubin or LTO-IR of another arch than `arch`,
+    /// PTX whose `.target` is above `arch`, an executable cubin into a
+    /// relocatable fatbin, a second entry of one kind for one arch, a
+    /// fatbin, a host object or an archive.
+    pub fn add(mut self, code: &ObjectCode, arch: Option<Arch>) -> Result<Self, FatbinError> {
+        let input = code.name().to_owned();
+        let info = match code.kind() {
+            ObjectKind::Fatbin => return Err(FatbinError::NestedFatbin { input }),
+            kind @ (ObjectKind::Object | ObjectKind::Archive) => {
+                return Err(FatbinError::UnsupportedKind { input, kind });
+            }
+            _ => code.inspect()?,
+        };
+        let (kind, own, version) = match &info.contents {
+            Contents::Cubin(cubin) => {
+                if self.relocatable && cubin.elf_type == ElfType::Executable {
+                    return Err(FatbinError::ExecutableCubin { input });
+                }
+                (
+                    EntryKind::Cubin,
+                    cubin.arch,
+                    (1, u16::from(cubin.abi_version)),
+                )
+            }
+            Contents::Ltoir(ltoir) => {
+                let bytes = code.as_bytes();
+                let version = (u16::from(bytes[4]), u16::from(bytes[5]));
+                (EntryKind::Ltoir, ltoir.arch, version)
+            }
+            Contents::Ptx(ptx) => {
+                let target = ptx.target.first().cloned().unwrap_or_default();
+                let own: Arch = target
+                    .parse()
+                    .map_err(|_| FatbinError::PtxTargetAboveSlot {
+                        input: input.clone(),
+                        target: target.clone(),
+                        slot: arch.unwrap_or(Arch::sm(0)),
+                    })?;
+                if let Some(slot) = arch
+                    && own.sm > slot.sm
+                {
+                    return Err(FatbinError::PtxTargetAboveSlot {
+                        input,
+                        target,
+                        slot,
+                    });
+                }
+                (EntryKind::Ptx, own, ptx_version(&ptx.version))
+            }
+            _ => unreachable!("containers are refused above"),
+        };
+        let slot = arch.unwrap_or(own);
+        match kind {
+            EntryKind::Cubin if own != slot => {
+                return Err(FatbinError::CubinArchMismatch {
+                    input,
+                    cubin: own,
+                    slot,
+                });
+            }
+            EntryKind::Ltoir if own.sm != slot.sm => {
+                return Err(FatbinError::LtoirArchMismatch {
+                    input,
+                    ltoir: own,
+                    slot,
+                });
+            }
+            _ => {}
+        }
+        let payload = match kind {
+            EntryKind::Ptx => {
+                let mut text = code.as_bytes().to_vec();
+                text.push(0);
+                Bytes::from(text)
+            }
+            _ => Bytes::copy_from_slice(code.as_bytes()),
+        };
+        self.push(NewEntry {
+            name: input,
+            kind,
+            arch: slot,
+            version,
+            payload: Payload::Plain(payload),
+            identifier: None,
+            options: None,
+            extra_flags: 0,
+            compression: None,
+        })?;
+        Ok(self)
+    }
+
+    /// A builder holding a copy of every entry of `fatbin`: its kind, arch,
+    /// version, identifier, options and flags, its payload decompressed and
+    /// stored again with the same codec (encoded LTO-IR is copied as
+    /// stored). What [`inspect`](ObjectCode::inspect) and `cuobjdump` list
+    /// of the entries does not change; more entries can be added.
+    pub fn from_fatbin(fatbin: &ObjectCode) -> Result<Self, FatbinError> {
+        if fatbin.kind() != ObjectKind::Fatbin {
+            return Err(FatbinError::UnsupportedKind {
+                input: fatbin.name().to_owned(),
+                kind: fatbin.kind(),
+            });
+        }
+        let fail = |reason| FatbinError::Entry { index: 0, reason };
+        let parsed = super::parse(fatbin.as_bytes()).map_err(fail)?;
+        let mut builder = FatbinBuilder::new();
+        for entry in parsed.entries() {
+            builder = builder.add_entry(&entry.map_err(fail)?)?;
+        }
+        Ok(builder)
+    }
+
+    fn add_entry(mut self, entry: &Entry<'_>) -> Result<Self, FatbinError> {
+        let fail = |reason| FatbinError::Entry {
+            index: entry.index,
+            reason,
+        };
+        let known_flags =
+            FLAG_64BIT | FLAG_HOST_LINUX | FLAG_LZ4 | FLAG_ZSTD | FLAG_ARCH_SPECIFIC | FLAG_FAMILY;
+        let payload = if entry.is_opaque() {
+            Payload::Raw(
+                Bytes::copy_from_slice(entry.payload),
+                entry.compressed_size,
+                entry.uncompressed_size,
+                entry.reserved,
+                entry.flags,
+            )
+        } else {
+            let bytes = entry.decompress_exact().map_err(fail)?;
+            Payload::Plain(Bytes::copy_from_slice(&bytes))
+        };
+        self.push(NewEntry {
+            name: format!("fatbin entry {}", entry.index),
+            kind: entry.kind,
+            arch: entry.arch,
+            version: entry.version,
+            payload,
+            identifier: entry.identifier(),
+            options: entry.options_raw.map(<[u8]>::to_vec),
+            extra_flags: entry.flags & !known_flags,
+            compression: Some(entry.compression),
+        })?;
+        Ok(self)
+    }
+
+    fn push(&mut self, entry: NewEntry) -> Result<(), FatbinError> {
+        let same_slot = self
+            .entries
+            .iter()
+            .any(|e| e.kind == entry.kind && e.arch == entry.arch);
+        let same_name = entry.identifier.is_some()
+            && self
+                .entries
+                .iter()
+                .any(|e| e.identifier == entry.identifier);
+        if same_slot || same_name {
+            let what = if same_slot {
+                format!("a {} {}", entry.arch, entry.kind.name())
+            } else {
+                format!(
+                    "an entry named {}",
+                    entry.identifier.as_deref().unwrap_or_default()
+                )
+            };
+            return Err(FatbinError::Duplicate {
+                input: entry.name,
+                what,
+            });
+        }
+        self.entries.push(entry);
+        Ok(())
+    }
+
+    /// The number of entries so far.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether no entry was added.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Writes the fatbin, validated as any input is, as an [`ObjectCode`]
+    /// named `name`.
+    pub fn build(&self, name: impl Into<String>) -> Result<ObjectCode, FatbinError> {
+        let mut body = Vec::new();
+        for entry in &self.entries {
+            let default = self.compression.unwrap_or(Compression::None);
+            write_entry(&mut body, entry, default)
+                .map_err(|reason| FatbinError::Entry { index: 0, reason })?;
+        }
+        let header = FileHeader::new(body.len() as u64);
+        let mut out = Vec::with_capacity(16 + body.len());
+        out.extend_from_slice(zerocopy::IntoBytes::as_bytes(&header));
+        out.extend_from_slice(&body);
+        Ok(ObjectCode::from_fatbin(out, name)?)
+    }
+}
+
+/// `"8.8"` as `(8, 8)`.
+fn ptx_version(version: &str) -> (u16, u16) {
+    let (major, minor) = version.split_once('.').unwrap_or((version, "0"));
+    (major.parse().unwrap_or(0), minor.parse().unwrap_or(0))
+}
+
+/// Zero bytes up to a multiple of 8.
+fn pad(out: &mut Vec<u8>) {
+    out.resize(out.len().next_multiple_of(8), 0);
+}
+
+fn write_entry(out: &mut Vec<u8>, entry: &NewEntry, default: Compression) -> ParseResult<()> {
+    // The trailing area: identifier, options descriptor, options, each
+    // padded to 8 (a NUL always follows the identifier and text options).
+    let mut trailer = Vec::new();
+    let ident = entry.identifier.as_ref().map(|ident| {
+        trailer.extend_from_slice(ident.as_bytes());
+        trailer.push(0);
+        pad(&mut trailer);
+        ident.len() as u32
+    });
+    let options_offset = entry.options.as_ref().map(|options| {
+        let descriptor = 64 + trailer.len() as u32;
+        trailer.extend_from_slice(&(descriptor + 8).to_le_bytes());
+        trailer.extend_from_slice(&(options.len() as u32).to_le_bytes());
+        trailer.extend_from_slice(options);
+        if entry.kind != EntryKind::Cubin {
+            trailer.push(0);
+        }
+        pad(&mut trailer);
+        descriptor
+    });
+    let variant = match entry.arch.variant {
+        ArchVariant::Base => 0,
+        ArchVariant::Specific => FLAG_ARCH_SPECIFIC,
+        ArchVariant::Family => FLAG_FAMILY,
+    };
+    let mut flags = FLAG_64BIT | FLAG_HOST_LINUX | variant | entry.extra_flags;
+    let (stored, compressed_size, uncompressed_size, reserved) = match &entry.payload {
+        Payload::Raw(bytes, compressed, uncompressed, key, raw_flags) => {
+            flags = *raw_flags;
+            (bytes.to_vec(), *compressed, *uncompressed, *key)
+        }
+        Payload::Plain(bytes) => {
+            let mut plain = bytes.to_vec();
+            if matches!(entry.kind, EntryKind::Ptx | EntryKind::RelocatablePtx) {
+                pad(&mut plain);
+            }
+            let codec = match entry.compression.unwrap_or(default) {
+                // nvFatbin's compressed LTO-IR is encoded too: keep it plain.
+                _ if entry.kind == EntryKind::Ltoir && entry.compression.is_none() => {
+                    Compression::None
+                }
+                codec => codec,
+            };
+            let packed = match codec {
+                Compression::None => None,
+                Compression::Lz4 => {
+                    flags |= FLAG_LZ4;
+                    Some(lz4_flex::block::compress(&plain))
+                }
+                Compression::Zstd => {
+                    flags |= FLAG_ZSTD;
+                    Some(ruzstd::encoding::compress_to_vec(
+                        plain.as_slice(),
+                        ruzstd::encoding::CompressionLevel::Fastest,
+                    ))
+                }
+            };
+            match packed {
+                Some(packed) => {
+                    let size = u32::try_from(packed.len()).map_err(|_| Reason::Malformed {
+                        what: "fatbin entry",
+                        detail: "compressed payload over 4 GiB".into(),
+                    })?;
+                    (packed, size, plain.len() as u64, 0)
+                }
+                None => (plain, 0, 0, 0),
+            }
+        }
+    };
+    let mut payload = stored;
+    pad(&mut payload);
+    let header = EntryHeader::new(
+        entry.kind,
+        64 + trailer.len() as u32,
+        payload.len() as u64,
+        compressed_size,
+        options_offset.unwrap_or(0),
+        entry.version,
+        entry.arch.sm,
+        ident.map_or((0, 0), |len| (64, len)),
+        flags,
+        reserved,
+        uncompressed_size,
+    );
+    out.extend_from_slice(zerocopy::IntoBytes::as_bytes(&header));
+    out.extend_from_slice(&trailer);
+    out.extend_from_slice(&payload);
+    Ok(())
+}
