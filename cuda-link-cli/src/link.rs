@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use cuda_link::inspect::{Contents, EntryKind};
 use cuda_link::{
-    Arch, Backend, DeviceContext, Isolation, LinkError, Linker, LinkerOptions, ObjectCode,
-    ObjectKind, OutputKind,
+    Arch, Backend, DeviceContext, Isolation, LinkError, LinkTarget, Linker, LinkerOptions,
+    ObjectCode, ObjectKind, OutputKind,
 };
 
 use crate::{Failure, LinkArgs, report, say};
@@ -35,13 +35,14 @@ pub fn run(args: LinkArgs) -> Result<(), Failure> {
     // What is wrong with the options, the inputs or the output path is
     // said before a backend is loaded and before a long link runs.
     Linker::check(&options, &inputs).map_err(link_failure)?;
-    check_inputs(&args, &inputs)?;
+    check_inputs(&args, &options, &inputs)?;
     let mut staged = stage(&args.output)?;
 
     let _context = match options.backend {
         Backend::Driver => Some(DeviceContext::make_current(args.device).map_err(link_failure)?),
         _ => None,
     };
+    let multi_arch = !options.targets.is_empty();
     let mut linker = Linker::new(options.clone()).map_err(link_failure)?;
     if linker.backend() == Backend::Driver && options.isolation != Isolation::InProcess {
         // Auto found no nvJitLink and fell back to the driver, which
@@ -58,8 +59,11 @@ pub fn run(args: LinkArgs) -> Result<(), Failure> {
         if inputs.len() == 1 { "" } else { "s" },
         linker.backend_name()
     );
-    let linked =
-        crate::progress::while_running(&step, || linker.link(output)).map_err(link_failure)?;
+    let linked = crate::progress::while_running(&step, || match !multi_arch {
+        true => linker.link(output),
+        false => linker.link_fatbin(),
+    })
+    .map_err(link_failure)?;
     if args.verbose && !linker.info_log().trim().is_empty() {
         say::err(linker.info_log().trim_end());
     }
@@ -123,8 +127,35 @@ fn options(args: &LinkArgs) -> Result<LinkerOptions, Failure> {
         } else {
             Isolation::Process { timeout }
         });
+    // One arch links one output; several, or -gencode, link a fatbin.
+    let mut targets = Vec::new();
+    for gencode in &args.gencode {
+        targets.extend(LinkTarget::parse_gencode(gencode).map_err(|_| {
+            Failure::Usage(format!(
+                "--gencode {gencode}: expected arch=compute_XX,code=[sm_XX,compute_XX]"
+            ))
+        })?);
+    }
+    match args.arch.as_slice() {
+        [one] if targets.is_empty() => {
+            options.arch = Some(crate::parse_arch(one).map_err(Failure::Usage)?);
+        }
+        arches => {
+            for arch in arches {
+                targets.push(
+                    arch.parse()
+                        .map_err(|_| Failure::Usage(format!("--arch {arch}")))?,
+                );
+            }
+        }
+    }
+    if !targets.is_empty() && (args.ptx || args.ltoir) {
+        return Err(Failure::Usage(
+            "--ptx and --ltoir make one output; a multi-arch link makes a fatbin".into(),
+        ));
+    }
+    options.targets = targets;
     // The options that stay unset unless given.
-    options.arch = args.arch;
     options.max_register_count = args.max_register_count;
     options.link_time_optimization = args.lto.then_some(true);
     options.optimization_level = args.optimization_level;
@@ -170,10 +201,22 @@ fn refuse_output_among_inputs(output: &Path, inputs: &[PathBuf]) -> Result<(), F
 
 /// What inspection already knows against what the flags ask: PTX for a
 /// newer GPU than `-arch`, and `--ptx` over inputs that are not LTO-IR.
-fn check_inputs(args: &LinkArgs, inputs: &[ObjectCode]) -> Result<(), Failure> {
+fn check_inputs(
+    args: &LinkArgs,
+    options: &LinkerOptions,
+    inputs: &[ObjectCode],
+) -> Result<(), Failure> {
+    let arches: Vec<Arch> = match options.arch {
+        Some(arch) => vec![arch],
+        None => options.targets.iter().map(|t| t.arch()).collect(),
+    };
     for input in inputs {
         let info = input.inspect().map_err(|e| Failure::Reported(report(&e)))?;
-        if let (Some(arch), Contents::Ptx(ptx)) = (args.arch, &info.contents) {
+        let ptx_info = match &info.contents {
+            Contents::Ptx(ptx) => Some(ptx),
+            _ => None,
+        };
+        for (arch, ptx) in arches.iter().filter_map(|&arch| Some((arch, ptx_info?))) {
             for target in ptx.target.iter().filter_map(|t| t.parse::<Arch>().ok()) {
                 if !target.ir_compatible_with(&arch) {
                     return Err(Failure::Usage(format!(
@@ -214,22 +257,41 @@ fn stage(output: &Path) -> Result<tempfile::NamedTempFile, Failure> {
 mod tests {
     use clap::Parser;
 
-    /// Every `LinkerOptions` field has a flag: a command line with all of
-    /// them sets every option.
+    /// The options a command line sets.
+    fn options_of(command_line: &str) -> cuda_link::LinkerOptions {
+        let words = command_line.split_whitespace().filter(|w| *w != "\\");
+        let cli = crate::Cli::try_parse_from(crate::normalise_args(words.map(str::to_owned)));
+        let crate::Command::Link(args) = cli.unwrap().command else {
+            panic!("not a link command");
+        };
+        super::options(&args).unwrap_or_else(|_| panic!("options refused: {command_line}"))
+    }
+
+    /// Every `LinkerOptions` field has a flag: two command lines (one
+    /// output, or a multi-arch fatbin, which `--ptx` cannot be) set every
+    /// option between them.
     #[test]
     fn every_linker_option_has_a_flag() {
-        let command_line = "cuda-link link --arch sm_90 -o out.cubin in.ptx --lto --ptx \
+        let single = options_of(
+            "cuda-link link --arch sm_90 -o out.cubin in.ptx --lto --ptx \
             --backend nvjitlink --max-register-count 32 -O 3 -g --lineinfo --time \
             --verbose --ftz true --prec-div false --prec-sqrt true --fma false \
             --kernels-used k --variables-used v --optimize-unused-variables \
             --xptxas=-v --split-compile 0 --split-compile-extended 2 \
-            --no-nvjitlink-cache --flag -jump-table-density=50";
-        let words = command_line.split_whitespace().filter(|w| *w != "\\");
-        let cli = crate::Cli::try_parse_from(words).unwrap();
-        let crate::Command::Link(args) = cli.command else {
-            panic!("not a link command");
-        };
-        let options = super::options(&args).unwrap_or_else(|_| panic!("options refused"));
-        assert_eq!(options.names_set(), cuda_link::LinkerOptions::NAMES);
+            --no-nvjitlink-cache --flag -jump-table-density=50",
+        );
+        let multi = options_of(
+            "cuda-link link -arch sm_80,sm_90 -gencode arch=compute_90,code=[sm_100,compute_90] \
+            -o out.fatbin in.ltoir",
+        );
+        let targets: Vec<String> = multi.targets.iter().map(ToString::to_string).collect();
+        assert_eq!(targets, ["sm_100", "compute_90", "sm_80", "sm_90"]);
+        let mut set = single.names_set();
+        set.extend(multi.names_set());
+        set.sort();
+        set.dedup();
+        let mut all = cuda_link::LinkerOptions::NAMES.to_vec();
+        all.sort();
+        assert_eq!(set, all);
     }
 }

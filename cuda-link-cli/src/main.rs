@@ -99,9 +99,15 @@ enum BackendArg {
 /// The flags of `link`.
 pub(crate) struct LinkArgs {
     /// Target architecture: sm_90, sm_90a, sm_100f, or 90, compute_90,
-    /// lto_90 (also spelt `-arch`, as nvcc does).
-    #[arg(long, value_parser = parse_arch)]
-    pub(crate) arch: Option<Arch>,
+    /// lto_90 (also spelt `-arch`, as nvcc does). Several, comma-separated
+    /// (`sm_80,sm_90,compute_90`): one link per arch, on all cores,
+    /// bundled into a fatbin (a cubin per sm_XX, PTX per compute_XX).
+    #[arg(long, value_delimiter = ',', value_parser = parse_arch_text)]
+    pub(crate) arch: Vec<String>,
+    /// nvcc's `-gencode arch=compute_80,code=[sm_80,compute_80]`
+    /// (repeatable): the slots of a multi-arch link, bundled into a fatbin.
+    #[arg(long, value_name = "arch=compute_XX,code=[sm_XX,compute_XX]")]
+    pub(crate) gencode: Vec<String>,
     /// Output file.
     #[arg(short, long)]
     pub(crate) output: PathBuf,
@@ -203,25 +209,34 @@ pub(crate) struct LinkArgs {
     pub(crate) timeout: Option<f64>,
 }
 
-/// nvcc spells it `-arch`; clap wants `--arch`. The value of `--flag`
+/// nvcc spells them `-arch` and `-gencode`; clap wants `--arch`. The value of `--flag`
 /// is a raw nvJitLink flag and passes through untouched.
-fn normalise_args(args: impl IntoIterator<Item = String>) -> Vec<String> {
+pub(crate) fn normalise_args(args: impl IntoIterator<Item = String>) -> Vec<String> {
     let mut previous_was_flag = false;
     args.into_iter()
         .map(|arg| {
             let raw = std::mem::replace(&mut previous_was_flag, arg == "--flag");
-            match arg.strip_prefix("-arch") {
-                Some(rest) if !raw && (rest.is_empty() || rest.starts_with('=')) => {
-                    format!("--arch{rest}")
+            for flag in ["-arch", "-gencode"] {
+                if let Some(rest) = arg.strip_prefix(flag)
+                    && !raw
+                    && (rest.is_empty() || rest.starts_with('='))
+                {
+                    return format!("-{flag}{rest}");
                 }
-                _ => arg,
             }
+            arg
         })
         .collect()
 }
 
+/// An arch as typed (`compute_90` stays a PTX slot in a multi-arch link),
+/// checked to parse.
+fn parse_arch_text(text: &str) -> Result<String, String> {
+    parse_arch(text).map(|_| text.to_owned())
+}
+
 /// An arch, or what was probably meant and every accepted spelling.
-fn parse_arch(text: &str) -> Result<Arch, String> {
+pub(crate) fn parse_arch(text: &str) -> Result<Arch, String> {
     if let Ok(arch) = text.parse() {
         return Ok(arch);
     }

@@ -656,3 +656,52 @@ fn a_long_link_shows_progress_on_a_terminal_only() {
     assert!(!stderr.contains("linking 1 input"), "{stderr}");
     assert!(stderr.contains("deadline"), "{stderr}");
 }
+
+/// `-arch sm_80,sm_90` links once per arch (isolated, on all cores) and
+/// writes a fatbin with a cubin for each; no GPU, no CUDA install.
+#[test]
+fn multi_arch_link_writes_a_fatbin() {
+    let Some(ltoir) = fixtures::ltoir(fixtures::SAXPY_CU, "saxpy.cu", "sm_80") else {
+        return;
+    };
+    let (dir, input) = temp_file("saxpy.ltoir", &ltoir);
+    let output = dir.path().join("saxpy.fatbin");
+    let run = cuda_link()
+        .args([
+            "link",
+            "-arch",
+            "sm_80,sm_90",
+            "-gencode",
+            "arch=compute_80,code=compute_80",
+        ])
+        .arg("-o")
+        .arg(&output)
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let run = cuda_link()
+        .arg("inspect")
+        .arg(&output)
+        .arg("--json")
+        .output()
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert_eq!(json[0]["kind"], "fatbin");
+    let entries = json[0]["contents"]["fatbin"]["entries"].as_array().unwrap();
+    let slots: Vec<String> = entries
+        .iter()
+        .map(|e| {
+            format!(
+                "{} {}",
+                e["kind"].as_str().unwrap(),
+                e["arch"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(slots, ["ptx sm_80", "cubin sm_80", "cubin sm_90"]);
+}

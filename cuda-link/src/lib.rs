@@ -50,8 +50,8 @@ pub use inspect::Inspection;
 pub use kind::ObjectKind;
 #[cfg(feature = "link")]
 pub use linker::{
-    Backend, DeviceContext, Isolation, LinkError, Linker, LinkerOptions, NvJitLink, OutputKind,
-    current_device_arch,
+    Backend, DeviceContext, Isolation, LinkError, LinkTarget, Linker, LinkerOptions, NvJitLink,
+    OutputKind, current_device_arch,
 };
 pub use object_code::{ObjectCode, ValidatedImage};
 #[cfg(unix)]

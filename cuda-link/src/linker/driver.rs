@@ -288,7 +288,7 @@ mod tests {
             "split_compile_extended",
         ]
         .into_iter()
-        .chain(["extra_flags", "isolation"])
+        .chain(["extra_flags", "isolation", "targets"])
         .filter(|name| Some(*name) != keep)
         {
             match name {
@@ -298,6 +298,7 @@ mod tests {
                 "split_compile_extended" => options.split_compile_extended = None,
                 "extra_flags" => options.extra_flags.clear(),
                 "isolation" => options.isolation = Isolation::InProcess,
+                "targets" => options.targets.clear(),
                 _ => unreachable!(),
             }
         }

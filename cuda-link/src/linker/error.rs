@@ -90,6 +90,22 @@ pub enum LinkError {
     /// `link` with no inputs.
     #[error("nothing to link: add at least one input")]
     NoInputs,
+    /// [`link_fatbin`](crate::Linker::link_fatbin) without
+    /// [`targets`](crate::LinkerOptions::targets).
+    #[error("no targets to link for: set LinkerOptions::targets (sm_80, compute_90, ...)")]
+    NoTargets,
+    /// One target of a multi-arch link failed.
+    #[error("linking for {target} failed")]
+    ForTarget {
+        /// The target: `sm_90`, `compute_90`.
+        target: String,
+        /// Why.
+        #[source]
+        source: Box<LinkError>,
+    },
+    /// The per-target outputs could not be bundled.
+    #[error("cannot bundle the fatbin")]
+    Fatbin(#[from] crate::FatbinError),
     /// A device's primary context could not be made current.
     #[error("device {device}: {call} failed with {error}")]
     DeviceContext {

@@ -4,7 +4,7 @@ use cuda_driver_sys::sys::{CUjit_cacheMode, CUjit_option};
 
 use super::settings::{DriverOption, NvJitLinkFlag, linker_options};
 use crate::Arch;
-use crate::linker::LinkError;
+use crate::linker::{LinkError, LinkTarget};
 
 /// Which library performs the link.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -91,6 +91,12 @@ linker_options! {
     /// `-arch=sm_90` / `CU_JIT_TARGET`; `sm_90a` and `sm_100f` too. When
     /// `None`, the current context's device decides, if there is one.
     arch: Option<Arch>, some Arch, NvJitLinkFlag::Resolved, DriverOption::Resolved;
+    /// The slots of a multi-arch link ([`Linker::link_fatbin`]): a cubin
+    /// per `sm_XX`, PTX per `compute_XX`. nvJitLink only: each target is a
+    /// link of its own, on a thread of its own.
+    ///
+    /// [`Linker::link_fatbin`]: crate::Linker::link_fatbin
+    targets: Vec<LinkTarget>, items LinkTarget, NvJitLinkFlag::NotAFlag, DriverOption::Unsupported;
     /// cuda.core's `name`: the name of the linked output, in its logs and
     /// errors. `None`: `linked.cubin`, `linked.ptx` or `linked.ltoir`.
     name: Option<String>, text String, NvJitLinkFlag::NotAFlag, DriverOption::NotAnOption;
@@ -242,6 +248,7 @@ pub(crate) mod tests {
     pub(crate) fn every_option_set() -> LinkerOptions {
         LinkerOptions {
             arch: Some(Arch::sm(90)),
+            targets: vec![LinkTarget::Cubin(Arch::sm(80))],
             name: Some("options test".into()),
             max_register_count: Some(32),
             time: true,
@@ -292,7 +299,7 @@ pub(crate) mod tests {
                 assert!(flags.contains(&flag), "{flag} missing from {flags:?}");
             }
         }
-        assert_eq!(not_flags, ["name", "backend", "isolation"]);
+        assert_eq!(not_flags, ["targets", "name", "backend", "isolation"]);
         for expected in [
             "-arch=sm_90",
             "-lto",
@@ -328,7 +335,10 @@ pub(crate) mod tests {
         assert_eq!(flags, ["-arch=sm_90"]);
         assert!(matches!(
             options.check_driver_support(OutputKind::Cubin),
-            Err(LinkError::UnsupportedOption { option: "ptx", .. })
+            Err(LinkError::UnsupportedOption {
+                option: "targets",
+                ..
+            })
         ));
         assert!(matches!(Value::Switch(false), v if !v.is_set()));
     }

@@ -120,6 +120,14 @@ impl AsValue for Option<String> {
     }
 }
 
+impl AsValue for Vec<super::LinkTarget> {
+    fn as_value(&self) -> Value<'_> {
+        Value::Other {
+            set: !self.is_empty(),
+        }
+    }
+}
+
 impl AsValue for Backend {
     fn as_value(&self) -> Value<'_> {
         Value::Other {
@@ -170,7 +178,7 @@ impl Setting<'_> {
 /// `field: Type, setter-kind Argument, nvJitLink spelling, driver option;`.
 /// Setter kinds: `some` (takes the `T` of an `Option<T>`), `text` (an
 /// `impl Into<String>`), `flag` (the value itself), `list` (any iterable
-/// of strings).
+/// of strings), `items` (any iterable of the item type).
 macro_rules! linker_options {
     (
         $(#[$struct_doc:meta])* ;
@@ -230,6 +238,13 @@ macro_rules! linker_options {
         #[doc = concat!("Sets [`", stringify!($field), "`](Self::", stringify!($field), ").")]
         pub fn $field(mut self, value: $arg) -> Self {
             self.$field = value;
+            self
+        }
+    };
+    (@setter items $field:ident $arg:ty) => {
+        #[doc = concat!("Sets [`", stringify!($field), "`](Self::", stringify!($field), ").")]
+        pub fn $field(mut self, values: impl IntoIterator<Item = $arg>) -> Self {
+            self.$field = values.into_iter().collect();
             self
         }
     };

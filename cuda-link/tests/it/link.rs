@@ -460,3 +460,66 @@ fn code_changing_options_change_the_output() {
         }
     });
 }
+
+/// One link per target, bundled: sm_80, sm_90 and sm_100 cubins and
+/// compute_80 PTX from one LTO-IR input, each link through the cache; a
+/// target that cannot link is named.
+#[test]
+fn multi_arch_links_bundle_a_fatbin() {
+    use cuda_link::{LinkCache, LinkTarget};
+    let _serial = cuda_link_tests::serial();
+    let Some(ltoir) = fixtures::ltoir(fixtures::SAXPY_CU, "saxpy.cu", "sm_80") else {
+        return;
+    };
+    let input = ObjectCode::from_ltoir(ltoir, "saxpy.ltoir").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let cache = Arc::new(LinkCache::new(dir.path()));
+    for (major, path) in nvjitlink_libraries() {
+        if major < 13 {
+            continue; // sm_100 needs nvJitLink 13.
+        }
+        // SAFETY: the pinned nvJitLink wheel that `cargo xtask test` installed.
+        let lib = Arc::new(unsafe { NvJitLink::open(&path) }.unwrap());
+        let targets = LinkTarget::parse_gencode("arch=compute_80,code=[sm_80,compute_80]")
+            .unwrap()
+            .into_iter()
+            .chain([
+                LinkTarget::Cubin(Arch::sm(90)),
+                LinkTarget::Cubin(Arch::sm(100)),
+            ]);
+        let options = LinkerOptions::default().targets(targets).no_cache(true);
+        let link = || {
+            let mut linker = Linker::with_nvjitlink(Arc::clone(&lib), options.clone())
+                .unwrap()
+                .with_cache(Arc::clone(&cache));
+            linker.add(&input).unwrap();
+            linker.link_fatbin().unwrap_or_else(|e| panic!("{e:?}"))
+        };
+        let fatbin = link();
+        let info = fatbin.inspect().unwrap();
+        let slots: Vec<String> = info
+            .fatbin_entries()
+            .map(|e| format!("{} {}", e.kind.name(), e.arch))
+            .collect();
+        assert_eq!(
+            slots,
+            ["cubin sm_80", "ptx sm_80", "cubin sm_90", "cubin sm_100"]
+        );
+        assert_eq!(info.kernels(), ["saxpy"]);
+        let hits = cache.stats().hits;
+        link();
+        assert_eq!(cache.stats().hits, hits + 4, "each target's link is cached");
+
+        // LTO-IR for sm_80 cannot be linked for sm_75: the error names it.
+        let mut linker = Linker::with_nvjitlink(
+            Arc::clone(&lib),
+            LinkerOptions::default().targets([LinkTarget::Cubin(Arch::sm(75))]),
+        )
+        .unwrap();
+        linker.add(&input).unwrap();
+        match linker.link_fatbin() {
+            Err(LinkError::ForTarget { target, .. }) => assert_eq!(target, "sm_75"),
+            other => panic!("{other:?}"),
+        }
+    }
+}

@@ -1,0 +1,170 @@
+//! Multi-architecture linking: one link per target, on all cores, bundled
+//! into one fatbin.
+
+use std::fmt;
+use std::str::FromStr;
+
+use super::{LinkError, Linker, OutputKind, Resolved};
+use crate::arch::ParseArchError;
+use crate::{Arch, FatbinBuilder, ObjectCode};
+
+/// One slot of a multi-arch link: a cubin for an SM (`sm_90`), or PTX for
+/// the GPUs that come later (`compute_90`, nvcc's `code=compute_90`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LinkTarget {
+    /// A cubin for this SM.
+    Cubin(Arch),
+    /// PTX for this virtual arch; needs LTO-IR inputs, as nvJitLink emits
+    /// PTX only under LTO.
+    Ptx(Arch),
+}
+
+impl LinkTarget {
+    /// The target's arch.
+    pub fn arch(self) -> Arch {
+        match self {
+            LinkTarget::Cubin(arch) | LinkTarget::Ptx(arch) => arch,
+        }
+    }
+
+    /// Every target of one nvcc `-gencode` value,
+    /// `arch=compute_80,code=[sm_80,compute_80]` (or `code=sm_80`).
+    ///
+    /// ```
+    /// use cuda_link::{Arch, LinkTarget};
+    ///
+    /// let targets = LinkTarget::parse_gencode("arch=compute_80,code=[sm_80,compute_80]")?;
+    /// assert_eq!(targets, [LinkTarget::Cubin(Arch::sm(80)), LinkTarget::Ptx(Arch::sm(80))]);
+    /// # Ok::<(), cuda_link::ParseArchError>(())
+    /// ```
+    pub fn parse_gencode(value: &str) -> Result<Vec<LinkTarget>, ParseArchError> {
+        let bad = || ParseArchError(value.to_owned());
+        let code = value
+            .split_once("code=")
+            .map(|(_, code)| code)
+            .ok_or_else(bad)?;
+        let code = code.trim_start_matches('[').trim_end_matches(']');
+        code.split(',').map(str::parse).collect()
+    }
+}
+
+/// `sm_90` is a cubin slot, `compute_90` a PTX slot (`90` alone: a cubin).
+impl FromStr for LinkTarget {
+    type Err = ParseArchError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let arch: Arch = text.trim().parse()?;
+        Ok(match text.trim().starts_with("compute_") {
+            true => LinkTarget::Ptx(arch),
+            false => LinkTarget::Cubin(arch),
+        })
+    }
+}
+
+impl fmt::Display for LinkTarget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LinkTarget::Cubin(arch) => write!(f, "{arch}"),
+            LinkTarget::Ptx(arch) => write!(f, "compute_{}{}", arch.sm, arch.suffix()),
+        }
+    }
+}
+
+impl Linker {
+    /// Links the inputs once per target of
+    /// [`LinkerOptions::targets`](crate::LinkerOptions::targets), each on a
+    /// thread of its own and each through the link cache, and bundles the
+    /// results into one fatbin: a cubin per `sm_XX`, PTX per
+    /// `compute_XX`.
+    ///
+    /// # Errors
+    /// [`LinkError::NoTargets`] without targets; [`LinkError::ForTarget`]
+    /// naming the target whose link failed, with its error; an
+    /// [`UnsupportedOption`](LinkError::UnsupportedOption) on the driver
+    /// backend, whose links run in the calling thread's context.
+    ///
+    /// ```no_run
+    /// use cuda_link::{Arch, LinkTarget, Linker, LinkerOptions, ObjectCode};
+    ///
+    /// let options = LinkerOptions::default().targets([
+    ///     LinkTarget::Cubin(Arch::sm(80)),
+    ///     LinkTarget::Cubin(Arch::sm(90)),
+    ///     LinkTarget::Cubin(Arch::sm(100)),
+    /// ]);
+    /// let mut linker = Linker::new(options)?;
+    /// linker.add(&ObjectCode::from_path("kernels.ltoir")?)?;
+    /// linker.link_fatbin()?.write_to("kernels.fatbin")?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn link_fatbin(&mut self) -> Result<ObjectCode, LinkError> {
+        let targets = self.options.targets.clone();
+        if targets.is_empty() {
+            return Err(LinkError::NoTargets);
+        }
+        if matches!(self.backend, Resolved::Driver(_)) {
+            return Err(LinkError::UnsupportedOption {
+                option: "targets",
+                backend: "driver",
+            });
+        }
+        let name = self
+            .options
+            .name
+            .clone()
+            .unwrap_or_else(|| "linked.fatbin".to_owned());
+        let results: Vec<Result<ObjectCode, LinkError>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = targets
+                .iter()
+                .map(|&target| {
+                    let mut linker = self.for_target(target);
+                    scope.spawn(move || {
+                        let output = match target {
+                            LinkTarget::Cubin(_) => OutputKind::Cubin,
+                            LinkTarget::Ptx(_) => OutputKind::Ptx,
+                        };
+                        linker.link(output).map_err(|error| LinkError::ForTarget {
+                            target: target.to_string(),
+                            source: Box::new(error),
+                        })
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|handle| {
+                    handle
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                })
+                .collect()
+        });
+        let mut builder = FatbinBuilder::new();
+        for (target, linked) in targets.iter().zip(results) {
+            let arch = target.arch();
+            builder = builder
+                .add(&linked?, Some(arch))
+                .map_err(|error| LinkError::ForTarget {
+                    target: target.to_string(),
+                    source: Box::new(LinkError::Fatbin(error)),
+                })?;
+        }
+        builder.build(name).map_err(LinkError::Fatbin)
+    }
+
+    /// A linker for one target: the same backend, inputs and cache, the
+    /// target's arch, no targets.
+    fn for_target(&self, target: LinkTarget) -> Linker {
+        let mut options = self.options.clone();
+        options.arch = Some(target.arch());
+        options.targets.clear();
+        options.name = Some(format!("{target} link"));
+        let mut linker =
+            Linker::from_parts(options, self.backend.clone()).expect("from_parts does not fail");
+        linker.inputs = self.inputs.clone();
+        #[cfg(feature = "cache")]
+        {
+            linker.cache = self.cache.clone();
+        }
+        linker
+    }
+}
