@@ -2,6 +2,7 @@
 // Link errors are returned once per command; their size does not matter.
 #![allow(clippy::result_large_err)]
 
+mod fatbin;
 mod inspect;
 mod link;
 mod progress;
@@ -47,6 +48,9 @@ enum Command {
     /// Link inputs of any kind (cubin, PTX, LTO-IR, fatbin, .o, .a).
     #[command(after_help = format!("{LIBRARIES}\n\n{EXIT_CODES}"))]
     Link(Box<LinkArgs>),
+    /// Pack cubins, PTX and LTO-IR into one fatbin, in pure Rust.
+    #[command(after_help = EXIT_CODES)]
+    Fatbin(fatbin::FatbinArgs),
     /// Print what files hold: kinds, arches, kernels, fatbin entries.
     #[command(after_help = EXIT_CODES)]
     Inspect {
@@ -273,6 +277,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse_from(normalise_args(std::env::args()));
     let result = match cli.command {
         Command::Link(args) => link::run(*args),
+        Command::Fatbin(args) => fatbin::run(args),
         Command::Inspect {
             files,
             json,

@@ -705,3 +705,46 @@ fn multi_arch_link_writes_a_fatbin() {
         .collect();
     assert_eq!(slots, ["ptx sm_80", "cubin sm_80", "cubin sm_90"]);
 }
+
+/// `cuda-link fatbin` packs a cubin and PTX, the PTX put in a later slot,
+/// zstd-compressed; a cubin named for another arch is refused, exit 1.
+#[test]
+fn fatbin_packs_files_and_refuses_a_wrong_slot() {
+    let (Some(ptx), Some(cubin)) = (fixtures::saxpy_ptx(), fixtures::saxpy_relocatable_cubin())
+    else {
+        return;
+    };
+    let (dir, ptx_path) = temp_file("saxpy.ptx", &ptx);
+    let cubin_path = dir.path().join("saxpy.cubin");
+    std::fs::write(&cubin_path, &cubin).unwrap();
+    let output = dir.path().join("packed.fatbin");
+    let run = cuda_link()
+        .args(["fatbin", "--compress", "zstd", "-o"])
+        .arg(&output)
+        .arg(&cubin_path)
+        .arg(format!("{}:sm_100", ptx_path.display()))
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let run = cuda_link().arg("inspect").arg(&output).output().unwrap();
+    let text = String::from_utf8_lossy(&run.stdout);
+    assert!(text.contains("cubin      sm_90    zstd"), "{text}");
+    assert!(text.contains("ptx        sm_100   zstd"), "{text}");
+
+    let run = cuda_link()
+        .args(["fatbin", "-o"])
+        .arg(dir.path().join("wrong.fatbin"))
+        .arg(format!("{}:sm_80", cubin_path.display()))
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains("sm_90 cubin") && stderr.contains("sm_80"),
+        "{stderr}"
+    );
+}
