@@ -196,6 +196,42 @@ fn compiled_programs_run_by_name_expression() {
     run_saxpy(&context, &Library::load(&ptx.code).unwrap(), "saxpy<float>");
 }
 
+/// Fatbins written by the pure-Rust writer, in each codec: sm_80, sm_90
+/// and sm_100 cubins (the driver picks sm_90's), and an sm_80 cubin with
+/// compute_80 PTX (no cubin fits the H200, so the driver JIT-compiles the
+/// PTX).
+#[test]
+#[ignore = "needs a GPU"]
+fn fatbins_written_in_rust_load_and_run() {
+    use cuda_link::FatbinBuilder;
+    use cuda_link::inspect::Compression;
+    let (context, _current) = gpu();
+    let ptx_80 = nvrtc(fixtures::SAXPY_CU, "saxpy.cu", &["-arch=compute_80"]).unwrap().ptx.unwrap();
+    let cubin = |sm: &str| {
+        let cubin = ptxas(&ptx_80, sm, false).unwrap();
+        ObjectCode::from_cubin(cubin, format!("saxpy.{sm}.cubin")).unwrap()
+    };
+    let (sm80, sm90, sm100) = (cubin("sm_80"), cubin("sm_90"), cubin("sm_100"));
+    let ptx = ObjectCode::from_ptx(ptx_80.clone(), "saxpy.compute_80.ptx").unwrap();
+    for codec in [Compression::None, Compression::Lz4, Compression::Zstd] {
+        let three = FatbinBuilder::new()
+            .compression(codec)
+            .add(&sm80, None)
+            .and_then(|b| b.add(&sm90, None))
+            .and_then(|b| b.add(&sm100, None))
+            .and_then(|b| b.build("three.fatbin"))
+            .unwrap();
+        run_saxpy(&context, &Library::load(&three).unwrap(), "saxpy");
+        let jit = FatbinBuilder::new()
+            .compression(codec)
+            .add(&sm80, None)
+            .and_then(|b| b.add(&ptx, None))
+            .and_then(|b| b.build("jit.fatbin"))
+            .unwrap();
+        run_saxpy(&context, &Library::load(&jit).unwrap(), "saxpy");
+    }
+}
+
 #[test]
 #[ignore = "needs a GPU"]
 fn lto_of_several_modules() {
