@@ -92,6 +92,22 @@ fn bindings(workspace: &Path) -> Result<Vec<Binding>> {
             typedefs: None,
             named_enums: &["nvrtcResult"],
         },
+        Binding {
+            header: {
+                redist::ensure(workspace, &["nvfatbin13"])?;
+                redist::nvfatbin_include(workspace).join("nvFatbin.h")
+            },
+            output: workspace.join("nvfatbin-sys/src/bindings.rs"),
+            clang_args: &[],
+            functions: "nvFatbin.*",
+            types: "nvFatbin.*",
+            vars: "NVFATBIN.*",
+            table: "NvFatbinFns",
+            library: "nvFatbin",
+            doc: "Every entry point of `nvFatbin.h` (13.5), resolved at run time.",
+            typedefs: None,
+            named_enums: &["nvFatbinResult"],
+        },
         driver(
             redist::cuda12_include(workspace).join("cuda.h"),
             "cuda_12090.rs",

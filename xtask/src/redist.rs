@@ -70,6 +70,11 @@ pub const WHEELS: &[Wheel] = &[
         marker: "nvidia/nvfatbin/lib/libnvfatbin.so.12",
     },
     Wheel {
+        dir: "nvfatbin13",
+        requirement: "nvidia-nvfatbin==13.5.37",
+        marker: "nvidia/cu13/lib/libnvfatbin.so.13",
+    },
+    Wheel {
         dir: "cuobjdump13",
         requirement: "nvidia-cuda-cuobjdump==13.5.37",
         marker: "nvidia/cu13/bin/cuobjdump",
@@ -194,6 +199,14 @@ pub fn test_env(workspace: &Path) -> Vec<(&'static str, PathBuf)> {
             at("nvfatbin12", "nvidia/nvfatbin/lib/libnvfatbin.so.12"),
         ),
         (
+            "CUDA_LINK_NVFATBIN12_PATH",
+            at("nvfatbin12", "nvidia/nvfatbin/lib/libnvfatbin.so.12"),
+        ),
+        (
+            "CUDA_LINK_NVFATBIN13_PATH",
+            at("nvfatbin13", "nvidia/cu13/lib/libnvfatbin.so.13"),
+        ),
+        (
             "CUDA_LINK_PTXAS",
             at("nvcc12", "nvidia/cuda_nvcc/bin/ptxas"),
         ),
@@ -230,6 +243,11 @@ pub fn cuobjdump(workspace: &Path) -> PathBuf {
 /// Header folders, for bindgen.
 pub fn nvjitlink_include(workspace: &Path) -> PathBuf {
     root(workspace).join("nvjitlink13/nvidia/cu13/include")
+}
+
+/// The folder holding the pinned `nvFatbin.h` (13.5).
+pub fn nvfatbin_include(workspace: &Path) -> PathBuf {
+    root(workspace).join("nvfatbin13/nvidia/cu13/include")
 }
 
 /// The folder holding the pinned `nvrtc.h` (13.5).

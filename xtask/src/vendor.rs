@@ -13,6 +13,7 @@ use crate::{Result, cargo, copy_dir, redist, run, with_redist_env};
 const CRATES: &[(&str, &[&str])] = &[
     ("nvjitlink-sys", &[""]),
     ("nvrtc-sys", &[""]),
+    ("nvfatbin-sys", &[""]),
     ("cuda-driver-sys", &["cuda-12090", "cuda-13000"]),
 ];
 

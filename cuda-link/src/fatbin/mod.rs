@@ -6,6 +6,8 @@
 //! give an error, never a panic.
 
 mod layout;
+#[cfg(feature = "nvfatbin")]
+mod nvfatbin;
 #[cfg(feature = "fatbin")]
 mod write;
 

@@ -85,6 +85,19 @@ pub enum FatbinError {
     /// An input whose contents cannot be read.
     #[error(transparent)]
     Input(#[from] ObjectError),
+    /// nvFatbin refused a call ([`FatbinBuilder::build_with`]).
+    #[cfg(feature = "nvfatbin")]
+    #[error("{call} failed with {error}")]
+    NvFatbin {
+        /// The C function.
+        call: &'static str,
+        /// What it returned.
+        error: nvfatbin_sys::NvFatbinError,
+    },
+    /// nvFatbin is not available.
+    #[cfg(feature = "nvfatbin")]
+    #[error(transparent)]
+    NvFatbinMissing(#[from] nvfatbin_sys::SymbolUnavailable),
     /// A fatbin entry to copy that cannot be decoded.
     #[error("fatbin entry {index}: {reason}")]
     Entry {
@@ -97,16 +110,16 @@ pub enum FatbinError {
 
 /// One entry as it will be written.
 #[derive(Debug, Clone)]
-struct NewEntry {
+pub(super) struct NewEntry {
     name: String,
-    kind: EntryKind,
-    arch: Arch,
+    pub(super) kind: EntryKind,
+    pub(super) arch: Arch,
     version: (u16, u16),
     /// The payload as the C libraries read it: for PTX, the text and its
     /// NUL.
-    payload: Payload,
-    identifier: Option<String>,
-    options: Option<Vec<u8>>,
+    pub(super) payload: Payload,
+    pub(super) identifier: Option<String>,
+    pub(super) options: Option<Vec<u8>>,
     /// Flags beyond 64-bit, host, codec and arch variant: debug, the
     /// sm_100+ compatibility blob.
     extra_flags: u64,
@@ -114,7 +127,7 @@ struct NewEntry {
 }
 
 #[derive(Debug, Clone)]
-enum Payload {
+pub(super) enum Payload {
     Plain(Bytes),
     /// Encoded LTO-IR, copied as stored: `(bytes, compressed size,
     /// uncompressed size, key at 0x30, flags)`.
@@ -140,8 +153,8 @@ enum Payload {
 /// ```
 #[derive(Debug, Clone, Default)]
 pub struct FatbinBuilder {
-    entries: Vec<NewEntry>,
-    compression: Option<Compression>,
+    pub(super) entries: Vec<NewEntry>,
+    pub(super) compression: Option<Compression>,
     relocatable: bool,
 }
 

@@ -387,3 +387,63 @@ fn every_corpus_fatbin_round_trips_through_the_writer() {
     }
     assert!(count >= 10, "{count} fatbins in the corpus");
 }
+
+/// The same fatbins rebuilt by nvFatbin (`FatbinBuilder::build_with`)
+/// list the same in cuobjdump and in our inspection (kind and arch of each
+/// entry, and kernels). Fatbins with encoded LTO-IR are left out:
+/// nvFatbin takes plain LTO-IR and encodes it itself.
+#[test]
+fn every_corpus_fatbin_rebuilds_with_nvfatbin() {
+    let Some((dir, _)) = setup() else { return };
+    let Some(path) = cuda_link_tests::redist("CUDA_LINK_NVFATBIN13_PATH") else {
+        return;
+    };
+    // SAFETY: the pinned nvFatbin wheel that `cargo xtask test` installed.
+    let lib = unsafe { nvfatbin_sys::NvFatbin::open(&path) }.unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let mut count = 0;
+    for name in corpus_files(&dir)
+        .into_iter()
+        .filter(|n| n.ends_with(".fatbin"))
+    {
+        let original = load(&dir, &name);
+        let info = original.inspect().unwrap();
+        if info
+            .fatbin_entries()
+            .any(|e| matches!(e.payload, Payload::Opaque))
+        {
+            continue;
+        }
+        let rebuilt = cuda_link::FatbinBuilder::from_fatbin(&original)
+            .and_then(|builder| builder.build_with(&lib, format!("{name} by nvFatbin")))
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let slots = |code: &ObjectCode| {
+            let info = code.inspect().unwrap();
+            let slots: Vec<String> = info
+                .fatbin_entries()
+                .map(|e| format!("{} {}", e.kind.name(), e.arch))
+                .collect();
+            (
+                slots,
+                info.kernels()
+                    .into_iter()
+                    .map(str::to_owned)
+                    .collect::<Vec<_>>(),
+            )
+        };
+        assert_eq!(slots(&rebuilt), slots(&original), "{name}");
+        let path = scratch.path().join(&name);
+        rebuilt.write_to(&path).unwrap();
+        if let (Some(ours), Some(theirs)) = (
+            corpus::cuobjdump(&path),
+            corpus::cuobjdump(&dir.join(&name)),
+        ) {
+            assert_eq!(
+                ours, theirs,
+                "{name}: by nvFatbin (left) against original (right)"
+            );
+        }
+        count += 1;
+    }
+    assert!(count >= 5, "{count} fatbins without encoded LTO-IR");
+}
