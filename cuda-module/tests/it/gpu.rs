@@ -196,17 +196,21 @@ fn compiled_programs_run_by_name_expression() {
     run_saxpy(&context, &Library::load(&ptx.code).unwrap(), "saxpy<float>");
 }
 
-/// Fatbins written by the pure-Rust writer, in each codec: sm_80, sm_90
-/// and sm_100 cubins (the driver picks sm_90's), and an sm_80 cubin with
-/// compute_80 PTX (no cubin fits the H200, so the driver JIT-compiles the
-/// PTX).
+/// Fatbins written by both backends (the pure-Rust writer, and nvFatbin
+/// from the machine's toolkit), in each codec: sm_80, sm_90 and sm_100
+/// cubins (the driver picks sm_90's), and an sm_80 cubin with compute_80
+/// PTX (no cubin fits the H200, so the driver JIT-compiles the PTX).
 #[test]
 #[ignore = "needs a GPU"]
-fn fatbins_written_in_rust_load_and_run() {
+fn fatbins_written_by_both_backends_load_and_run() {
     use cuda_link::FatbinBuilder;
     use cuda_link::inspect::Compression;
     let (context, _current) = gpu();
-    let ptx_80 = nvrtc(fixtures::SAXPY_CU, "saxpy.cu", &["-arch=compute_80"]).unwrap().ptx.unwrap();
+    let nvfatbin = nvfatbin_sys::NvFatbin::global().expect("the toolkit's nvFatbin");
+    let ptx_80 = nvrtc(fixtures::SAXPY_CU, "saxpy.cu", &["-arch=compute_80"])
+        .unwrap()
+        .ptx
+        .unwrap();
     let cubin = |sm: &str| {
         let cubin = ptxas(&ptx_80, sm, false).unwrap();
         ObjectCode::from_cubin(cubin, format!("saxpy.{sm}.cubin")).unwrap()
@@ -219,16 +223,18 @@ fn fatbins_written_in_rust_load_and_run() {
             .add(&sm80, None)
             .and_then(|b| b.add(&sm90, None))
             .and_then(|b| b.add(&sm100, None))
-            .and_then(|b| b.build("three.fatbin"))
             .unwrap();
-        run_saxpy(&context, &Library::load(&three).unwrap(), "saxpy");
         let jit = FatbinBuilder::new()
             .compression(codec)
             .add(&sm80, None)
             .and_then(|b| b.add(&ptx, None))
-            .and_then(|b| b.build("jit.fatbin"))
             .unwrap();
-        run_saxpy(&context, &Library::load(&jit).unwrap(), "saxpy");
+        for builder in [three, jit] {
+            let ours = builder.build("ours.fatbin").unwrap();
+            run_saxpy(&context, &Library::load(&ours).unwrap(), "saxpy");
+            let theirs = builder.build_with(nvfatbin, "nvfatbin.fatbin").unwrap();
+            run_saxpy(&context, &Library::load(&theirs).unwrap(), "saxpy");
+        }
     }
 }
 
