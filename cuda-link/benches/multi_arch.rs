@@ -20,7 +20,7 @@ fn median(values: &mut [f64]) -> f64 {
 
 /// `(median ratio first / second, min, max)` over `rounds` ABBA pairs.
 fn paired(rounds: usize, mut first: impl FnMut(), mut second: impl FnMut()) -> (f64, f64, f64) {
-    let mut time = |f: &mut dyn FnMut()| {
+    let time = |f: &mut dyn FnMut()| {
         let start = Instant::now();
         f();
         start.elapsed().as_secs_f64()
