@@ -29,9 +29,8 @@ pub fn run(args: LinkArgs) -> Result<(), Failure> {
     let inputs = args
         .inputs
         .iter()
-        .map(ObjectCode::from_path)
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| Failure::Reported(report(&e)))?;
+        .map(|path| read_input(path, &options))
+        .collect::<Result<Vec<_>, _>>()?;
     // What is wrong with the options, the inputs or the output path is
     // said before a backend is loaded and before a long link runs.
     Linker::check(&options, &inputs).map_err(link_failure)?;
@@ -90,6 +89,32 @@ pub fn run(args: LinkArgs) -> Result<(), Failure> {
         ));
     }
     Ok(())
+}
+
+/// An input file; CUDA C++ (`.cu`) is compiled with NVRTC to LTO-IR,
+/// once, for the lowest arch of the link: LTO-IR links for that arch and
+/// every newer one, so a multi-arch link compiles each file once.
+fn read_input(path: &Path, options: &LinkerOptions) -> Result<ObjectCode, Failure> {
+    if path.extension().is_none_or(|e| e != "cu") {
+        return ObjectCode::from_path(path).map_err(|e| Failure::Reported(report(&e)));
+    }
+    let lowest = options
+        .arch
+        .into_iter()
+        .chain(options.targets.iter().map(|t| t.arch()))
+        .min_by_key(|arch| arch.sm)
+        .ok_or_else(|| Failure::Usage(format!("{}: compiling needs -arch", path.display())))?;
+    let program =
+        cuda_compile::Program::from_path(path).map_err(|e| Failure::Reported(report(&e)))?;
+    let compile_options =
+        cuda_compile::ProgramOptions::for_arch(lowest).relocatable_device_code(true);
+    let compiled = program
+        .compile(cuda_compile::Target::Ltoir, &compile_options)
+        .map_err(|e| Failure::Reported(report(&e)))?;
+    for warning in &compiled.warnings {
+        say::err(&format!("warning: {warning}"));
+    }
+    Ok(compiled.code)
 }
 
 /// The options the flags ask for.

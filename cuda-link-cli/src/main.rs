@@ -115,7 +115,8 @@ pub(crate) struct LinkArgs {
     /// Output file.
     #[arg(short, long)]
     pub(crate) output: PathBuf,
-    /// Inputs; kinds are detected from the bytes.
+    /// Inputs; kinds are detected from the bytes. CUDA C++ (`.cu`) is
+    /// compiled with NVRTC to LTO-IR once, for the lowest arch.
     #[arg(required = true)]
     pub(crate) inputs: Vec<PathBuf>,
     /// Link-time optimisation (on by default when an input is LTO-IR).
