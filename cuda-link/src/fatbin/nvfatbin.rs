@@ -84,8 +84,20 @@ fn check(call: nvfatbin_sys::Call) -> Result<(), FatbinError> {
     }
 }
 
-/// Adds one entry: `AddCubin`, `AddPTX` or `AddLTOIR`.
+/// Adds one entry: `AddCubin`, `AddPTX`, `AddLTOIR`, or `AddReloc` for a
+/// host object.
 fn add(handle: &Handle<'_>, index: usize, entry: &NewEntry) -> Result<(), FatbinError> {
+    if let Payload::HostObject(object) = &entry.payload {
+        // SAFETY: a live handle and a host object's image with its size;
+        // its ELF structure and embedded fatbins were validated.
+        let call = unsafe {
+            nvfatbin_call!(
+                handle.lib,
+                nvFatbinAddReloc(handle.raw, object.as_ptr().cast(), object.len())
+            )
+        }?;
+        return check(call);
+    }
     let Payload::Plain(bytes) = &entry.payload else {
         return Err(FatbinError::Entry {
             index,

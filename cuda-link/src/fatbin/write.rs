@@ -73,8 +73,9 @@ pub enum FatbinError {
         /// The input.
         input: String,
     },
-    /// A kind this writer does not take: host objects and archives need
-    /// nvFatbin's `nvFatbinAddReloc`.
+    /// A kind this writer does not take: an archive, or a host object
+    /// written in Rust (nvFatbin's `nvFatbinAddReloc` takes its device
+    /// code: [`FatbinBuilder::build_with`]).
     #[error("{input} is a {kind}; the pure-Rust writer takes cubins, PTX and LTO-IR")]
     UnsupportedKind {
         /// The input.
@@ -129,6 +130,9 @@ pub(super) struct NewEntry {
 #[derive(Debug, Clone)]
 pub(super) enum Payload {
     Plain(Bytes),
+    /// A host object, for nvFatbin's `nvFatbinAddReloc`, which takes its
+    /// relocatable device code.
+    HostObject(Bytes),
     /// Encoded LTO-IR, copied as stored: `(bytes, compressed size,
     /// uncompressed size, key at 0x30, flags)`.
     Raw(Bytes, u32, u64, u64, u64),
@@ -182,16 +186,35 @@ impl FatbinBuilder {
     /// Adds `code` for `arch`, or for its own arch when `None` (a cubin's
     /// or LTO-IR's, PTX's `.target`).
     ///
+    /// A host object is taken for nvFatbin's `nvFatbinAddReloc`
+    /// ([`build_with`](Self::build_with)): its relocatable device code
+    /// becomes relocatable PTX entries. [`build`](Self::build) refuses it.
+    ///
     /// # Errors
     /// A [`FatbinError`]: a cubin or LTO-IR of another arch than `arch`,
     /// PTX whose `.target` is above `arch`, an executable cubin into a
     /// relocatable fatbin, a second entry of one kind for one arch, a
-    /// fatbin, a host object or an archive.
+    /// fatbin or an archive.
     pub fn add(mut self, code: &ObjectCode, arch: Option<Arch>) -> Result<Self, FatbinError> {
         let input = code.name().to_owned();
         let info = match code.kind() {
             ObjectKind::Fatbin => return Err(FatbinError::NestedFatbin { input }),
-            kind @ (ObjectKind::Object | ObjectKind::Archive) => {
+            ObjectKind::Object => {
+                // Only nvFatbin can take it (`build_with`); `build` says so.
+                self.entries.push(NewEntry {
+                    name: input,
+                    kind: EntryKind::RelocatablePtx,
+                    arch: Arch::sm(0),
+                    version: (0, 0),
+                    payload: Payload::HostObject(code.image().shared()),
+                    identifier: None,
+                    options: None,
+                    extra_flags: 0,
+                    compression: None,
+                });
+                return Ok(self);
+            }
+            kind @ ObjectKind::Archive => {
                 return Err(FatbinError::UnsupportedKind { input, kind });
             }
             _ => code.inspect()?,
@@ -370,6 +393,16 @@ impl FatbinBuilder {
     /// named `name`.
     pub fn build(&self, name: impl Into<String>) -> Result<ObjectCode, FatbinError> {
         let mut body = Vec::new();
+        if let Some(object) = self
+            .entries
+            .iter()
+            .find(|e| matches!(e.payload, Payload::HostObject(_)))
+        {
+            return Err(FatbinError::UnsupportedKind {
+                input: object.name.clone(),
+                kind: ObjectKind::Object,
+            });
+        }
         for entry in &self.entries {
             let default = self.compression.unwrap_or(Compression::None);
             write_entry(&mut body, entry, default)
@@ -422,6 +455,7 @@ fn write_entry(out: &mut Vec<u8>, entry: &NewEntry, default: Compression) -> Par
     };
     let mut flags = FLAG_64BIT | FLAG_HOST_LINUX | variant | entry.extra_flags;
     let (stored, compressed_size, uncompressed_size, reserved) = match &entry.payload {
+        Payload::HostObject(_) => unreachable!("refused before writing"),
         Payload::Raw(bytes, compressed, uncompressed, key, raw_flags) => {
             flags = *raw_flags;
             (bytes.to_vec(), *compressed, *uncompressed, *key)

@@ -447,3 +447,25 @@ fn every_corpus_fatbin_rebuilds_with_nvfatbin() {
     }
     assert!(count >= 5, "{count} fatbins without encoded LTO-IR");
 }
+
+/// A host object goes into an nvFatbin-written fatbin as its relocatable
+/// device code (`nvFatbinAddReloc`): relocatable PTX entries.
+#[test]
+fn a_host_object_goes_in_through_nvfatbin() {
+    let (Some(path), Some(object)) = (
+        cuda_link_tests::redist("CUDA_LINK_NVFATBIN13_PATH"),
+        cuda_link_tests::fixtures::cudadevrt_object(),
+    ) else {
+        return;
+    };
+    // SAFETY: the pinned nvFatbin wheel that `cargo xtask test` installed.
+    let lib = unsafe { nvfatbin_sys::NvFatbin::open(&path) }.unwrap();
+    let object = ObjectCode::from_object(object, "cuda_device_runtime.o").unwrap();
+    let fatbin = cuda_link::FatbinBuilder::new()
+        .add(&object, None)
+        .and_then(|builder| builder.build_with(&lib, "reloc.fatbin"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let info = fatbin.inspect().unwrap();
+    let kinds: BTreeSet<String> = info.fatbin_entries().map(|e| e.kind.name()).collect();
+    assert_eq!(kinds, BTreeSet::from(["reloc-ptx".to_owned()]));
+}
