@@ -112,7 +112,7 @@ fn read_input(path: &Path, options: &LinkerOptions) -> Result<ObjectCode, Failur
         .compile(cuda_compile::Target::Ltoir, &compile_options)
         .map_err(|e| Failure::Reported(report(&e)))?;
     for warning in &compiled.warnings {
-        say::err(&format!("warning: {warning}"));
+        say::err(format!("warning: {warning}"));
     }
     Ok(compiled.code)
 }
