@@ -439,6 +439,21 @@ pub(crate) mod tests {
         assert_eq!(entries(&all[1].1).len(), 2);
     }
 
+    /// Plain payloads count against the budget too: sections that all
+    /// point at one range are read again each time.
+    #[test]
+    fn plain_payloads_count_against_the_budget() {
+        let data = build(&[(2, 90, 0x11, &[7u8; 64])]);
+        let fatbin = parse(&data).unwrap();
+        let entry = entries(&fatbin).remove(0);
+        let mut budget = Budget { left: 100 };
+        budget.take(&entry).unwrap();
+        assert!(matches!(
+            budget.take(&entry),
+            Err(Reason::DecompressionBudget { .. })
+        ));
+    }
+
     #[test]
     fn lz4_entries_decompress() {
         let plain = b".version 8.0\n.target sm_90\n.address_size 64\n".repeat(20);
