@@ -137,41 +137,13 @@ macro_rules! program_options {
         }
 
         impl ProgramOptions {
-            $(program_options!(@setter $kind $field $arg);)*
+            $(cuda_link::option_setter!($kind $field $arg);)*
 
             /// Every option with its spelling, the oldest NVRTC that has
             /// it, and its values when set.
             fn settings(&self) -> Vec<(&'static str, Spelling, (u32, u32), Option<Vec<String>>)> {
                 vec![$((stringify!($field), $spelling, $since, self.$field.values()),)*]
             }
-        }
-    };
-    (@setter some $field:ident $arg:ty) => {
-        #[doc = concat!("Sets [`", stringify!($field), "`](Self::", stringify!($field), ").")]
-        pub fn $field(mut self, value: $arg) -> Self {
-            self.$field = Some(value);
-            self
-        }
-    };
-    (@setter text $field:ident $arg:ty) => {
-        #[doc = concat!("Sets [`", stringify!($field), "`](Self::", stringify!($field), ").")]
-        pub fn $field(mut self, value: impl Into<$arg>) -> Self {
-            self.$field = Some(value.into());
-            self
-        }
-    };
-    (@setter flag $field:ident $arg:ty) => {
-        #[doc = concat!("Sets [`", stringify!($field), "`](Self::", stringify!($field), ").")]
-        pub fn $field(mut self, value: $arg) -> Self {
-            self.$field = value;
-            self
-        }
-    };
-    (@setter list $field:ident $arg:ty) => {
-        #[doc = concat!("Sets [`", stringify!($field), "`](Self::", stringify!($field), ").")]
-        pub fn $field<S: Into<$arg>>(mut self, values: impl IntoIterator<Item = S>) -> Self {
-            self.$field = values.into_iter().map(Into::into).collect();
-            self
         }
     };
 }

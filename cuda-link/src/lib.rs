@@ -31,6 +31,7 @@ mod object_code;
 mod ptx;
 mod read;
 mod reader;
+mod setter;
 #[cfg(unix)]
 mod streamed;
 

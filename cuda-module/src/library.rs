@@ -48,23 +48,9 @@ pub struct LoadOptions {
 }
 
 impl LoadOptions {
-    /// Sets [`force_module_api`](Self::force_module_api).
-    pub fn force_module_api(mut self, on: bool) -> Self {
-        self.force_module_api = on;
-        self
-    }
-
-    /// Sets [`eager`](Self::eager).
-    pub fn eager(mut self, on: bool) -> Self {
-        self.eager = on;
-        self
-    }
-
-    /// Sets [`binary_is_preserved`](Self::binary_is_preserved).
-    pub fn binary_is_preserved(mut self, on: bool) -> Self {
-        self.binary_is_preserved = on;
-        self
-    }
+    cuda_link::option_setter!(flag force_module_api bool);
+    cuda_link::option_setter!(flag eager bool);
+    cuda_link::option_setter!(flag binary_is_preserved bool);
 }
 
 /// Whether modules load lazily, as `CUDA_MODULE_LOADING` set it at `cuInit`.

@@ -132,7 +132,7 @@ pub(super) enum Payload {
     Plain(Bytes),
     /// A host object, for nvFatbin's `nvFatbinAddReloc`, which takes its
     /// relocatable device code.
-    HostObject(Bytes),
+    HostObject(#[cfg_attr(not(feature = "nvfatbin"), allow(dead_code))] Bytes),
     /// Encoded LTO-IR, copied as stored: `(bytes, compressed size,
     /// uncompressed size, key at 0x30, flags)`.
     Raw(Bytes, u32, u64, u64, u64),

@@ -192,7 +192,7 @@ macro_rules! linker_options {
         }
 
         impl LinkerOptions {
-            $(linker_options!(@setter $kind $field $arg);)*
+            $($crate::option_setter!($kind $field $arg);)*
 
             /// The name of every option, in the order of the fields.
             pub const NAMES: &'static [&'static str] = &[$(stringify!($field)),*];
@@ -218,41 +218,6 @@ macro_rules! linker_options {
                     driver: $driver,
                 },)*]
             }
-        }
-    };
-    (@setter some $field:ident $arg:ty) => {
-        #[doc = concat!("Sets [`", stringify!($field), "`](Self::", stringify!($field), ").")]
-        pub fn $field(mut self, value: $arg) -> Self {
-            self.$field = Some(value);
-            self
-        }
-    };
-    (@setter text $field:ident $arg:ty) => {
-        #[doc = concat!("Sets [`", stringify!($field), "`](Self::", stringify!($field), ").")]
-        pub fn $field(mut self, value: impl Into<$arg>) -> Self {
-            self.$field = Some(value.into());
-            self
-        }
-    };
-    (@setter flag $field:ident $arg:ty) => {
-        #[doc = concat!("Sets [`", stringify!($field), "`](Self::", stringify!($field), ").")]
-        pub fn $field(mut self, value: $arg) -> Self {
-            self.$field = value;
-            self
-        }
-    };
-    (@setter items $field:ident $arg:ty) => {
-        #[doc = concat!("Sets [`", stringify!($field), "`](Self::", stringify!($field), ").")]
-        pub fn $field(mut self, values: impl IntoIterator<Item = $arg>) -> Self {
-            self.$field = values.into_iter().collect();
-            self
-        }
-    };
-    (@setter list $field:ident $arg:ty) => {
-        #[doc = concat!("Sets [`", stringify!($field), "`](Self::", stringify!($field), ").")]
-        pub fn $field<S: Into<$arg>>(mut self, values: impl IntoIterator<Item = S>) -> Self {
-            self.$field = values.into_iter().map(Into::into).collect();
-            self
         }
     };
 }
