@@ -247,6 +247,7 @@ pub fn test_gpu(workspace: &Path, run_here: bool) -> Result<()> {
     let fuzzer = build_example(workspace, "gpu_fuzz")?;
     let load_gap = build_example(workspace, "load_gap")?;
     let compile_bench = build_example(workspace, "compile_bench")?;
+    let fatbin_probe = build_example(workspace, "fatbin_probe")?;
     let bundle = workspace.join("target/gpu-bundle");
     std::fs::create_dir_all(&bundle)?;
     std::fs::copy(&executable, bundle.join("gpu-tests"))?;
@@ -263,6 +264,7 @@ pub fn test_gpu(workspace: &Path, run_here: bool) -> Result<()> {
     std::fs::copy(&load_gap, bundle.join("load-gap"))?;
     write_script(&bundle.join("load_gap.sh"), LOAD_GAP_SH)?;
     std::fs::copy(&compile_bench, bundle.join("compile-bench"))?;
+    std::fs::copy(&fatbin_probe, bundle.join("fatbin-probe"))?;
     std::fs::copy(
         workspace.join("bench/compile_bench.py"),
         bundle.join("compile_bench.py"),
