@@ -19,16 +19,21 @@ const CACHE_DOMAIN: &str = "cuda-compile v1";
 /// Compiles [`Program`]s with one NVRTC, optionally through a cache.
 ///
 /// The cache is the link cache's store ([`LinkCache`]: the same trust
-/// checks, atomic publishing, size bound and eviction), keyed by
-/// everything a compile reads: the source, every option in order, the
-/// target and arch, the name expressions, the NVRTC file's identity, and
-/// the header closure our own scan finds (in-memory headers and files
-/// reached by `#include` through the source's folder and `include_path`,
-/// byte for byte; NVIDIA's header folders by identity). The lowered names
-/// and the log are stored with the output. A compile whose includes the
-/// scan cannot follow (`#include MACRO`), or with an option that writes or
-/// reads files the key cannot see (`time`, `create_pch`, `pch`,
-/// `pch_dir`), is compiled every time.
+/// checks, atomic publishing, size bound and eviction), keyed by the
+/// source, every option in order, the target and arch, the name
+/// expressions, every in-memory header, the NVRTC file's identity, and
+/// the header closure our own scan finds: every place each `#include` may
+/// resolve to (the includer's folder, the source's folder, the in-memory
+/// headers, `include_path`, NVIDIA's folders), followed through NVIDIA's
+/// headers too; the bytes of ours and the program's, NVIDIA's by path,
+/// size and modification time; and each include that resolves nowhere.
+/// The lowered names and the log are stored with the output. A program
+/// is compiled every time when the scan cannot follow it (`#include
+/// MACRO`, `__has_include`, `#embed`, a directive spelt with a digraph or
+/// a comment, `__TIME__`), or when an option writes or reads files the
+/// key cannot see (`time`, `create_pch`, `pch`, `pch_dir`); an output is
+/// not stored when a header changed while NVRTC read it. What stays
+/// NVIDIA's: an include through a macro inside NVIDIA's own headers.
 ///
 /// ```no_run
 /// use std::sync::Arc;
@@ -47,8 +52,8 @@ pub struct Compiler {
     nvrtc: Arc<Nvrtc>,
     cache: Option<Arc<LinkCache>>,
     /// NVIDIA's header folders, found (and the bundled ones installed)
-    /// on first use.
-    system_dirs: OnceLock<Result<Vec<PathBuf>, String>>,
+    /// on first use: with the bundled headers, and without.
+    system_dirs: [OnceLock<Result<Vec<PathBuf>, String>>; 2],
     /// The NVRTC file's identity, for keys.
     identity: OnceLock<String>,
 }
@@ -78,7 +83,7 @@ impl Compiler {
         Compiler {
             nvrtc,
             cache: None,
-            system_dirs: OnceLock::new(),
+            system_dirs: [OnceLock::new(), OnceLock::new()],
             identity: OnceLock::new(),
         }
     }
@@ -111,8 +116,9 @@ impl Compiler {
     ///
     /// # Errors
     /// [`CompileError::Compilation`] with NVRTC's log when the source does
-    /// not compile; [`CompileError::Unsupported`] for an option or output
-    /// the loaded NVRTC is too old for, before NVRTC is called;
+    /// not compile; [`CompileError::Unsupported`] for an option the loaded
+    /// NVRTC is too old for, before NVRTC is called;
+    /// [`CompileError::Missing`] for an output it lacks;
     /// [`CompileError::MissingArch`]; [`CompileError::NameExpression`] for
     /// an expression that names nothing; [`CompileError::Output`] when
     /// NVRTC's output does not validate.
@@ -156,11 +162,14 @@ impl Compiler {
         }
         let (code, log) = self.compile_now(program, target, &args, &memory)?;
         if let (Some(cache), Some(key)) = (&self.cache, &key) {
-            cache.store(
-                key,
-                code.as_bytes(),
-                &encode_meta(&log, code.name_expressions()),
-            );
+            // A header edited while NVRTC read it: the output may be of
+            // neither version, so it is not stored.
+            let system = self.system_dirs(options)?;
+            let after = self.cache_key(program, target, &args, &memory, options, system);
+            if after.as_ref() == Some(key) {
+                let meta = encode_meta(&log, code.name_expressions());
+                cache.store(key, code.as_bytes(), &meta);
+            }
         }
         Ok(self.finish(code, log, false))
     }
@@ -217,9 +226,11 @@ impl Compiler {
         if options.minimal {
             return Ok(Vec::new());
         }
-        let found = self.system_dirs.get_or_init(|| {
-            let root = (!options.no_bundled_headers).then(|| self.bundled_root());
-            headers::system_dirs(&self.nvrtc, root.as_deref()).map_err(|e| e.to_string())
+        let bundled = !options.no_bundled_headers;
+        let found = self.system_dirs[usize::from(bundled)].get_or_init(|| {
+            let root = bundled.then(|| self.bundled_root());
+            headers::system_dirs(&self.nvrtc, root.as_deref(), self.identity())
+                .map_err(|e| e.to_string())
         });
         found.clone().map_err(|detail| CompileError::Io {
             path: "NVIDIA's header folders".into(),

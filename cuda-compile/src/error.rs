@@ -39,13 +39,14 @@ pub enum CompileError {
         /// NVRTC's log, if it wrote one.
         log: String,
     },
-    /// An option, or an output, the loaded NVRTC is too old for.
+    /// An option the loaded NVRTC is too old for. (An output it lacks, such
+    /// as LTO-IR before 12.0, is [`CompileError::Missing`].)
     #[error(
         "{option} needs NVRTC {}.{} or newer; the loaded one is {}.{}",
         since.0, since.1, nvrtc.0, nvrtc.1
     )]
     Unsupported {
-        /// The option's field name, or the output (`"LTO-IR output"`).
+        /// The option's field name.
         option: &'static str,
         /// The oldest NVRTC that has it.
         since: (u32, u32),
@@ -58,14 +59,6 @@ pub enum CompileError {
          current context's device decides, and none is current"
     )]
     MissingArch,
-    /// An arch NVRTC has no code for, or one an output cannot take.
-    #[error("{arch}: {detail}")]
-    BadArch {
-        /// The arch asked for.
-        arch: String,
-        /// Why it cannot be used.
-        detail: String,
-    },
     /// An option's value cannot be passed (a NUL byte), or options that
     /// contradict each other.
     #[error("option {option}: {detail}")]
@@ -94,8 +87,9 @@ pub enum CompileError {
         #[source]
         error: cuda_link::ObjectError,
     },
-    /// A header file of the program, an include path or the cache
-    /// directory could not be read or written.
+    /// The source file, or the folder of NVRTC's bundled headers, could
+    /// not be read or written. (A header the cache's scan cannot read
+    /// makes the compile uncached instead.)
     #[error("{path}: {detail}")]
     Io {
         /// The file or folder.

@@ -2,7 +2,9 @@
 //! includes: NVRTC cannot list the headers it read (it rejects `-M`), so
 //! the compile cache's key is built from our own conservative scan.
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use cuda_link::KeyBuilder;
 use nvrtc_sys::Nvrtc;
@@ -17,10 +19,11 @@ use crate::CompileError;
 pub(crate) fn system_dirs(
     nvrtc: &Nvrtc,
     bundled_root: Option<&Path>,
+    identity: &str,
 ) -> Result<Vec<PathBuf>, CompileError> {
     let (major, minor) = nvrtc.version();
     if let Some(root) = bundled_root.filter(|_| (major, minor) >= (13, 3)) {
-        let dir = install_bundled(nvrtc, root)?;
+        let dir = install_bundled(nvrtc, root, identity)?;
         return Ok(vec![dir.join("cccl"), dir]);
     }
     let env = cuda_dylib::SearchEnv::from_process();
@@ -38,11 +41,15 @@ pub(crate) fn system_dirs(
     })
 }
 
-/// `nvrtcInstallBundledHeaders` into `root/nvrtc-headers-<version>`, once:
-/// NVRTC skips an install whose version marker matches, and serialises
-/// concurrent installs with a file lock.
-fn install_bundled(nvrtc: &Nvrtc, root: &Path) -> Result<PathBuf, CompileError> {
-    let dir = root.join(format!("nvrtc-headers-{}", nvrtc.version_string()));
+/// `nvrtcInstallBundledHeaders` into `root/nvrtc-headers-<version>-<file>`,
+/// once per NVRTC file (a patch release keeps the minor version but may
+/// bundle other headers): NVRTC skips an install whose version marker
+/// matches, and serialises concurrent installs with a file lock.
+fn install_bundled(nvrtc: &Nvrtc, root: &Path, identity: &str) -> Result<PathBuf, CompileError> {
+    let mut key = cuda_link::CacheKey::builder("nvrtc bundled headers");
+    key.field(identity.as_bytes());
+    let file = &key.finish().to_hex()[..16];
+    let dir = root.join(format!("nvrtc-headers-{}-{file}", nvrtc.version_string()));
     let io = |detail: String| CompileError::Io {
         path: dir.display().to_string(),
         detail,
@@ -77,155 +84,355 @@ fn install_bundled(nvrtc: &Nvrtc, root: &Path) -> Result<PathBuf, CompileError> 
     Ok(dir)
 }
 
-/// The places an `#include` may resolve to, in NVRTC's order.
+/// The places an `#include` may resolve to.
 pub(crate) struct SearchPath<'a> {
     /// Headers given in memory, ours and the program's: `(name, contents)`.
     pub memory: &'a [(String, String)],
-    /// The source's own folder (for quoted includes), unless
-    /// `--no-source-include`.
+    /// The source's own folder, unless `--no-source-include`.
     pub source_dir: Option<PathBuf>,
     /// `--include-path` folders, as given.
     pub user: Vec<PathBuf>,
-    /// NVIDIA's folders: identified, not read.
+    /// NVIDIA's folders: their files are identified by path, size and
+    /// modification time, and followed, not hashed.
     pub system: Vec<PathBuf>,
 }
 
-/// One `#include` found by the scan.
+/// One place an `#include` resolves to.
 enum Found<'a> {
     Memory(&'a str, &'a str),
     File(PathBuf),
     System(PathBuf),
-    Missing,
+}
+
+/// One `#include` to follow.
+struct Step<'a> {
+    name: &'a str,
+    quoted: bool,
+    includer_dir: Option<&'a Path>,
+    /// Whether NVIDIA's headers are read for what they include.
+    follow_system: bool,
+}
+
+/// What a scanned text includes.
+enum Pending {
+    /// Text to scan, with the folder quoted includes start from.
+    Text(String, Option<PathBuf>),
+    /// A system header's includes, parsed once per process.
+    Parsed(Includes, Option<PathBuf>),
+}
+
+/// The includes of one header: `(name, quoted)`, in order.
+type Includes = Arc<Vec<(String, bool)>>;
+
+/// The includes of each NVIDIA header read so far, by path and
+/// modification: CCCL's closures run to hundreds of files, parsed once.
+fn system_includes(path: &Path, stamp: &str) -> Includes {
+    static PARSED: OnceLock<Mutex<HashMap<String, Includes>>> = OnceLock::new();
+    let key = format!("{}\0{stamp}", path.display());
+    let parsed = PARSED.get_or_init(Mutex::default);
+    if let Some(found) = parsed.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
+        return Arc::clone(found);
+    }
+    let text = std::fs::read(path).map(|b| String::from_utf8_lossy(&b).into_owned());
+    // A macro include of NVIDIA's names NVIDIA's own headers: what the
+    // scan can read of the file is kept, the rest left to the folder's
+    // identity.
+    let includes = Arc::new(text.map(|t| includes_lenient(&t)).unwrap_or_default());
+    parsed
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(key, Arc::clone(&includes));
+    includes
 }
 
 impl SearchPath<'_> {
-    fn resolve(&self, name: &str, quoted: bool, includer_dir: Option<&Path>) -> Found<'_> {
-        if quoted
-            && let Some(dir) = includer_dir
-            && dir.join(name).is_file()
-        {
-            return Found::File(dir.join(name));
+    /// Every place `name` may resolve to, not only the first: NVRTC's
+    /// order between the includer's folder, the source's folder, the
+    /// in-memory headers and the include path is not documented, and
+    /// `#include_next` reads a later one. Following them all can only
+    /// cost a miss.
+    fn resolve_all(&self, name: &str, quoted: bool, includer_dir: Option<&Path>) -> Vec<Found<'_>> {
+        let mut found = Vec::new();
+        let file = |dir: &Path, found: &mut Vec<Found<'_>>| {
+            let path = dir.join(name);
+            if path.is_file() {
+                found.push(Found::File(path));
+            }
+        };
+        if quoted && let Some(dir) = includer_dir {
+            file(dir, &mut found);
+        }
+        if let Some(dir) = &self.source_dir {
+            file(dir, &mut found);
         }
         if let Some((name, text)) = self.memory.iter().find(|(n, _)| n == name) {
-            return Found::Memory(name, text);
+            found.push(Found::Memory(name, text));
         }
         for dir in &self.user {
-            if dir.join(name).is_file() {
-                return Found::File(dir.join(name));
-            }
+            file(dir, &mut found);
         }
         for dir in &self.system {
-            if dir.join(name).is_file() {
-                return Found::System(dir.clone());
+            let path = dir.join(name);
+            if path.is_file() {
+                found.push(Found::System(path));
             }
         }
-        Found::Missing
+        found
     }
 
     /// Adds to `key` everything the program may read besides its source:
-    /// each header reached by an `#include` (its bytes, for ours and the
-    /// program's), the identity of each NVIDIA folder, and each include
-    /// that resolves nowhere (so that its appearing changes the key). The
-    /// scan is conservative: an `#include` inside `#if 0` or a comment is
-    /// followed too, which only costs a miss. `Err` names an include the
-    /// scan cannot follow (`#include MACRO`): such a compile is not cached.
+    /// the listing of its folders (the source's and the include path's:
+    /// each file's path, size and modification time), each header reached
+    /// by an `#include` (the bytes of ours and the program's; NVIDIA's by
+    /// path, and when the folders are too big to list, followed through
+    /// NVIDIA's headers, by size and modification time too), and each
+    /// include that resolves nowhere (so that its appearing changes the
+    /// key). The scan is conservative: an
+    /// `#include` inside `#if 0` or a comment is followed too, and every
+    /// place a name may resolve to is, which only costs a miss. `Err` names
+    /// what the scan cannot follow (`#include MACRO`, `__has_include`,
+    /// `__TIME__`): such a compile is not cached.
     pub fn closure(
         &self,
         source: &str,
         pre_include: &[String],
         key: &mut KeyBuilder,
     ) -> Result<(), String> {
-        let mut queue: Vec<(String, Option<PathBuf>)> =
-            vec![(source.to_owned(), self.source_dir.clone())];
-        let mut seen = std::collections::HashSet::new();
+        // With the program's folders fingerprinted, no file can appear in
+        // them unseen, so NVIDIA's headers need not be followed: what they
+        // include can only be shadowed from a fingerprinted folder or from
+        // memory, whose headers are all in the key.
+        let follow_system = !self.fingerprint(key);
+        let mut queue = vec![Pending::Text(source.to_owned(), self.source_dir.clone())];
+        let mut seen = HashSet::new();
+        let cwd = std::env::current_dir().ok();
         for name in pre_include {
-            self.follow(name, false, None, key, &mut queue, &mut seen)?;
+            let step = Step {
+                name,
+                quoted: true,
+                includer_dir: cwd.as_deref(),
+                follow_system,
+            };
+            self.follow(step, key, &mut queue, &mut seen)?;
         }
-        while let Some((text, dir)) = queue.pop() {
-            for (name, quoted) in includes(&text)? {
-                self.follow(&name, quoted, dir.as_deref(), key, &mut queue, &mut seen)?;
+        while let Some(pending) = queue.pop() {
+            let (names, dir) = match pending {
+                Pending::Text(text, dir) => (Arc::new(includes(&text)?), dir),
+                Pending::Parsed(names, dir) => (names, dir),
+            };
+            for (name, quoted) in names.iter() {
+                let step = Step {
+                    name,
+                    quoted: *quoted,
+                    includer_dir: dir.as_deref(),
+                    follow_system,
+                };
+                self.follow(step, key, &mut queue, &mut seen)?;
             }
         }
         for dir in &self.system {
             key.field(b"system folder")
-                .field(folder_identity(dir).as_bytes());
+                .field(file_identity(dir).as_bytes());
         }
         Ok(())
+    }
+
+    /// Adds to `key` the listing of the source's folder and of every
+    /// include-path folder, recursively: each file's path, size and
+    /// modification time. `false` when a folder is too big to list on
+    /// every compile (a project root with its `target/`): the scan then
+    /// follows NVIDIA's headers instead.
+    fn fingerprint(&self, key: &mut KeyBuilder) -> bool {
+        const MAX_ENTRIES: usize = 4096;
+        let mut listed = Vec::new();
+        let mut stack: Vec<PathBuf> = self
+            .user
+            .iter()
+            .cloned()
+            .chain(self.source_dir.clone())
+            .collect();
+        while let Some(dir) = stack.pop() {
+            let dir = if dir.as_os_str().is_empty() {
+                PathBuf::from(".")
+            } else {
+                dir
+            };
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                listed.push(format!("unreadable:{}", dir.display()));
+                continue;
+            };
+            for entry in entries.flatten() {
+                if listed.len() > MAX_ENTRIES {
+                    return false;
+                }
+                let path = entry.path();
+                match entry.file_type() {
+                    Ok(kind) if kind.is_dir() => stack.push(path),
+                    _ => listed.push(file_identity(&path)),
+                }
+            }
+        }
+        listed.sort_unstable();
+        key.count(listed.len());
+        for entry in &listed {
+            key.field(entry.as_bytes());
+        }
+        true
     }
 
     fn follow(
         &self,
-        name: &str,
-        quoted: bool,
-        includer_dir: Option<&Path>,
+        step: Step<'_>,
         key: &mut KeyBuilder,
-        queue: &mut Vec<(String, Option<PathBuf>)>,
-        seen: &mut std::collections::HashSet<String>,
+        queue: &mut Vec<Pending>,
+        seen: &mut HashSet<String>,
     ) -> Result<(), String> {
-        let found = self.resolve(name, quoted, includer_dir);
-        let label = match &found {
-            Found::Memory(name, _) => format!("memory:{name}"),
-            Found::File(path) => format!("file:{}", path.display()),
-            Found::System(dir) => format!("system:{}:{name}", dir.display()),
-            Found::Missing => format!("missing:{name}:{quoted}:{includer_dir:?}"),
-        };
-        if !seen.insert(label.clone()) {
+        let Step {
+            name,
+            quoted,
+            includer_dir,
+            follow_system,
+        } = step;
+        let found = self.resolve_all(name, quoted, includer_dir);
+        if found.is_empty() {
+            let label = format!("missing:{name}:{quoted}:{includer_dir:?}");
+            if seen.insert(label.clone()) {
+                key.field(label.as_bytes());
+            }
             return Ok(());
         }
-        key.field(label.as_bytes());
-        match found {
-            Found::Memory(_, text) => queue.push((text.to_owned(), None)),
-            Found::File(path) => {
-                let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-                key.field(&bytes);
-                let text = String::from_utf8_lossy(&bytes).into_owned();
-                queue.push((text, path.parent().map(Path::to_path_buf)));
+        for place in found {
+            let label = match &place {
+                Found::Memory(name, _) => format!("memory:{name}"),
+                Found::File(path) => format!("file:{}", path.display()),
+                Found::System(path) => format!("system:{}", path.display()),
+            };
+            if !seen.insert(label.clone()) {
+                continue;
             }
-            Found::System(_) | Found::Missing => {}
+            key.field(label.as_bytes());
+            match place {
+                Found::Memory(_, text) => queue.push(Pending::Text(text.to_owned(), None)),
+                Found::File(path) => {
+                    let bytes =
+                        std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+                    key.field(&bytes);
+                    let text = String::from_utf8_lossy(&bytes).into_owned();
+                    queue.push(Pending::Text(text, path.parent().map(Path::to_path_buf)));
+                }
+                Found::System(path) if follow_system => {
+                    let stamp = file_identity(&path);
+                    key.field(stamp.as_bytes());
+                    let names = system_includes(&path, &stamp);
+                    queue.push(Pending::Parsed(names, path.parent().map(Path::to_path_buf)));
+                }
+                Found::System(_) => {}
+            }
         }
         Ok(())
     }
 }
 
+/// Joins continued lines and drops a byte-order mark: what the
+/// preprocessor sees before it reads directives.
+fn logical_lines(text: &str) -> String {
+    text.trim_start_matches('\u{feff}')
+        .replace("\\\r\n", "")
+        .replace("\\\n", "")
+}
+
 /// Every `#include "name"` / `#include <name>` of `text`, in order, with
-/// whether it is quoted. `Err` for one the scan cannot follow.
+/// whether it is quoted. `Err` for what the scan cannot follow: an include
+/// through a macro, a directive spelt with a digraph, trigraph or comment,
+/// `__has_include`, `#embed`, `#import`, and the macros that change with
+/// the clock (`__TIME__`, `__DATE__`, `__TIMESTAMP__`).
 fn includes(text: &str) -> Result<Vec<(String, bool)>, String> {
-    let mut found = Vec::new();
-    for position in memchr::memmem::find_iter(text.as_bytes(), b"include") {
-        let before = &text[..position];
-        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-        let directive = before[line_start..].trim();
-        if !(directive == "#"
-            || directive
-                .strip_prefix('#')
-                .is_some_and(|d| d.trim().is_empty()))
-        {
-            continue;
+    for word in [
+        "__has_include",
+        "__has_embed",
+        "__TIME__",
+        "__DATE__",
+        "__TIMESTAMP__",
+    ] {
+        if memchr::memmem::find(text.as_bytes(), word.as_bytes()).is_some() {
+            return Err(format!("`{word}` is something the scan cannot follow"));
         }
-        let rest = &text[position + "include".len()..];
-        let rest = rest.strip_prefix("_next").unwrap_or(rest);
-        let line = rest.lines().next().unwrap_or("").trim();
-        let (close, quoted) = match line.chars().next() {
+    }
+    let text = logical_lines(text);
+    let mut found = Vec::new();
+    for line in text.lines() {
+        let line = line.trim_start();
+        let directive = if let Some(rest) = line.strip_prefix('#') {
+            rest
+        } else if let Some(rest) = line.strip_prefix("%:").or_else(|| line.strip_prefix("??=")) {
+            if ["include", "embed", "import"]
+                .iter()
+                .any(|w| rest.contains(w))
+            {
+                return Err(format!("`{line}` is spelt as the scan cannot follow"));
+            }
+            continue;
+        } else {
+            continue;
+        };
+        let directive = directive.trim_start();
+        let Some(rest) = directive
+            .strip_prefix("include_next")
+            .or_else(|| directive.strip_prefix("include"))
+        else {
+            if directive.starts_with("/*")
+                || directive.starts_with("embed")
+                || directive.starts_with("import")
+            {
+                return Err(format!(
+                    "`#{directive}` is something the scan cannot follow"
+                ));
+            }
+            continue;
+        };
+        let target = rest.trim();
+        let (close, quoted) = match target.chars().next() {
             Some('"') => ('"', true),
             Some('<') => ('>', false),
             _ => {
                 return Err(format!(
-                    "`#include {line}` names no file the scan can follow"
+                    "`#include {target}` names no file the scan can follow"
                 ));
             }
         };
-        let Some(end) = line[1..].find(close) else {
-            return Err(format!("`#include {line}` is not closed"));
+        let Some(end) = target[1..].find(close) else {
+            return Err(format!("`#include {target}` is not closed"));
         };
-        found.push((line[1..1 + end].to_owned(), quoted));
+        found.push((target[1..1 + end].to_owned(), quoted));
     }
     Ok(found)
 }
 
-/// A folder's identity: its path, device, inode and modification time
-/// (which changes when a file in it is replaced, as pip and package
-/// managers do).
-fn folder_identity(dir: &Path) -> String {
+/// [`includes`] for NVIDIA's headers: what cannot be followed is skipped.
+fn includes_lenient(text: &str) -> Vec<(String, bool)> {
+    logical_lines(text)
+        .lines()
+        .filter_map(|line| {
+            let directive = line.trim_start().strip_prefix('#')?.trim_start();
+            let rest = directive
+                .strip_prefix("include_next")
+                .or_else(|| directive.strip_prefix("include"))?
+                .trim();
+            let (close, quoted) = match rest.chars().next()? {
+                '"' => ('"', true),
+                '<' => ('>', false),
+                _ => return None,
+            };
+            let end = rest[1..].find(close)?;
+            Some((rest[1..1 + end].to_owned(), quoted))
+        })
+        .collect()
+}
+
+/// A file's or folder's identity: its path, device, inode, size and
+/// modification time (a folder's changes when a file in it is replaced,
+/// as pip and package managers do).
+fn file_identity(dir: &Path) -> String {
     let metadata = std::fs::metadata(dir);
     #[cfg(unix)]
     {
@@ -258,8 +465,8 @@ mod tests {
 
     #[test]
     fn includes_are_found_in_every_spelling() {
-        // A line comment is not followed; a block comment is (conservative).
-        let text = "#include <a.h>\n  #  include \"b.h\"\n// #include <c.h>\nx = include;\n#include_next <d.h>\n";
+        // A line comment is not followed; a block comment's lines are.
+        let text = "\u{feff}#include <a.h>\n  #  include \"b.h\"\n// #include <c.h>\nx = include;\n#include_next <d.h>\n";
         let found = includes(text).unwrap();
         assert_eq!(
             found,
@@ -270,5 +477,16 @@ mod tests {
             ]
         );
         assert!(includes("#include HEADER\n").is_err());
+        assert!(includes("#\\\ninclude <a.h>\n").unwrap() == [("a.h".to_owned(), false)]);
+        for hidden in [
+            "#/**/include <a.h>\n",
+            "%:include <a.h>\n",
+            "??=include <a.h>\n",
+            "#if __has_include(<a.h>)\n#endif\n",
+            "#embed \"data.bin\"\n",
+            "const char *when = __TIME__;\n",
+        ] {
+            assert!(includes(hidden).is_err(), "{hidden:?}");
+        }
     }
 }

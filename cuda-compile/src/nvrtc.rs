@@ -87,7 +87,10 @@ impl<'a> RawProgram<'a> {
     /// `nvrtcCompileProgram`; a compile error carries the log.
     pub fn compile(&self, args: &[CString]) -> Result<(), CompileError> {
         let pointers: Vec<*const c_char> = args.iter().map(|arg| arg.as_ptr()).collect();
-        let count = i32::try_from(pointers.len()).unwrap_or(i32::MAX);
+        let count = i32::try_from(pointers.len()).map_err(|_| CompileError::InvalidOption {
+            option: "options",
+            detail: format!("{} options are more than NVRTC takes", pointers.len()),
+        })?;
         // SAFETY: a live program and `count` C strings alive for the call.
         let call = unsafe {
             nvrtc_call!(

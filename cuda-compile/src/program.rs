@@ -59,7 +59,8 @@ impl Program {
     }
 
     /// Adds a header given in memory, found by `#include "include_name"` or
-    /// `<include_name>` before any folder (`nvrtcCreateProgram`'s headers).
+    /// `<include_name>` before the include path (`nvrtcCreateProgram`'s
+    /// headers).
     /// A second header of the same name replaces the first.
     pub fn header(mut self, include_name: impl Into<String>, contents: impl Into<String>) -> Self {
         let (name, contents) = (include_name.into(), contents.into());

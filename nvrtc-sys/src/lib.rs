@@ -259,7 +259,9 @@ impl Nvrtc {
     /// `path` must be an NVRTC library, or a library whose initialisers
     /// are sound to run and which exports none of NVRTC's symbols (it
     /// then fails the symbol check): loading runs its initialisers, and every
-    /// later call trusts its exports to have NVRTC's signatures.
+    /// later call trusts its exports to have NVRTC's signatures. The
+    /// `libnvrtc-builtins.so.<major>.<minor>` beside it, if any, is loaded
+    /// too, and must be NVRTC's.
     pub unsafe fn open(path: impl AsRef<Path>) -> Result<Self, LoadError> {
         let path = path.as_ref();
         // SAFETY: the caller vouches for `path`.
@@ -314,7 +316,7 @@ impl Nvrtc {
         if !SUPPORTED_MAJORS.contains(&major) {
             return Err(LoadError::UnsupportedMajor { path, major, minor });
         }
-        preload_builtins(&path, major);
+        preload_builtins(&path, major, minor);
         Ok(Nvrtc {
             fns,
             path,
@@ -365,27 +367,23 @@ unsafe fn open_resident(path: &Path) -> Result<Library, libloading::Error> {
     }
 }
 
-/// Opens the `libnvrtc-builtins.so.<major>.*` beside the NVRTC at
-/// `library_path`, resident. NVRTC opens its builtins by name when it first
-/// compiles, and the 13.0 wheel's `libnvrtc.so.13` has no `RPATH`, so the
-/// loader would not look beside it; opened here first, the name is found
-/// already loaded. A bare name (the system loader's choice) or a folder
-/// without one leaves it to NVRTC's own lookup.
-fn preload_builtins(library_path: &Path, major: u32) {
+/// Opens `libnvrtc-builtins.so.<major>.<minor>` beside the NVRTC at
+/// `library_path`, resident. NVRTC opens its builtins by that name when it
+/// first compiles, and the 13.0 wheel's `libnvrtc.so.13` has no `RPATH`,
+/// so the loader would not look beside it; opened here first, the name is
+/// found already loaded. A bare name (the system loader's choice) or a
+/// folder without it leaves it to NVRTC's own lookup.
+fn preload_builtins(library_path: &Path, major: u32, minor: u32) {
     let Some(dir) = library_path.parent().filter(|d| !d.as_os_str().is_empty()) else {
         return;
     };
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let prefix = format!("libnvrtc-builtins.so.{major}.");
-    for entry in entries.flatten() {
-        if entry.file_name().to_string_lossy().starts_with(&prefix) {
-            // SAFETY: NVIDIA's builtins library, found beside the NVRTC that
-            // the caller vouched for; its initialisers have no
-            // preconditions. Resident, so dropping the handle keeps it.
-            let _ = unsafe { open_resident(&entry.path()) };
-        }
+    let builtins = dir.join(format!("libnvrtc-builtins.so.{major}.{minor}"));
+    if builtins.is_file() {
+        // SAFETY: NVIDIA's builtins of this very NVRTC version, beside the
+        // NVRTC the caller vouched for (`open`'s contract covers it); its
+        // initialisers have no preconditions. Resident, so dropping the
+        // handle keeps it.
+        let _ = unsafe { open_resident(&builtins) };
     }
 }
 

@@ -215,3 +215,33 @@ fn unfollowable_compiles_are_not_cached() {
         }
     }
 }
+
+/// A header NVIDIA's own headers include, shadowed by a file that appears
+/// in the program's include path: the scan follows NVIDIA's headers, so
+/// the compile misses (and here fails on the shadow) instead of serving
+/// the old output.
+#[test]
+fn a_header_shadowing_nvidias_is_seen() {
+    let cache_dir = tempfile::tempdir().unwrap();
+    for (major, compiler) in compilers() {
+        let compiler = compiler.with_cache(Arc::new(LinkCache::new(cache_dir.path())));
+        let project = Project::new();
+        let program = Program::new(
+            "#include <cuda_fp16.h>\n__global__ void k(__half *x) { x[0] = __float2half(1.0f); }\n",
+            "fp16.cu",
+        );
+        let options = sm90().include_path([project.path("first")]);
+        let first = compiler.compile(&program, Target::Cubin, &options).unwrap();
+        assert!(!first.from_cache);
+        let again = compiler.compile(&program, Target::Cubin, &options).unwrap();
+        assert!(again.from_cache, "NVRTC {major}: warm");
+        project.write("first/nv/target", "#error the shadow was read\n");
+        match compiler.compile(&program, Target::Cubin, &options) {
+            Ok(compiled) => assert!(!compiled.from_cache, "NVRTC {major}: stale hit"),
+            Err(error) => assert!(
+                format!("{error}").contains("shadow"),
+                "NVRTC {major}: {error}"
+            ),
+        }
+    }
+}
