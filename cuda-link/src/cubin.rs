@@ -122,6 +122,14 @@ pub(crate) fn read(data: &[u8]) -> ParseResult<CubinInfo> {
     inspect(data)
 }
 
+/// The bytes of section `name` of a validated cubin, if it has one.
+pub(crate) fn section(data: &[u8], name: &[u8]) -> Option<Vec<u8>> {
+    let header = parse_header(data).ok()?;
+    let sections = header.sections(LittleEndian, data).ok()?;
+    let (_, section) = sections.section_by_name(LittleEndian, name)?;
+    section.data(LittleEndian, data).ok().map(<[u8]>::to_vec)
+}
+
 /// Reads arch, type and symbols.
 pub fn inspect(data: &[u8]) -> ParseResult<CubinInfo> {
     let elf_type = elf_type(data)?;

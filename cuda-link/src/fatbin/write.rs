@@ -15,6 +15,8 @@ use crate::{ObjectCode, ObjectKind};
 
 /// Host Linux, as nvFatbin and nvcc set by default.
 const FLAG_HOST_LINUX: u64 = 0x10;
+/// The options slot holds an sm_100+ cubin's compatibility records.
+const FLAG_COMPAT_BLOB: u64 = 0x100_0000;
 
 /// Why an input cannot go into a fatbin. Every check runs before anything
 /// is written.
@@ -275,6 +277,21 @@ impl FatbinBuilder {
             }
             _ => {}
         }
+        // sm_100+ cubins carry their `.nv.compat` records in the options
+        // slot, behind a 0 byte and a flag, as nvcc and nvFatbin write them.
+        let (options, extra_flags) = match kind {
+            EntryKind::Cubin if own.sm >= 100 => {
+                match crate::cubin::section(code.as_bytes(), b".nv.compat") {
+                    Some(compat) if !compat.is_empty() => {
+                        let mut blob = vec![0u8];
+                        blob.extend_from_slice(&compat[..compat.len() - 1]);
+                        (Some(blob), FLAG_COMPAT_BLOB)
+                    }
+                    _ => (None, 0),
+                }
+            }
+            _ => (None, 0),
+        };
         let payload = match kind {
             EntryKind::Ptx => {
                 let mut text = code.as_bytes().to_vec();
@@ -290,8 +307,8 @@ impl FatbinBuilder {
             version,
             payload: Payload::Plain(payload),
             identifier: None,
-            options: None,
-            extra_flags: 0,
+            options,
+            extra_flags,
             compression: None,
         })?;
         Ok(self)

@@ -124,3 +124,30 @@ fn what_it_writes_reads_back_in_every_codec() {
         assert_eq!(info.kernels(), ["saxpy"]);
     }
 }
+
+/// An sm_100 cubin's entry carries its `.nv.compat` records as nvFatbin
+/// writes them: the same flags and options slot as nvFatbin's own entry.
+#[test]
+fn sm100_entries_match_nvfatbins_layout() {
+    let _serial = cuda_link_tests::serial();
+    let Some(ptx) = fixtures::saxpy_ptx() else {
+        return;
+    };
+    let cubin = ptxas(&ptx, "sm_100", true).unwrap();
+    let cubin = ObjectCode::from_cubin(cubin, "saxpy.sm_100.cubin").unwrap();
+    let ours = FatbinBuilder::new()
+        .add(&cubin, None)
+        .unwrap()
+        .build("ours")
+        .unwrap();
+    let entry = |code: &ObjectCode| {
+        let parsed = cuda_link::fuzzing::parse_all(code.as_bytes()).unwrap();
+        let entry = parsed[0].1.entries().next().unwrap().unwrap();
+        (entry.flags, entry.options_raw.map(<[u8]>::to_vec))
+    };
+    let (flags, blob) = entry(&ours);
+    assert_eq!(flags & 0x100_0000, 0x100_0000, "{flags:#x}");
+    let blob = blob.expect("the compat records");
+    assert_eq!(blob[0], 0);
+    assert!(blob.len() > 8, "{blob:?}");
+}

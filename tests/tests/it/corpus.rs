@@ -469,3 +469,32 @@ fn a_host_object_goes_in_through_nvfatbin() {
     let kinds: BTreeSet<String> = info.fatbin_entries().map(|e| e.kind.name()).collect();
     assert_eq!(kinds, BTreeSet::from(["reloc-ptx".to_owned()]));
 }
+
+/// An sm_100 cubin's entry, written in Rust and by nvFatbin: the same
+/// flags and the same options slot (the cubin's `.nv.compat` records).
+#[test]
+fn sm100_entries_are_written_as_nvfatbin_writes_them() {
+    let (Some(path), Some(ptx)) = (
+        cuda_link_tests::redist("CUDA_LINK_NVFATBIN13_PATH"),
+        cuda_link_tests::fixtures::saxpy_ptx(),
+    ) else {
+        return;
+    };
+    // SAFETY: the pinned nvFatbin wheel that `cargo xtask test` installed.
+    let lib = unsafe { nvfatbin_sys::NvFatbin::open(&path) }.unwrap();
+    let cubin = cuda_link_tests::ptxas(&ptx, "sm_100", true).unwrap();
+    let cubin = ObjectCode::from_cubin(cubin, "saxpy.sm_100.cubin").unwrap();
+    let builder = cuda_link::FatbinBuilder::new().add(&cubin, None).unwrap();
+    let entry = |code: &ObjectCode| {
+        let parsed = cuda_link::fuzzing::parse_all(code.as_bytes()).unwrap();
+        let entry = parsed[0].1.entries().next().unwrap().unwrap();
+        (
+            entry.flags,
+            entry.version,
+            entry.options_raw.map(<[u8]>::to_vec),
+        )
+    };
+    let ours = entry(&builder.build("ours").unwrap());
+    let theirs = entry(&builder.build_with(&lib, "theirs").unwrap());
+    assert_eq!(ours, theirs);
+}
