@@ -292,7 +292,10 @@ impl<'a> Entry<'a> {
         let output = match self.compression {
             Compression::Lz4 => lz4_flex::block::decompress(input, expected as usize)
                 .map_err(|e| err(e.to_string()))?,
-            Compression::Zstd => decompress_zstd(input, expected).map_err(err)?,
+            Compression::Zstd => {
+                check_zstd_content_size(input, expected).map_err(err)?;
+                decompress_zstd(input, expected).map_err(err)?
+            }
             Compression::None => unreachable!("handled above"),
         };
         if output.len() as u64 != expected {
@@ -309,6 +312,38 @@ impl<'a> Entry<'a> {
 pub(crate) fn trim_ptx_padding(text: &[u8]) -> &[u8] {
     let end = text.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
     &text[..end]
+}
+
+/// The frame must declare its content size, and it must be the entry's:
+/// the 580 driver crashed JIT-compiling PTX from a frame without one
+/// (`docs/gpu-results.md`), and nvcc and nvFatbin always write it.
+fn check_zstd_content_size(input: &[u8], expected: u64) -> Result<(), String> {
+    let missing = || "the zstd frame does not declare its content size".to_owned();
+    let descriptor = *input.get(4).ok_or_else(missing)?;
+    let single_segment = descriptor & 0x20 != 0;
+    let flag = descriptor >> 6;
+    let dictionary = [0usize, 1, 2, 4][usize::from(descriptor & 0x3)];
+    let field = 5 + usize::from(!single_segment) + dictionary;
+    let read = |len: usize| -> Option<u64> {
+        let bytes = input.get(field..field + len)?;
+        let mut value = [0u8; 8];
+        value[..len].copy_from_slice(bytes);
+        Some(u64::from_le_bytes(value))
+    };
+    let declared = match (flag, single_segment) {
+        (0, false) => return Err(missing()),
+        (0, true) => read(1),
+        (1, _) => read(2).map(|v| v + 256),
+        (2, _) => read(4),
+        _ => read(8),
+    }
+    .ok_or_else(missing)?;
+    if declared != expected {
+        return Err(format!(
+            "the zstd frame declares {declared} bytes, the entry header {expected}"
+        ));
+    }
+    Ok(())
 }
 
 fn decompress_zstd(input: &[u8], expected: u64) -> Result<Vec<u8>, String> {
@@ -452,6 +487,24 @@ pub(crate) mod tests {
             budget.take(&entry),
             Err(Reason::DecompressionBudget { .. })
         ));
+    }
+
+    /// A zstd frame without a content size (ruzstd's own) is refused;
+    /// with it, accepted.
+    #[test]
+    fn zstd_frames_must_declare_their_content_size() {
+        let text = b".version 8.0\n.target sm_90\n.address_size 64\n\0";
+        let frame = ruzstd::encoding::compress_to_vec(
+            &text[..],
+            ruzstd::encoding::CompressionLevel::Fastest,
+        );
+        assert!(check_zstd_content_size(&frame, text.len() as u64).is_err());
+        let mut declared = frame[..4].to_vec();
+        declared.push(0x20 | (frame[4] & 0x4));
+        declared.push(text.len() as u8);
+        declared.extend_from_slice(&frame[6..]);
+        check_zstd_content_size(&declared, text.len() as u64).unwrap();
+        assert!(check_zstd_content_size(&declared, 7).is_err());
     }
 
     #[test]

@@ -479,9 +479,6 @@ fn write_entry(out: &mut Vec<u8>, entry: &NewEntry, default: Compression) -> Par
         }
         Payload::Plain(bytes) => {
             let mut plain = bytes.to_vec();
-            if matches!(entry.kind, EntryKind::Ptx | EntryKind::RelocatablePtx) {
-                pad(&mut plain);
-            }
             let codec = match entry.compression.unwrap_or(default) {
                 // nvFatbin's compressed LTO-IR is encoded too: keep it plain.
                 _ if entry.kind == EntryKind::Ltoir && entry.compression.is_none() => {
@@ -497,12 +494,19 @@ fn write_entry(out: &mut Vec<u8>, entry: &NewEntry, default: Compression) -> Par
                 }
                 Compression::Zstd => {
                     flags |= FLAG_ZSTD;
-                    Some(ruzstd::encoding::compress_to_vec(
+                    let frame = ruzstd::encoding::compress_to_vec(
                         plain.as_slice(),
                         ruzstd::encoding::CompressionLevel::Fastest,
-                    ))
+                    );
+                    Some(with_content_size(frame, plain.len() as u64)?)
                 }
             };
+            // Stored plain, PTX is NUL-padded to 8 as nvFatbin stores it;
+            // compressed, its text and NUL are compressed as they are.
+            if packed.is_none() && matches!(entry.kind, EntryKind::Ptx | EntryKind::RelocatablePtx)
+            {
+                pad(&mut plain);
+            }
             match packed {
                 Some(packed) => {
                     let size = u32::try_from(packed.len()).map_err(|_| Reason::Malformed {
@@ -534,4 +538,69 @@ fn write_entry(out: &mut Vec<u8>, entry: &NewEntry, default: Compression) -> Par
     out.extend_from_slice(&trailer);
     out.extend_from_slice(&payload);
     Ok(())
+}
+
+/// `frame` (a zstd frame ruzstd wrote, without a content size) as a
+/// single-segment frame that declares its content size, as nvcc and
+/// nvFatbin write theirs: the 580 driver crashed JIT-compiling PTX from a
+/// frame without one. The blocks are kept as they are: in a single
+/// segment the window is the whole content, which any block's references
+/// fit in.
+fn with_content_size(frame: Vec<u8>, size: u64) -> ParseResult<Vec<u8>> {
+    let bad = |detail: &str| Reason::Malformed {
+        what: "zstd frame",
+        detail: detail.to_owned(),
+    };
+    let descriptor = *frame.get(4).ok_or_else(|| bad("shorter than its header"))?;
+    let single_segment = descriptor & 0x20 != 0;
+    let content_size_flag = descriptor >> 6;
+    let dictionary_flag = descriptor & 0x3;
+    if content_size_flag != 0 || dictionary_flag != 0 {
+        return Ok(frame); // Already declares it, or is not ruzstd's.
+    }
+    // Magic, descriptor, and the window descriptor of a multi-segment frame.
+    let blocks = 5 + usize::from(!single_segment);
+    let blocks = frame
+        .get(blocks..)
+        .ok_or_else(|| bad("shorter than its header"))?;
+    let checksum = descriptor & 0x4;
+    let (flag, field): (u8, Vec<u8>) = if size < 256 {
+        (0, vec![size as u8])
+    } else if size < 65_536 + 256 {
+        (1, ((size - 256) as u16).to_le_bytes().to_vec())
+    } else if size <= u64::from(u32::MAX) {
+        (2, (size as u32).to_le_bytes().to_vec())
+    } else {
+        (3, size.to_le_bytes().to_vec())
+    };
+    let mut out = Vec::with_capacity(frame.len() + 8);
+    out.extend_from_slice(&frame[..4]);
+    out.push(flag << 6 | 0x20 | checksum);
+    out.extend_from_slice(&field);
+    out.extend_from_slice(blocks);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// ruzstd's frames get the content size nvcc's have, and still decode
+    /// to the same bytes, for sizes on each side of each field width.
+    #[test]
+    fn zstd_frames_declare_their_content_size() {
+        for size in [1usize, 255, 256, 1017, 65_791, 65_792, 300_000] {
+            let data: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
+            let frame = ruzstd::encoding::compress_to_vec(
+                data.as_slice(),
+                ruzstd::encoding::CompressionLevel::Fastest,
+            );
+            let frame = with_content_size(frame, size as u64).unwrap();
+            assert_eq!(frame[4] & 0x20, 0x20, "single segment, {size}");
+            let mut decoded = Vec::new();
+            let mut decoder = ruzstd::decoding::StreamingDecoder::new(frame.as_slice()).unwrap();
+            std::io::Read::read_to_end(&mut decoder, &mut decoded).unwrap();
+            assert_eq!(decoded, data, "{size}");
+        }
+    }
 }
