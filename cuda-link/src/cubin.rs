@@ -123,6 +123,7 @@ pub(crate) fn read(data: &[u8]) -> ParseResult<CubinInfo> {
 }
 
 /// The bytes of section `name` of a validated cubin, if it has one.
+#[cfg(feature = "fatbin")]
 pub(crate) fn section(data: &[u8], name: &[u8]) -> Option<Vec<u8>> {
     let header = parse_header(data).ok()?;
     let sections = header.sections(LittleEndian, data).ok()?;
