@@ -19,7 +19,8 @@ pub(crate) struct FatbinArgs {
     #[arg(required = true)]
     pub(crate) inputs: Vec<String>,
     /// How entries are stored: none, lz4 (nvcc's -compress-mode=default)
-    /// or zstd (size, balance). LTO-IR stays plain.
+    /// or zstd (size, balance). LTO-IR stays plain; with zstd, PTX is
+    /// stored with LZ4 (the 580 driver crashed JIT-compiling our zstd PTX).
     #[arg(long, value_enum, default_value = "none")]
     pub(crate) compress: CompressArg,
     /// Refuse executable cubins: the fatbin is for linking.

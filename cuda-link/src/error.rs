@@ -48,7 +48,8 @@ pub enum Reason {
     #[error(
         "CUDA C++ source, not device code: compile it first, e.g. `nvcc -ptx FILE.cu` (PTX), \
          `nvcc -cubin -arch sm_90 -rdc=true FILE.cu` (cubin) or `nvcc -dc -dlto -arch sm_90 FILE.cu` \
-         (LTO-IR in a host object); NVRTC compiles it in-process"
+         (LTO-IR in a host object); or in-process with NVRTC: the `cuda-compile` crate, \
+         or `cuda-link link FILE.cu`"
     )]
     CudaSource,
     /// The leading bytes match no known kind.

@@ -98,7 +98,7 @@ fn add(handle: &Handle<'_>, index: usize, entry: &NewEntry) -> Result<(), Fatbin
         }?;
         return check(call);
     }
-    let Payload::Plain(bytes) = &entry.payload else {
+    let (Payload::Plain(bytes) | Payload::Compressed { plain: bytes, .. }) = &entry.payload else {
         return Err(FatbinError::Entry {
             index,
             reason: crate::Reason::Malformed {

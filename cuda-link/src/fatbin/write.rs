@@ -132,6 +132,14 @@ pub(super) struct NewEntry {
 #[derive(Debug, Clone)]
 pub(super) enum Payload {
     Plain(Bytes),
+    /// A compressed entry copied from a fatbin: its plain bytes, for
+    /// nvFatbin, and its stored bytes with their exact length, written
+    /// back as they are.
+    Compressed {
+        plain: Bytes,
+        stored: Bytes,
+        compressed_size: u32,
+    },
     /// A host object, for nvFatbin's `nvFatbinAddReloc`, which takes its
     /// relocatable device code.
     HostObject(#[cfg_attr(not(feature = "nvfatbin"), allow(dead_code))] Bytes),
@@ -174,6 +182,11 @@ impl FatbinBuilder {
     /// `-compress-mode=default`) or `Zstd` (`size`, `balance`). LTO-IR
     /// stays uncompressed: nvFatbin encodes compressed LTO-IR in a way no
     /// one documents.
+    ///
+    /// With `Zstd`, [`build`](Self::build) stores PTX with LZ4: the 580
+    /// driver crashed JIT-compiling PTX from this writer's zstd frames
+    /// (its cubins in zstd load), and the cause is not known.
+    /// [`build_with`](Self::build_with) leaves the codec to nvFatbin.
     pub fn compression(mut self, compression: Compression) -> Self {
         self.compression = Some(compression);
         self
@@ -315,10 +328,14 @@ impl FatbinBuilder {
     }
 
     /// A builder holding a copy of every entry of `fatbin`: its kind, arch,
-    /// version, identifier, options and flags, its payload decompressed and
-    /// stored again with the same codec (encoded LTO-IR is copied as
-    /// stored). What [`inspect`](ObjectCode::inspect) and `cuobjdump` list
-    /// of the entries does not change; more entries can be added.
+    /// version, identifier, options and flags, its payload copied as stored
+    /// (compressed entries stay compressed as they were). What
+    /// [`inspect`](ObjectCode::inspect) and `cuobjdump` list of the entries
+    /// does not change; more entries can be added.
+    ///
+    /// # Errors
+    /// [`FatbinError::UnsupportedKind`] when `fatbin` is not a fatbin;
+    /// [`FatbinError::Entry`] for an entry that does not decompress.
     pub fn from_fatbin(fatbin: &ObjectCode) -> Result<Self, FatbinError> {
         if fatbin.kind() != ObjectKind::Fatbin {
             return Err(FatbinError::UnsupportedKind {
@@ -351,8 +368,17 @@ impl FatbinBuilder {
                 entry.flags,
             )
         } else {
-            let bytes = entry.decompress_exact().map_err(fail)?;
-            Payload::Plain(Bytes::copy_from_slice(&bytes))
+            let plain = Bytes::copy_from_slice(&entry.decompress_exact().map_err(fail)?);
+            match entry.compression {
+                Compression::None => Payload::Plain(plain),
+                _ => Payload::Compressed {
+                    plain,
+                    stored: Bytes::copy_from_slice(
+                        &entry.payload[..entry.compressed_size as usize],
+                    ),
+                    compressed_size: entry.compressed_size,
+                },
+            }
         };
         self.push(NewEntry {
             name: format!("fatbin entry {}", entry.index),
@@ -477,13 +503,27 @@ fn write_entry(out: &mut Vec<u8>, entry: &NewEntry, default: Compression) -> Par
             flags = *raw_flags;
             (bytes.to_vec(), *compressed, *uncompressed, *key)
         }
+        Payload::Compressed {
+            plain,
+            stored,
+            compressed_size,
+        } => {
+            flags |= match entry.compression {
+                Some(Compression::Lz4) => FLAG_LZ4,
+                _ => FLAG_ZSTD,
+            };
+            (stored.to_vec(), *compressed_size, plain.len() as u64, 0)
+        }
         Payload::Plain(bytes) => {
             let mut plain = bytes.to_vec();
+            let ptx = matches!(entry.kind, EntryKind::Ptx | EntryKind::RelocatablePtx);
             let codec = match entry.compression.unwrap_or(default) {
                 // nvFatbin's compressed LTO-IR is encoded too: keep it plain.
                 _ if entry.kind == EntryKind::Ltoir && entry.compression.is_none() => {
                     Compression::None
                 }
+                // The driver crashed JIT-compiling PTX from our zstd frames.
+                Compression::Zstd if ptx => Compression::Lz4,
                 codec => codec,
             };
             let packed = match codec {
@@ -498,13 +538,12 @@ fn write_entry(out: &mut Vec<u8>, entry: &NewEntry, default: Compression) -> Par
                         plain.as_slice(),
                         ruzstd::encoding::CompressionLevel::Fastest,
                     );
-                    Some(with_content_size(frame, plain.len() as u64)?)
+                    Some(as_nvcc_frame(frame, plain.len() as u64)?)
                 }
             };
             // Stored plain, PTX is NUL-padded to 8 as nvFatbin stores it;
             // compressed, its text and NUL are compressed as they are.
-            if packed.is_none() && matches!(entry.kind, EntryKind::Ptx | EntryKind::RelocatablePtx)
-            {
+            if packed.is_none() && ptx {
                 pad(&mut plain);
             }
             match packed {
@@ -540,13 +579,12 @@ fn write_entry(out: &mut Vec<u8>, entry: &NewEntry, default: Compression) -> Par
     Ok(())
 }
 
-/// `frame` (a zstd frame ruzstd wrote, without a content size) as a
-/// single-segment frame that declares its content size, as nvcc and
-/// nvFatbin write theirs: the 580 driver crashed JIT-compiling PTX from a
-/// frame without one. The blocks are kept as they are: in a single
-/// segment the window is the whole content, which any block's references
-/// fit in.
-fn with_content_size(frame: Vec<u8>, size: u64) -> ParseResult<Vec<u8>> {
+/// `frame` (a zstd frame ruzstd wrote, without a content size, with a
+/// checksum) as nvcc and nvFatbin write theirs: a single-segment frame
+/// that declares its content size, without a checksum. The blocks are
+/// kept as they are: in a single segment the window is the whole content,
+/// which any block's references fit in.
+fn as_nvcc_frame(frame: Vec<u8>, size: u64) -> ParseResult<Vec<u8>> {
     let bad = |detail: &str| Reason::Malformed {
         what: "zstd frame",
         detail: detail.to_owned(),
@@ -563,7 +601,15 @@ fn with_content_size(frame: Vec<u8>, size: u64) -> ParseResult<Vec<u8>> {
     let blocks = frame
         .get(blocks..)
         .ok_or_else(|| bad("shorter than its header"))?;
-    let checksum = descriptor & 0x4;
+    // The checksum, when there is one, is the frame's last 4 bytes.
+    let blocks = match descriptor & 0x4 {
+        0 => blocks,
+        _ => blocks
+            .len()
+            .checked_sub(4)
+            .map(|end| &blocks[..end])
+            .ok_or_else(|| bad("shorter than its checksum"))?,
+    };
     let (flag, field): (u8, Vec<u8>) = if size < 256 {
         (0, vec![size as u8])
     } else if size < 65_536 + 256 {
@@ -575,7 +621,7 @@ fn with_content_size(frame: Vec<u8>, size: u64) -> ParseResult<Vec<u8>> {
     };
     let mut out = Vec::with_capacity(frame.len() + 8);
     out.extend_from_slice(&frame[..4]);
-    out.push(flag << 6 | 0x20 | checksum);
+    out.push(flag << 6 | 0x20);
     out.extend_from_slice(&field);
     out.extend_from_slice(blocks);
     Ok(out)
@@ -585,8 +631,9 @@ fn with_content_size(frame: Vec<u8>, size: u64) -> ParseResult<Vec<u8>> {
 mod tests {
     use super::*;
 
-    /// ruzstd's frames get the content size nvcc's have, and still decode
-    /// to the same bytes, for sizes on each side of each field width.
+    /// ruzstd's frames get the content size nvcc's have and lose their
+    /// checksum, and still decode to the same bytes, for sizes on each side
+    /// of each field width.
     #[test]
     fn zstd_frames_declare_their_content_size() {
         for size in [1usize, 255, 256, 1017, 65_791, 65_792, 300_000] {
@@ -595,8 +642,8 @@ mod tests {
                 data.as_slice(),
                 ruzstd::encoding::CompressionLevel::Fastest,
             );
-            let frame = with_content_size(frame, size as u64).unwrap();
-            assert_eq!(frame[4] & 0x20, 0x20, "single segment, {size}");
+            let frame = as_nvcc_frame(frame, size as u64).unwrap();
+            assert_eq!(frame[4] & 0x24, 0x20, "single segment, no checksum, {size}");
             let mut decoded = Vec::new();
             let mut decoder = ruzstd::decoding::StreamingDecoder::new(frame.as_slice()).unwrap();
             std::io::Read::read_to_end(&mut decoder, &mut decoded).unwrap();
