@@ -77,7 +77,7 @@ pub enum FatbinError {
     },
     /// A kind this writer does not take: an archive, or a host object
     /// written in Rust (nvFatbin's `nvFatbinAddReloc` takes its device
-    /// code: [`FatbinBuilder::build_with`]).
+    /// code: `FatbinBuilder::build_with`, feature `nvfatbin`).
     #[error("{input} is a {kind}; the pure-Rust writer takes cubins, PTX and LTO-IR")]
     UnsupportedKind {
         /// The input.
@@ -186,7 +186,7 @@ impl FatbinBuilder {
     /// With `Zstd`, [`build`](Self::build) stores PTX with LZ4: the 580
     /// driver crashed JIT-compiling PTX from this writer's zstd frames
     /// (its cubins in zstd load), and the cause is not known.
-    /// [`build_with`](Self::build_with) leaves the codec to nvFatbin.
+    /// `build_with` (feature `nvfatbin`) leaves the codec to nvFatbin.
     pub fn compression(mut self, compression: Compression) -> Self {
         self.compression = Some(compression);
         self
@@ -202,7 +202,7 @@ impl FatbinBuilder {
     /// or LTO-IR's, PTX's `.target`).
     ///
     /// A host object is taken for nvFatbin's `nvFatbinAddReloc`
-    /// ([`build_with`](Self::build_with)): its relocatable device code
+    /// (`build_with`, feature `nvfatbin`): its relocatable device code
     /// becomes relocatable PTX entries. [`build`](Self::build) refuses it.
     ///
     /// # Errors
