@@ -100,6 +100,46 @@ impl Compiler {
         &self.nvrtc
     }
 
+    /// The real archs the loaded NVRTC compiles for
+    /// (`nvrtcGetSupportedArchs`), oldest first.
+    pub fn supported_archs(&self) -> Result<Vec<Arch>, CompileError> {
+        Ok(crate::nvrtc::supported_archs(&self.nvrtc)?
+            .into_iter()
+            .map(Arch::sm)
+            .collect())
+    }
+
+    /// The files and folders of the program's own that a compile of it
+    /// with `options` may read, for a build script's `rerun-if-changed`:
+    /// the source file, each header the cache's scan reaches in the
+    /// program's folders, and those folders themselves (the source's and
+    /// the include path's) when they are small enough for the cache key to
+    /// list them. NVIDIA's headers and the in-memory ones are not files of
+    /// the program's. When the scan cannot follow the program (an
+    /// `#include MACRO`), the folders are named whatever their size.
+    pub fn dependencies(
+        &self,
+        program: &Program,
+        options: &ProgramOptions,
+    ) -> Result<Vec<PathBuf>, CompileError> {
+        let memory = memory_headers(program, options);
+        let system = self.system_dirs(options)?;
+        let search = search_path(program, options, &memory, system);
+        let mut scratch = CacheKey::builder("dependencies");
+        let followed = search.closure(&program.source, &options.pre_include, &mut scratch);
+        let reached = search.reached.into_inner();
+        let mut found = vec![PathBuf::from(&program.name)];
+        match followed {
+            Ok(()) => found.extend(reached.folders),
+            Err(_) => found.extend(search.user.iter().cloned().chain(search.source_dir.clone())),
+        }
+        found.extend(reached.files);
+        found.retain(|path| !path.as_os_str().is_empty());
+        let mut seen = std::collections::HashSet::new();
+        found.retain(|path| seen.insert(path.clone()));
+        Ok(found)
+    }
+
     /// The cache in use, if any.
     pub fn cache(&self) -> Option<&Arc<LinkCache>> {
         self.cache.as_ref()
@@ -144,15 +184,7 @@ impl Compiler {
                 .iter()
                 .map(|dir| format!("--include-path={}", dir.display())),
         );
-        let mut memory: Vec<(String, String)> = Vec::new();
-        memory.extend(program.headers.iter().cloned());
-        if !options.no_builtin_headers {
-            for &(name, text) in crate::builtin::HEADERS {
-                if !memory.iter().any(|(given, _)| given == name) {
-                    memory.push((name.to_owned(), text.to_owned()));
-                }
-            }
-        }
+        let memory = memory_headers(program, options);
 
         let key = self.cache_key(program, target, &args, &memory, options, system);
         if let (Some(cache), Some(key)) = (&self.cache, &key)
@@ -294,18 +326,42 @@ impl Compiler {
         if let Some(pch) = &options.use_pch {
             key.field(&std::fs::read(pch).ok()?);
         }
-        let search = SearchPath {
-            memory,
-            source_dir: (!options.no_source_include)
-                .then(|| Path::new(&program.name).parent().map(Path::to_path_buf))
-                .flatten(),
-            user: options.include_path.iter().map(PathBuf::from).collect(),
-            system,
-        };
-        search
+        search_path(program, options, memory, system)
             .closure(&program.source, &options.pre_include, &mut key)
             .ok()?;
         Some(key.finish())
+    }
+}
+
+/// The headers given in memory: the program's, then ours that it does not
+/// replace.
+fn memory_headers(program: &Program, options: &ProgramOptions) -> Vec<(String, String)> {
+    let mut memory: Vec<(String, String)> = program.headers.clone();
+    if !options.no_builtin_headers {
+        for &(name, text) in crate::builtin::HEADERS {
+            if !memory.iter().any(|(given, _)| given == name) {
+                memory.push((name.to_owned(), text.to_owned()));
+            }
+        }
+    }
+    memory
+}
+
+/// Where the program's includes may resolve to.
+fn search_path<'a>(
+    program: &Program,
+    options: &ProgramOptions,
+    memory: &'a [(String, String)],
+    system: Vec<PathBuf>,
+) -> SearchPath<'a> {
+    SearchPath {
+        memory,
+        source_dir: (!options.no_source_include)
+            .then(|| Path::new(&program.name).parent().map(Path::to_path_buf))
+            .flatten(),
+        user: options.include_path.iter().map(PathBuf::from).collect(),
+        system,
+        reached: Default::default(),
     }
 }
 

@@ -2,6 +2,7 @@
 //! includes: NVRTC cannot list the headers it read (it rejects `-M`), so
 //! the compile cache's key is built from our own conservative scan.
 
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -95,6 +96,19 @@ pub(crate) struct SearchPath<'a> {
     /// NVIDIA's folders: their files are identified by path, size and
     /// modification time, and followed, not hashed.
     pub system: Vec<PathBuf>,
+    /// What the scan reached of the program's own files.
+    pub reached: RefCell<Reached>,
+}
+
+/// The program's own files and folders a scan reached: what a build
+/// script's `rerun-if-changed` names.
+#[derive(Debug, Default)]
+pub(crate) struct Reached {
+    /// Headers found in the program's folders.
+    pub files: Vec<PathBuf>,
+    /// The folders listed whole (the source's and the include path's),
+    /// when they were small enough to list.
+    pub folders: Vec<PathBuf>,
 }
 
 /// One place an `#include` resolves to.
@@ -272,6 +286,12 @@ impl SearchPath<'_> {
                 }
             }
         }
+        self.reached.borrow_mut().folders = self
+            .user
+            .iter()
+            .cloned()
+            .chain(self.source_dir.clone())
+            .collect();
         listed.sort_unstable();
         key.count(listed.len());
         for entry in &listed {
@@ -314,6 +334,7 @@ impl SearchPath<'_> {
             match place {
                 Found::Memory(_, text) => queue.push(Pending::Text(text.to_owned(), None)),
                 Found::File(path) => {
+                    self.reached.borrow_mut().files.push(path.clone());
                     let bytes =
                         std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
                     key.field(&bytes);

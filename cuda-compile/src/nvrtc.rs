@@ -214,3 +214,35 @@ pub(crate) fn c_string(text: &str, option: &'static str) -> Result<CString, Comp
         detail: format!("{text:?} holds a NUL byte"),
     })
 }
+
+/// The real archs `lib` compiles for (`nvrtcGetSupportedArchs`), oldest
+/// first.
+pub(crate) fn supported_archs(lib: &Nvrtc) -> Result<Vec<u32>, CompileError> {
+    let failure = |call: Call| CompileError::Nvrtc {
+        call: call.symbol,
+        error: NvrtcError {
+            result: call.result,
+        },
+        program: "(supported archs)".to_owned(),
+        log: String::new(),
+    };
+    let mut count = 0i32;
+    // SAFETY: an out-pointer.
+    let counted = unsafe { nvrtc_call!(lib, nvrtcGetNumSupportedArchs(&mut count)) }?;
+    if counted.result != nvrtcResult::NVRTC_SUCCESS {
+        return Err(failure(counted));
+    }
+    let mut archs = vec![0i32; usize::try_from(count).unwrap_or(0)];
+    // SAFETY: a buffer of the `count` entries NVRTC reported.
+    let listed = unsafe { nvrtc_call!(lib, nvrtcGetSupportedArchs(archs.as_mut_ptr())) }?;
+    if listed.result != nvrtcResult::NVRTC_SUCCESS {
+        return Err(failure(listed));
+    }
+    let mut archs: Vec<u32> = archs
+        .into_iter()
+        .filter_map(|a| u32::try_from(a).ok())
+        .collect();
+    archs.sort_unstable();
+    archs.dedup();
+    Ok(archs)
+}
