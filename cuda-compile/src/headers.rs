@@ -252,25 +252,28 @@ impl SearchPath<'_> {
     }
 
     /// Adds to `key` the listing of the source's folder and of every
-    /// include-path folder, recursively: each file's path, size and
-    /// modification time. `false` when a folder is too big to list on
-    /// every compile (a project root with its `target/`): the scan then
-    /// follows NVIDIA's headers instead.
+    /// include-path folder, recursively: each file's path, so that no
+    /// header can appear there unseen, and the size and modification time
+    /// of each file that may shadow one of NVIDIA's (its path under the
+    /// folder exists under one of NVIDIA's folders), which NVIDIA's
+    /// headers may read without the scan following them. The contents of
+    /// the headers the scan reaches are in the key on their own, so an
+    /// edit elsewhere in the folders changes no other program's key.
+    /// `false` when a folder is too big to list on every compile (a
+    /// project root with its `target/`): the scan then follows NVIDIA's
+    /// headers instead.
     fn fingerprint(&self, key: &mut KeyBuilder) -> bool {
         const MAX_ENTRIES: usize = 4096;
         let mut listed = Vec::new();
-        let mut stack: Vec<PathBuf> = self
-            .user
-            .iter()
-            .cloned()
-            .chain(self.source_dir.clone())
+        let roots = self.user.iter().cloned().chain(self.source_dir.clone());
+        let mut stack: Vec<(PathBuf, PathBuf)> = roots
+            .map(|dir| match dir.as_os_str().is_empty() {
+                true => PathBuf::from("."),
+                false => dir,
+            })
+            .map(|dir| (dir.clone(), dir))
             .collect();
-        while let Some(dir) = stack.pop() {
-            let dir = if dir.as_os_str().is_empty() {
-                PathBuf::from(".")
-            } else {
-                dir
-            };
+        while let Some((root, dir)) = stack.pop() {
             let Ok(entries) = std::fs::read_dir(&dir) else {
                 listed.push(format!("unreadable:{}", dir.display()));
                 continue;
@@ -281,8 +284,15 @@ impl SearchPath<'_> {
                 }
                 let path = entry.path();
                 match entry.file_type() {
-                    Ok(kind) if kind.is_dir() => stack.push(path),
-                    _ => listed.push(file_identity(&path)),
+                    Ok(kind) if kind.is_dir() => stack.push((root.clone(), path)),
+                    _ => {
+                        let relative = path.strip_prefix(&root).unwrap_or(&path);
+                        let shadows = self.system.iter().any(|s| s.join(relative).exists());
+                        listed.push(match shadows {
+                            true => file_identity(&path),
+                            false => format!("name:{}", path.display()),
+                        });
+                    }
                 }
             }
         }

@@ -75,6 +75,20 @@ pub struct SearchEnv {
     pub system_loader: bool,
 }
 
+/// The environment variables a search reads besides each library's
+/// override (`LibrarySpec::override_var`): what a build script names in
+/// `cargo:rerun-if-env-changed`.
+pub const SEARCH_VARIABLES: &[&str] = &[
+    "CUDA_HOME",
+    "CUDA_PATH",
+    "CUDA_LINK_SITE_PACKAGES",
+    "VIRTUAL_ENV",
+    "CONDA_PREFIX",
+    "PATH",
+    "HOME",
+    "PYENV_VERSION",
+];
+
 impl SearchEnv {
     /// Reads the environment of this process. Nothing is run and no
     /// folder is listed here: Python's folders are looked for only when a

@@ -224,6 +224,9 @@ impl LinkCache {
         }
     }
 
+    /// The variables [`open_default`](Self::open_default) reads.
+    pub const DIR_VARIABLES: &[&str] = &["CUDA_LINK_CACHE_DIR", "XDG_CACHE_HOME", "HOME"];
+
     /// The per-user default: `CUDA_LINK_CACHE_DIR`, else
     /// `$XDG_CACHE_HOME/cuda-link`, else `~/.cache/cuda-link`, else a
     /// private per-user folder in the temporary directory.
