@@ -1,0 +1,748 @@
+//! [`Build`]: `.cu` files to one multi-arch fatbin (or one per file) and
+//! a Rust module naming its kernels, from a build script.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use cuda_compile::{CompileError, Compiler, Program, ProgramOptions, Target};
+use cuda_link::inspect::Compression;
+use cuda_link::{
+    Arch, FatbinBuilder, LinkCache, LinkError, Linker, LinkerOptions, ObjectCode, OutputKind,
+};
+
+use crate::{BuildError, host_code, jobs, names, nvcc};
+
+/// The variables a build reads besides the library search's
+/// ([`cuda_dylib::SEARCH_VARIABLES`]) and the cache folder's
+/// ([`LinkCache::DIR_VARIABLES`]).
+const BUILD_VARIABLES: &[&str] = &["CUDA_COMPUTE_CAP", "DOCS_RS", "NVCC"];
+
+/// Compiles `.cu` files in a build script, as `cc::Build` compiles C:
+/// every file for every arch with NVRTC (to LTO-IR, in parallel under
+/// cargo's jobserver), linked per arch with nvJitLink, bundled into one
+/// fatbin with a cubin per arch and PTX for later GPUs, and a Rust module
+/// that names its kernels, for [`include_kernels!`](crate::include_kernels).
+///
+/// ```no_run
+/// // build.rs
+/// cuda_build::Build::new()
+///     .files(["kernels/add.cu", "kernels/reduce.cu"])
+///     .include("kernels/include")
+///     .define("BLOCK", "256")
+///     .archs(["sm_80", "sm_90"])
+///     .compile("kernels")?;
+/// # Ok::<(), cuda_build::BuildError>(())
+/// ```
+///
+/// Nothing of NVIDIA's beyond NVRTC and nvJitLink is needed: no nvcc, no
+/// host compiler, no GPU, no `nvidia-smi`. Both are found as every crate
+/// of this workspace finds them (pip wheels, `CUDA_HOME`,
+/// `CUDA_LINK_NVRTC_PATH` / `CUDA_LINK_NVJITLINK_PATH`), and compiles and
+/// links go through the per-user cache, shared by every crate, profile
+/// and target folder.
+#[derive(Debug, Clone)]
+pub struct Build {
+    files: Vec<PathBuf>,
+    includes: Vec<PathBuf>,
+    defines: Vec<String>,
+    archs: Option<Vec<String>>,
+    ptx: Ptx,
+    options: ProgramOptions,
+    per_file: bool,
+    compress: bool,
+    nvcc_fallback: bool,
+    out_dir: Option<PathBuf>,
+    cache: Option<PathBuf>,
+    cargo_metadata: bool,
+}
+
+/// The PTX slot.
+#[derive(Debug, Clone)]
+enum Ptx {
+    /// For the lowest arch.
+    Lowest,
+    None,
+    For(String),
+}
+
+/// What a build wrote and how it went.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Built {
+    /// The generated module, for [`include_kernels!`](crate::include_kernels).
+    pub module: PathBuf,
+    /// The fatbins: one, or one per file.
+    pub fatbins: Vec<PathBuf>,
+    /// The kernels' (mangled) names, of every fatbin.
+    pub kernels: Vec<String>,
+    /// The cubin archs.
+    pub archs: Vec<Arch>,
+    /// The PTX slot's arch, if any.
+    pub ptx: Option<Arch>,
+    /// (file, arch) compiles NVRTC ran.
+    pub compiled: usize,
+    /// (file, arch) compiles served by the cache.
+    pub cached: usize,
+    /// The files and folders named in `cargo:rerun-if-changed`.
+    pub dependencies: Vec<PathBuf>,
+}
+
+impl Default for Build {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Build {
+    /// A build of no files, for every arch NVRTC supports (or
+    /// `CUDA_COMPUTE_CAP`'s), PTX for the lowest, entries compressed with
+    /// LZ4, cargo directives printed.
+    pub fn new() -> Self {
+        Build {
+            files: Vec::new(),
+            includes: Vec::new(),
+            defines: Vec::new(),
+            archs: None,
+            ptx: Ptx::Lowest,
+            options: ProgramOptions::default(),
+            per_file: false,
+            compress: true,
+            nvcc_fallback: false,
+            out_dir: None,
+            cache: None,
+            cargo_metadata: true,
+        }
+    }
+
+    /// Adds a `.cu` file.
+    pub fn file(mut self, file: impl AsRef<Path>) -> Self {
+        self.files.push(file.as_ref().to_path_buf());
+        self
+    }
+
+    /// Adds `.cu` files.
+    pub fn files<P: AsRef<Path>>(mut self, files: impl IntoIterator<Item = P>) -> Self {
+        self.files
+            .extend(files.into_iter().map(|f| f.as_ref().to_path_buf()));
+        self
+    }
+
+    /// Adds an include folder (`-I`).
+    pub fn include(mut self, dir: impl AsRef<Path>) -> Self {
+        self.includes.push(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// Defines a macro (`-D name=value`).
+    pub fn define(mut self, name: &str, value: impl Into<Option<&'static str>>) -> Self {
+        self.defines.push(match value.into() {
+            Some(value) => format!("{name}={value}"),
+            None => name.to_owned(),
+        });
+        self
+    }
+
+    /// The cubin archs: `"sm_90"`, `"90"` or `"9.0"`. Without it,
+    /// `CUDA_COMPUTE_CAP` (one or several, comma-separated, as crates
+    /// migrating from `bindgen_cuda` set it), else every arch the loaded
+    /// NVRTC supports.
+    pub fn archs<S: AsRef<str>>(mut self, archs: impl IntoIterator<Item = S>) -> Self {
+        self.archs = Some(archs.into_iter().map(|a| a.as_ref().to_owned()).collect());
+        self
+    }
+
+    /// The PTX slot, JIT-compiled by GPUs newer than every cubin:
+    /// `Some("compute_80")`, or `None` for none. By default, PTX for the
+    /// lowest arch.
+    pub fn ptx(mut self, arch: Option<&str>) -> Self {
+        self.ptx = match arch {
+            Some(arch) => Ptx::For(arch.to_owned()),
+            None => Ptx::None,
+        };
+        self
+    }
+
+    /// NVRTC options for every compile (`std`, `use_fast_math`, ...); the
+    /// arch, includes and defines of this builder are added to them.
+    pub fn options(mut self, options: ProgramOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// One fatbin per file, each its own module inside the build's,
+    /// instead of one for all (whose files are linked together, so one
+    /// may call another's `extern __device__` functions).
+    pub fn per_file(mut self, per_file: bool) -> Self {
+        self.per_file = per_file;
+        self
+    }
+
+    /// Whether fatbin entries are compressed (LZ4, as nvcc's default).
+    pub fn compress(mut self, compress: bool) -> Self {
+        self.compress = compress;
+        self
+    }
+
+    /// Compiles with nvcc, where it is installed (`NVCC`, `CUDA_HOME`,
+    /// `PATH`), a file NVRTC fails on (host code), or every file when no
+    /// NVRTC is found. Off by default: with it, a build may need nvcc.
+    pub fn nvcc_fallback(mut self, fallback: bool) -> Self {
+        self.nvcc_fallback = fallback;
+        self
+    }
+
+    /// Where to write; `OUT_DIR` by default.
+    pub fn out_dir(mut self, dir: impl AsRef<Path>) -> Self {
+        self.out_dir = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// The cache folder; the per-user default (`CUDA_LINK_CACHE_DIR`, else
+    /// `~/.cache/cuda-link`) by default, shared across crates.
+    pub fn cache_dir(mut self, dir: impl AsRef<Path>) -> Self {
+        self.cache = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// Whether to print `cargo:rerun-if-changed` and
+    /// `cargo:rerun-if-env-changed` (on by default).
+    pub fn cargo_metadata(mut self, print: bool) -> Self {
+        self.cargo_metadata = print;
+        self
+    }
+
+    /// Compiles, links and writes `OUT_DIR/cuda-build/{name}.fatbin` and
+    /// `{name}.rs` (a module `name`), for
+    /// [`include_kernels!("name")`](crate::include_kernels).
+    ///
+    /// Under docs.rs (`DOCS_RS` set), where there is no CUDA, nothing is
+    /// compiled: the module is written with an empty `FATBIN` and no
+    /// kernel constants.
+    ///
+    /// # Errors
+    /// A [`BuildError`] naming the file, the arch and the remedy: host code
+    /// NVRTC cannot compile (with its line), a compile or link error with
+    /// NVIDIA's log, a missing NVRTC or nvJitLink (naming the pip packages
+    /// and variables), an unknown arch.
+    pub fn compile(&self, name: &str) -> Result<Built, BuildError> {
+        if !is_identifier(name) {
+            return Err(BuildError::BadName(name.to_owned()));
+        }
+        if self.files.is_empty() {
+            return Err(BuildError::NoFiles);
+        }
+        let out_dir = match &self.out_dir {
+            Some(dir) => dir.clone(),
+            None => PathBuf::from(std::env::var_os("OUT_DIR").ok_or(BuildError::NoOutDir)?),
+        }
+        .join("cuda-build");
+        std::fs::create_dir_all(&out_dir).map_err(|e| output_error(&out_dir, e))?;
+        self.print_variables();
+        if std::env::var_os("DOCS_RS").is_some() {
+            return self.write_empty(name, &out_dir);
+        }
+        Session::new(self, name, out_dir)?.run()
+    }
+
+    fn print_variables(&self) {
+        if !self.cargo_metadata {
+            return;
+        }
+        let overrides = [
+            nvrtc_sys::SPEC.override_var,
+            nvjitlink_sys::SPEC.override_var,
+        ];
+        for var in BUILD_VARIABLES
+            .iter()
+            .chain(&overrides)
+            .chain(cuda_dylib::SEARCH_VARIABLES)
+            .chain(LinkCache::DIR_VARIABLES)
+        {
+            println!("cargo:rerun-if-env-changed={var}");
+        }
+    }
+
+    /// docs.rs: the module, with nothing compiled.
+    fn write_empty(&self, name: &str, out_dir: &Path) -> Result<Built, BuildError> {
+        let doc = "Kernels: built without CUDA (docs.rs), so none is listed.";
+        let module_path = out_dir.join(format!("{name}.rs"));
+        write_if_changed(&module_path, &names::module(name, doc, None, &[]))?;
+        Ok(Built {
+            module: module_path,
+            fatbins: Vec::new(),
+            kernels: Vec::new(),
+            archs: Vec::new(),
+            ptx: None,
+            compiled: 0,
+            cached: 0,
+            dependencies: Vec::new(),
+        })
+    }
+}
+
+/// One call of [`Build::compile`]: what it resolved before compiling.
+struct Session<'a> {
+    build: &'a Build,
+    name: &'a str,
+    out_dir: PathBuf,
+    /// `None` when NVRTC is missing and nvcc stands in.
+    compiler: Option<Compiler>,
+    nvcc: Option<PathBuf>,
+    archs: Vec<Arch>,
+    ptx: Option<Arch>,
+    cache: Arc<LinkCache>,
+}
+
+/// One (file, arch) compile's output.
+struct Compiled {
+    code: ObjectCode,
+    from_cache: bool,
+}
+
+impl<'a> Session<'a> {
+    fn new(build: &'a Build, name: &'a str, out_dir: PathBuf) -> Result<Self, BuildError> {
+        let cache = Arc::new(match &build.cache {
+            Some(dir) => LinkCache::new(dir),
+            None => LinkCache::open_default(),
+        });
+        let nvcc = build.nvcc_fallback.then(nvcc::find).flatten();
+        let compiler = match Compiler::new() {
+            Ok(compiler) => Some(compiler.with_cache(Arc::clone(&cache))),
+            Err(_) if nvcc.is_some() => None,
+            Err(error) => return Err(BuildError::NoNvrtc(Box::new(error))),
+        };
+        let archs = resolve_archs(build, compiler.as_ref())?;
+        let ptx = match &build.ptx {
+            Ptx::None => None,
+            Ptx::Lowest => archs.first().copied(),
+            Ptx::For(arch) => Some(parse_arch("Build::ptx", arch)?),
+        };
+        Ok(Session {
+            build,
+            name,
+            out_dir,
+            compiler,
+            nvcc,
+            archs,
+            ptx,
+            cache,
+        })
+    }
+
+    fn run(self) -> Result<Built, BuildError> {
+        let build = self.build;
+        let mut compile_archs = self.archs.clone();
+        compile_archs.extend(self.ptx);
+        compile_archs.sort_by_key(|arch| (arch.sm, arch.suffix()));
+        compile_archs.dedup();
+        let pairs: Vec<(&Path, Arch)> = build
+            .files
+            .iter()
+            .flat_map(|file| {
+                compile_archs
+                    .iter()
+                    .map(move |&arch| (file.as_path(), arch))
+            })
+            .collect();
+        let compiled: Vec<Compiled> =
+            jobs::run_all(&pairs, |&(file, arch)| self.compile(file, arch))
+                .into_iter()
+                .collect::<Result<_, _>>()?;
+        let for_pair = |file: &Path, arch: Arch| {
+            let index = pairs
+                .iter()
+                .position(|&(f, a)| f == file && a == arch)
+                .expect("every pair was compiled");
+            &compiled[index].code
+        };
+
+        // Groups of files linked together: all, or each alone.
+        let groups: Vec<Vec<&Path>> = match build.per_file {
+            true => build.files.iter().map(|f| vec![f.as_path()]).collect(),
+            false => vec![build.files.iter().map(PathBuf::as_path).collect()],
+        };
+        let mut links: Vec<(usize, Arch, OutputKind)> = Vec::new();
+        for group in 0..groups.len() {
+            links.extend(
+                self.archs
+                    .iter()
+                    .map(|&arch| (group, arch, OutputKind::Cubin)),
+            );
+            links.extend(self.ptx.map(|arch| (group, arch, OutputKind::Ptx)));
+        }
+        let linked: Vec<ObjectCode> = jobs::run_all(&links, |&(group, arch, output)| {
+            let inputs: Vec<&ObjectCode> = groups[group]
+                .iter()
+                .map(|file| for_pair(file, arch))
+                .collect();
+            self.link(&inputs, arch, output)
+        })
+        .into_iter()
+        .collect::<Result<_, _>>()?;
+
+        let mut fatbins = Vec::new();
+        let mut kernels = Vec::new();
+        let mut modules = Vec::new();
+        for (group, files) in groups.iter().enumerate() {
+            let stem = match build.per_file {
+                true => module_name(files[0]),
+                false => self.name.to_owned(),
+            };
+            let outputs = links
+                .iter()
+                .zip(&linked)
+                .filter(|((g, _, _), _)| *g == group)
+                .map(|((_, arch, _), code)| (*arch, code));
+            let (path, listed) = self.write_fatbin(&stem, outputs)?;
+            let doc = self.module_doc(files);
+            modules.push(names::module(&stem, &doc, Some(&path), &listed));
+            kernels.extend(listed);
+            fatbins.push(path);
+        }
+        let text = match build.per_file {
+            true => format!(
+                "#[doc = {:?}]\npub mod {} {{\n{}}}\n",
+                format!("Kernels of {} files, a module per file.", build.files.len()),
+                self.name,
+                modules.concat()
+            ),
+            false => modules.concat(),
+        };
+        let module_path = self.out_dir.join(format!("{}.rs", self.name));
+        write_if_changed(&module_path, &text)?;
+
+        let dependencies = self.dependencies();
+        if build.cargo_metadata {
+            for path in &dependencies {
+                println!("cargo:rerun-if-changed={}", path.display());
+            }
+        }
+        let cached = compiled.iter().filter(|c| c.from_cache).count();
+        Ok(Built {
+            module: module_path,
+            fatbins,
+            kernels,
+            archs: self.archs.clone(),
+            ptx: self.ptx,
+            compiled: compiled.len() - cached,
+            cached,
+            dependencies,
+        })
+    }
+
+    /// The program options of one compile.
+    fn options(&self, arch: Arch) -> ProgramOptions {
+        let mut options = self
+            .build
+            .options
+            .clone()
+            .arch(arch)
+            .relocatable_device_code(true);
+        options.include_path.extend(
+            self.build
+                .includes
+                .iter()
+                .map(|dir| dir.display().to_string()),
+        );
+        options
+            .define_macro
+            .extend(self.build.defines.iter().cloned());
+        options
+    }
+
+    /// `file` for `arch` to LTO-IR: NVRTC, else (opted in) nvcc.
+    fn compile(&self, file: &Path, arch: Arch) -> Result<Compiled, BuildError> {
+        let Some(compiler) = &self.compiler else {
+            return self.with_nvcc(file, arch);
+        };
+        let program = Program::from_path(file).map_err(|error| BuildError::Compile {
+            file: file.to_path_buf(),
+            arch: arch.to_string(),
+            error: Box::new(error),
+        })?;
+        match compiler.compile(&program, Target::Ltoir, &self.options(arch)) {
+            Ok(compiled) => {
+                if self.build.cargo_metadata {
+                    for warning in &compiled.warnings {
+                        println!("cargo:warning={}: {warning}", file.display());
+                    }
+                }
+                Ok(Compiled {
+                    code: compiled.code,
+                    from_cache: compiled.from_cache,
+                })
+            }
+            Err(CompileError::Compilation { .. }) if self.nvcc.is_some() => {
+                self.with_nvcc(file, arch)
+            }
+            Err(error @ CompileError::Compilation { .. }) => {
+                Err(match host_code::find(program.source()) {
+                    Some((line, construct)) => BuildError::HostCode {
+                        file: file.to_path_buf(),
+                        line,
+                        construct,
+                        error: Box::new(error),
+                    },
+                    None => BuildError::Compile {
+                        file: file.to_path_buf(),
+                        arch: arch.to_string(),
+                        error: Box::new(error),
+                    },
+                })
+            }
+            Err(error) => Err(BuildError::Compile {
+                file: file.to_path_buf(),
+                arch: arch.to_string(),
+                error: Box::new(error),
+            }),
+        }
+    }
+
+    fn with_nvcc(&self, file: &Path, arch: Arch) -> Result<Compiled, BuildError> {
+        let nvcc = self.nvcc.as_deref().ok_or_else(|| BuildError::Nvcc {
+            file: file.to_path_buf(),
+            detail: "nvcc was not found (NVCC, CUDA_HOME/bin, PATH)".into(),
+        })?;
+        let code = nvcc::compile(
+            nvcc,
+            file,
+            arch,
+            &self.build.includes,
+            &self.build.defines,
+            &self.out_dir,
+        )?;
+        Ok(Compiled {
+            code,
+            from_cache: false,
+        })
+    }
+
+    /// One link: the files' LTO-IR for `arch`, to a cubin or PTX.
+    fn link(
+        &self,
+        inputs: &[&ObjectCode],
+        arch: Arch,
+        output: OutputKind,
+    ) -> Result<ObjectCode, BuildError> {
+        let fail = |error: LinkError| BuildError::Link {
+            name: format!("{} ({arch})", self.name),
+            error: Box::new(error),
+        };
+        let options = LinkerOptions::for_arch(arch).name(format!("{} {arch}", self.name));
+        let mut linker = Linker::new(options)
+            .map_err(fail)?
+            .with_cache(Arc::clone(&self.cache));
+        for input in inputs {
+            linker.add(input).map_err(fail)?;
+        }
+        linker.link(output).map_err(fail)
+    }
+
+    /// Bundles one group's links into `{stem}.fatbin`; returns its path
+    /// and its kernels.
+    fn write_fatbin<'c>(
+        &self,
+        stem: &str,
+        outputs: impl Iterator<Item = (Arch, &'c ObjectCode)>,
+    ) -> Result<(PathBuf, Vec<String>), BuildError> {
+        let path = self.out_dir.join(format!("{stem}.fatbin"));
+        let fail = |detail: String| BuildError::Output {
+            name: path.display().to_string(),
+            detail,
+        };
+        let mut builder = FatbinBuilder::new();
+        if self.build.compress {
+            builder = builder.compression(Compression::Lz4);
+        }
+        for (arch, code) in outputs {
+            builder = builder
+                .add(code, Some(arch))
+                .map_err(|e| fail(e.to_string()))?;
+        }
+        let fatbin = builder.build(stem).map_err(|e| fail(e.to_string()))?;
+        let kernels = fatbin
+            .inspect()
+            .map_err(|e| fail(e.to_string()))?
+            .kernels()
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+        if std::fs::read(&path).ok().as_deref() != Some(fatbin.as_bytes()) {
+            fatbin.write_to(&path).map_err(|e| fail(e.to_string()))?;
+        }
+        Ok((path, kernels))
+    }
+
+    fn module_doc(&self, files: &[&Path]) -> String {
+        let files: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+        let archs: Vec<String> = self.archs.iter().map(Arch::to_string).collect();
+        let ptx = self
+            .ptx
+            .map(|arch| format!(", PTX for compute_{}{}", arch.sm, arch.suffix()))
+            .unwrap_or_default();
+        format!(
+            "Kernels of {}: cubins for {}{ptx}. Built by cuda-build.",
+            files.join(", "),
+            archs.join(", ")
+        )
+    }
+
+    /// What `rerun-if-changed` names: each file's closure, as the compile
+    /// cache's scan finds it; without NVRTC, the files and include folders.
+    fn dependencies(&self) -> Vec<PathBuf> {
+        let mut found: Vec<PathBuf> = Vec::new();
+        for file in &self.build.files {
+            let scanned = self.compiler.as_ref().and_then(|compiler| {
+                let program = Program::from_path(file).ok()?;
+                let arch = *self.archs.first()?;
+                compiler.dependencies(&program, &self.options(arch)).ok()
+            });
+            match scanned {
+                Some(paths) => found.extend(paths),
+                None => {
+                    found.push(file.clone());
+                    found.extend(self.build.includes.iter().cloned());
+                }
+            }
+        }
+        let mut seen = std::collections::HashSet::new();
+        found.retain(|path| seen.insert(path.clone()));
+        found
+    }
+}
+
+/// The cubin archs: explicit, else `CUDA_COMPUTE_CAP`, else every arch
+/// NVRTC supports; each checked against NVRTC's list.
+fn resolve_archs(build: &Build, compiler: Option<&Compiler>) -> Result<Vec<Arch>, BuildError> {
+    let supported = match compiler {
+        Some(compiler) => Some(
+            compiler
+                .supported_archs()
+                .map_err(|e| BuildError::NoNvrtc(Box::new(e)))?,
+        ),
+        None => None,
+    };
+    let from_env = std::env::var("CUDA_COMPUTE_CAP")
+        .ok()
+        .filter(|v| !v.trim().is_empty());
+    let mut archs: Vec<Arch> = match (&build.archs, from_env) {
+        (Some(archs), _) => archs
+            .iter()
+            .map(|a| parse_arch("Build::archs", a))
+            .collect::<Result<_, _>>()?,
+        (None, Some(caps)) => caps
+            .split(',')
+            .map(|a| parse_arch("CUDA_COMPUTE_CAP", a))
+            .collect::<Result<_, _>>()?,
+        (None, None) => match &supported {
+            Some(supported) => supported.clone(),
+            None => {
+                return Err(BuildError::BadArch {
+                    from: "Build::archs",
+                    value: "(none: set archs or CUDA_COMPUTE_CAP when nvcc stands in for NVRTC)"
+                        .into(),
+                });
+            }
+        },
+    };
+    archs.sort_by_key(|arch| (arch.sm, arch.suffix()));
+    archs.dedup();
+    if archs.is_empty() {
+        return Err(BuildError::BadArch {
+            from: "Build::archs",
+            value: String::new(),
+        });
+    }
+    if let (Some(supported), Some(compiler)) = (&supported, compiler)
+        && let Some(missing) = archs
+            .iter()
+            .find(|arch| !supported.iter().any(|s| s.sm == arch.sm))
+    {
+        let list: Vec<String> = supported.iter().map(|a| a.sm.to_string()).collect();
+        return Err(BuildError::UnsupportedArch {
+            sm: missing.sm,
+            nvrtc: compiler.nvrtc().version_string(),
+            supported: list.join(", "),
+        });
+    }
+    Ok(archs)
+}
+
+/// `sm_90`, `compute_90`, `90`, `9.0` (nvidia-smi's spelling), `sm_90a`.
+fn parse_arch(from: &'static str, text: &str) -> Result<Arch, BuildError> {
+    let text = text.trim();
+    let bad = || BuildError::BadArch {
+        from,
+        value: text.to_owned(),
+    };
+    let dotted = match text.split_once('.') {
+        Some((major, minor)) if !major.is_empty() && minor.len() == 1 => format!("{major}{minor}"),
+        Some(_) => return Err(bad()),
+        None => text.to_owned(),
+    };
+    dotted.parse().map_err(|_| bad())
+}
+
+/// A file's module name: its stem as a Rust identifier.
+fn module_name(file: &Path) -> String {
+    let stem = file.file_stem().unwrap_or_default().to_string_lossy();
+    let mut name: String = stem
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if !name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+        name.insert(0, '_');
+    }
+    name
+}
+
+/// A name usable as a Rust module and file name.
+fn is_identifier(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Writes `text` unless the file already holds it, so that cargo sees no
+/// change when nothing changed.
+fn write_if_changed(path: &Path, text: &str) -> Result<(), BuildError> {
+    if std::fs::read(path).ok().as_deref() == Some(text.as_bytes()) {
+        return Ok(());
+    }
+    std::fs::write(path, text).map_err(|e| output_error(path, e))
+}
+
+fn output_error(path: &Path, error: std::io::Error) -> BuildError {
+    BuildError::Output {
+        name: path.display().to_string(),
+        detail: error.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn archs_parse_in_every_spelling() {
+        for text in ["sm_86", "compute_86", "86", "8.6", " 86 "] {
+            assert_eq!(parse_arch("test", text).unwrap(), Arch::sm(86), "{text}");
+        }
+        assert_eq!(parse_arch("test", "sm_90a").unwrap().to_string(), "sm_90a");
+        for bad in ["", "8.", ".6", "8.6.1", "gfx90a", "sm_"] {
+            assert!(parse_arch("test", bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn module_names_are_identifiers() {
+        assert_eq!(module_name(Path::new("k/add-f32.cu")), "add_f32");
+        assert_eq!(module_name(Path::new("1d.cu")), "_1d");
+        assert!(is_identifier("kernels") && !is_identifier("my kernels") && !is_identifier("1k"));
+    }
+}

@@ -1,0 +1,103 @@
+//! [`BuildError`]: why a build of kernels failed, naming the file, the
+//! arch and what to do.
+
+use std::path::PathBuf;
+
+/// Why [`Build::compile`](crate::Build::compile) failed.
+#[derive(thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// A build name that is not a Rust identifier.
+    #[error("{0:?} is not a Rust identifier: the name becomes a module")]
+    BadName(String),
+    /// No `.cu` file was given.
+    #[error("no CUDA files: call Build::file or Build::files")]
+    NoFiles,
+    /// `OUT_DIR` is unset: not run by cargo, and no `out_dir` given.
+    #[error("OUT_DIR is unset: run from a build script, or set Build::out_dir")]
+    NoOutDir,
+    /// An arch that does not parse, from `archs` or `CUDA_COMPUTE_CAP`.
+    #[error("{from}: {value:?} is not an arch (sm_90, compute_90, 90 or 9.0)")]
+    BadArch {
+        /// `Build::archs` or `CUDA_COMPUTE_CAP`.
+        from: &'static str,
+        /// The value.
+        value: String,
+    },
+    /// An arch the loaded NVRTC cannot compile for.
+    #[error("sm_{sm} is not an arch NVRTC {nvrtc} compiles for (it takes {supported})")]
+    UnsupportedArch {
+        /// The arch.
+        sm: u32,
+        /// NVRTC's version.
+        nvrtc: String,
+        /// What it takes.
+        supported: String,
+    },
+    /// NVRTC could not be loaded: the message names the pip packages and
+    /// the variables to set.
+    #[error("compiling CUDA kernels needs NVRTC")]
+    NoNvrtc(#[source] Box<cuda_compile::CompileError>),
+    /// A file that holds host code NVRTC cannot compile.
+    #[error(
+        "{}:{line}: {construct} is host code, which NVRTC does not compile: wrap it in \
+         `#ifndef __CUDACC_RTC__` ... `#endif` (or move it to Rust), or opt in to \
+         Build::nvcc_fallback where nvcc is installed",
+        file.display()
+    )]
+    HostCode {
+        /// The file.
+        file: PathBuf,
+        /// The line, from 1.
+        line: usize,
+        /// What was found: "a `<<<...>>>` launch", "`cudaMalloc`", ...
+        construct: String,
+        /// NVRTC's error.
+        #[source]
+        error: Box<cuda_compile::CompileError>,
+    },
+    /// A file did not compile for an arch.
+    #[error("{} does not compile for {arch}", file.display())]
+    Compile {
+        /// The file.
+        file: PathBuf,
+        /// The arch.
+        arch: String,
+        /// NVRTC's error, with its log.
+        #[source]
+        error: Box<cuda_compile::CompileError>,
+    },
+    /// The per-arch link failed (nvJitLink missing, an undefined symbol).
+    #[error("linking the kernels of {name} failed")]
+    Link {
+        /// The build's name.
+        name: String,
+        /// The linker's error, naming the target.
+        #[source]
+        error: Box<cuda_link::LinkError>,
+    },
+    /// nvcc, asked for as a fallback, failed or was not found.
+    #[error("nvcc fallback for {}: {detail}", file.display())]
+    Nvcc {
+        /// The file.
+        file: PathBuf,
+        /// What happened.
+        detail: String,
+    },
+    /// The fatbin could not be written or read back.
+    #[error("{name}: {detail}")]
+    Output {
+        /// The file or build name.
+        name: String,
+        /// What failed.
+        detail: String,
+    },
+}
+
+/// The message and its causes, for a build script's `{:?}` (`main`
+/// returning `Result` prints it).
+impl std::fmt::Debug for BuildError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&cuda_link::Report(self), f)
+    }
+}

@@ -1,0 +1,167 @@
+//! `Build` on real files with the pinned NVRTC and nvJitLink: what it
+//! writes, what it recompiles after an edit, and how it fails.
+
+use std::path::Path;
+
+use cuda_build::{Build, BuildError};
+use cuda_link::ObjectCode;
+use cuda_link::inspect::EntryKind;
+
+const COMMON_H: &str = "#pragma once\n#include <stdint.h>\n#define SCALE 2.0f\n";
+const ADD_CU: &str = "#include \"common.h\"\n#include <cmath>\n\
+    extern \"C\" __global__ void add(float *y, const float *x, int64_t n) {\n\
+      int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;\n\
+      if (i < n) y[i] = fabsf(x[i]) * SCALE + y[i];\n}\n";
+const SCALE_H: &str = "#pragma once\n__device__ inline float twice(float v) { return 2 * v; }\n";
+const SCALE_CU: &str = "#include \"scale.h\"\n\
+    template <typename T> __global__ void scale(T *y, int n) {\n\
+      int i = threadIdx.x; if (i < n) y[i] = twice(y[i]);\n}\n\
+    template __global__ void scale<float>(float *, int);\n";
+
+fn have_libraries() -> bool {
+    cuda_link_tests::redist("CUDA_LINK_NVRTC_PATH").is_some()
+        && cuda_link_tests::redist("CUDA_LINK_NVJITLINK_PATH").is_some()
+}
+
+fn project(dir: &Path) -> Build {
+    let kernels = dir.join("kernels");
+    std::fs::create_dir_all(kernels.join("include")).unwrap();
+    std::fs::write(kernels.join("common.h"), COMMON_H).unwrap();
+    std::fs::write(kernels.join("include/scale.h"), SCALE_H).unwrap();
+    std::fs::write(kernels.join("add.cu"), ADD_CU).unwrap();
+    std::fs::write(kernels.join("scale.cu"), SCALE_CU).unwrap();
+    Build::new()
+        .files([kernels.join("add.cu"), kernels.join("scale.cu")])
+        .include(kernels.join("include"))
+        .archs(["sm_80", "9.0"])
+        .out_dir(dir.join("out"))
+        .cache_dir(dir.join("cache"))
+        .cargo_metadata(false)
+}
+
+/// One fatbin with a cubin per arch and PTX for the lowest, holding both
+/// files' kernels; the module names them; the rerun list holds each file
+/// and its headers.
+#[test]
+fn builds_one_fatbin_for_every_arch() {
+    if !have_libraries() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let built = project(dir.path()).compile("kernels").unwrap();
+    let fatbin = ObjectCode::from_path(&built.fatbins[0]).unwrap();
+    let info = fatbin.inspect().unwrap();
+    let slots: Vec<(EntryKind, String)> = info
+        .fatbin_entries()
+        .map(|e| (e.kind, e.arch.to_string()))
+        .collect();
+    assert_eq!(
+        slots,
+        [
+            (EntryKind::Cubin, "sm_80".into()),
+            (EntryKind::Cubin, "sm_90".into()),
+            (EntryKind::Ptx, "sm_80".into()),
+        ]
+    );
+    let mut kernels = built.kernels.clone();
+    kernels.sort();
+    assert_eq!(kernels, ["_Z5scaleIfEvPT_i", "add"]);
+    let module = std::fs::read_to_string(&built.module).unwrap();
+    assert!(module.contains("pub mod kernels {"), "{module}");
+    assert!(module.contains("pub const ADD: &str = \"add\";"), "{module}");
+    assert!(module.contains("pub const SCALE_FLOAT: &str = \"_Z5scaleIfEvPT_i\";"), "{module}");
+    assert_eq!((built.compiled, built.cached), (4, 0));
+    let kernels_dir = dir.path().join("kernels");
+    for needed in ["add.cu", "scale.cu", "common.h", "include/scale.h"] {
+        assert!(
+            built.dependencies.iter().any(|p| p.ends_with(needed)),
+            "{needed} in {:?}",
+            built.dependencies
+        );
+    }
+    assert!(built.dependencies.iter().all(|p| p.starts_with(&kernels_dir)));
+}
+
+/// Editing a header recompiles only the files that include it, for each
+/// arch; a rebuild with nothing changed compiles nothing.
+#[test]
+fn an_edited_header_recompiles_only_its_files() {
+    if !have_libraries() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let build = project(dir.path());
+    let first = build.compile("kernels").unwrap();
+    assert_eq!((first.compiled, first.cached), (4, 0));
+    let again = build.compile("kernels").unwrap();
+    assert_eq!((again.compiled, again.cached), (0, 4));
+    std::fs::write(
+        dir.path().join("kernels/include/scale.h"),
+        SCALE_H.replace("2 * v", "3 * v"),
+    )
+    .unwrap();
+    let edited = build.compile("kernels").unwrap();
+    assert_eq!((edited.compiled, edited.cached), (2, 2), "scale.cu for two arches");
+}
+
+/// Per file: a module and a fatbin each.
+#[test]
+fn per_file_builds_a_module_per_file() {
+    if !have_libraries() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let built = project(dir.path()).per_file(true).ptx(None).compile("kernels").unwrap();
+    assert_eq!(built.fatbins.len(), 2);
+    let module = std::fs::read_to_string(&built.module).unwrap();
+    assert!(module.contains("pub mod add {") && module.contains("pub mod scale {"), "{module}");
+    let scale = ObjectCode::from_path(&built.fatbins[1]).unwrap();
+    assert_eq!(scale.inspect().unwrap().kernels(), ["_Z5scaleIfEvPT_i"]);
+}
+
+/// Host code is a typed error naming the construct and its line; a
+/// device error is a compile error naming the file and arch.
+#[test]
+fn host_code_and_bad_code_say_where() {
+    if !have_libraries() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let host = dir.path().join("host.cu");
+    std::fs::write(
+        &host,
+        "__global__ void k(float *y) { y[0] = 1; }\nvoid run(float *y) {\n  k<<<1, 1>>>(y);\n}\n",
+    )
+    .unwrap();
+    let build = Build::new()
+        .file(&host)
+        .archs(["sm_90"])
+        .out_dir(dir.path().join("out"))
+        .cache_dir(dir.path().join("cache"))
+        .cargo_metadata(false);
+    match build.compile("kernels") {
+        Err(BuildError::HostCode { line, construct, .. }) => {
+            assert_eq!(line, 3);
+            assert!(construct.contains("<<<"), "{construct}");
+        }
+        other => panic!("{other:?}"),
+    }
+    std::fs::write(&host, "__global__ void k() { undeclared(); }\n").unwrap();
+    match build.compile("kernels") {
+        Err(error @ BuildError::Compile { .. }) => {
+            let text = format!("{error:?}");
+            assert!(text.contains("host.cu does not compile for sm_90"), "{text}");
+            assert!(text.contains("undeclared"), "{text}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        build.clone().archs(["sm_9x"]).compile("kernels"),
+        Err(BuildError::BadArch { .. })
+    ));
+    assert!(matches!(
+        build.clone().archs(["sm_12"]).compile("kernels"),
+        Err(BuildError::UnsupportedArch { sm: 12, .. })
+    ));
+    assert!(matches!(build.compile("my kernels"), Err(BuildError::BadName(_))));
+}
