@@ -7,7 +7,8 @@ use std::sync::Arc;
 use cuda_compile::{CompileError, Compiler, Program, ProgramOptions, Target};
 use cuda_link::inspect::Compression;
 use cuda_link::{
-    Arch, FatbinBuilder, LinkCache, LinkError, Linker, LinkerOptions, ObjectCode, OutputKind,
+    Arch, Backend, FatbinBuilder, LinkCache, LinkError, Linker, LinkerOptions, ObjectCode,
+    OutputKind,
 };
 
 use crate::{BuildError, host_code, jobs, names, nvcc};
@@ -252,11 +253,13 @@ impl Build {
             nvrtc_sys::SPEC.override_var,
             nvjitlink_sys::SPEC.override_var,
         ];
+        let mut printed = std::collections::HashSet::new();
         for var in BUILD_VARIABLES
             .iter()
             .chain(&overrides)
             .chain(cuda_dylib::SEARCH_VARIABLES)
             .chain(LinkCache::DIR_VARIABLES)
+            .filter(|var| printed.insert(**var))
         {
             println!("cargo:rerun-if-env-changed={var}");
         }
@@ -528,7 +531,10 @@ impl<'a> Session<'a> {
             name: format!("{} ({arch})", self.name),
             error: Box::new(error),
         };
-        let options = LinkerOptions::for_arch(arch).name(format!("{} {arch}", self.name));
+        // nvJitLink only: a build script never falls back to a driver.
+        let options = LinkerOptions::for_arch(arch)
+            .backend(Backend::NvJitLink)
+            .name(format!("{} {arch}", self.name));
         let mut linker = Linker::new(options)
             .map_err(fail)?
             .with_cache(Arc::clone(&self.cache));

@@ -68,8 +68,14 @@ fn builds_one_fatbin_for_every_arch() {
     assert_eq!(kernels, ["_Z5scaleIfEvPT_i", "add"]);
     let module = std::fs::read_to_string(&built.module).unwrap();
     assert!(module.contains("pub mod kernels {"), "{module}");
-    assert!(module.contains("pub const ADD: &str = \"add\";"), "{module}");
-    assert!(module.contains("pub const SCALE_FLOAT: &str = \"_Z5scaleIfEvPT_i\";"), "{module}");
+    assert!(
+        module.contains("pub const ADD: &str = \"add\";"),
+        "{module}"
+    );
+    assert!(
+        module.contains("pub const SCALE_FLOAT: &str = \"_Z5scaleIfEvPT_i\";"),
+        "{module}"
+    );
     assert_eq!((built.compiled, built.cached), (4, 0));
     let kernels_dir = dir.path().join("kernels");
     for needed in ["add.cu", "scale.cu", "common.h", "include/scale.h"] {
@@ -79,7 +85,12 @@ fn builds_one_fatbin_for_every_arch() {
             built.dependencies
         );
     }
-    assert!(built.dependencies.iter().all(|p| p.starts_with(&kernels_dir)));
+    assert!(
+        built
+            .dependencies
+            .iter()
+            .all(|p| p.starts_with(&kernels_dir))
+    );
 }
 
 /// Editing a header recompiles only the files that include it, for each
@@ -101,7 +112,11 @@ fn an_edited_header_recompiles_only_its_files() {
     )
     .unwrap();
     let edited = build.compile("kernels").unwrap();
-    assert_eq!((edited.compiled, edited.cached), (2, 2), "scale.cu for two arches");
+    assert_eq!(
+        (edited.compiled, edited.cached),
+        (2, 2),
+        "scale.cu for two arches"
+    );
 }
 
 /// Per file: a module and a fatbin each.
@@ -111,10 +126,17 @@ fn per_file_builds_a_module_per_file() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let built = project(dir.path()).per_file(true).ptx(None).compile("kernels").unwrap();
+    let built = project(dir.path())
+        .per_file(true)
+        .ptx(None)
+        .compile("kernels")
+        .unwrap();
     assert_eq!(built.fatbins.len(), 2);
     let module = std::fs::read_to_string(&built.module).unwrap();
-    assert!(module.contains("pub mod add {") && module.contains("pub mod scale {"), "{module}");
+    assert!(
+        module.contains("pub mod add {") && module.contains("pub mod scale {"),
+        "{module}"
+    );
     let scale = ObjectCode::from_path(&built.fatbins[1]).unwrap();
     assert_eq!(scale.inspect().unwrap().kernels(), ["_Z5scaleIfEvPT_i"]);
 }
@@ -140,7 +162,9 @@ fn host_code_and_bad_code_say_where() {
         .cache_dir(dir.path().join("cache"))
         .cargo_metadata(false);
     match build.compile("kernels") {
-        Err(BuildError::HostCode { line, construct, .. }) => {
+        Err(BuildError::HostCode {
+            line, construct, ..
+        }) => {
             assert_eq!(line, 3);
             assert!(construct.contains("<<<"), "{construct}");
         }
@@ -150,7 +174,10 @@ fn host_code_and_bad_code_say_where() {
     match build.compile("kernels") {
         Err(error @ BuildError::Compile { .. }) => {
             let text = format!("{error:?}");
-            assert!(text.contains("host.cu does not compile for sm_90"), "{text}");
+            assert!(
+                text.contains("host.cu does not compile for sm_90"),
+                "{text}"
+            );
             assert!(text.contains("undeclared"), "{text}");
         }
         other => panic!("{other:?}"),
@@ -163,5 +190,8 @@ fn host_code_and_bad_code_say_where() {
         build.clone().archs(["sm_12"]).compile("kernels"),
         Err(BuildError::UnsupportedArch { sm: 12, .. })
     ));
-    assert!(matches!(build.compile("my kernels"), Err(BuildError::BadName(_))));
+    assert!(matches!(
+        build.compile("my kernels"),
+        Err(BuildError::BadName(_))
+    ));
 }

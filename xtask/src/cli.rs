@@ -23,6 +23,8 @@ pub enum Command {
     },
     /// Install the pinned NVIDIA wheels into target/cuda-redist, build the nvcc corpus
     Provision,
+    /// Print `export` lines pointing cargo at the provisioned wheels (`eval "$(cargo xtask env)"`)
+    Env,
     /// Provision, then `cargo test --workspace ARGS...`
     #[command(disable_help_flag = true)]
     Test {

@@ -39,6 +39,12 @@ for tests in gpu-tests gpu-tests-cuda-13000 gpu-cudarc-tests; do
         CUDA_MODULE_LOADING=$mode ./$tests --include-ignored --test-threads=1 --show-output $filter "$@" || status=1
     done
 done
+# The example crate: kernels compiled by its build.rs (cuda-build), run
+# through cuda-module and a cudarc stream, every number checked.
+for mode in EAGER LAZY; do
+    echo "== cuda-build-example, CUDA_MODULE_LOADING=$mode"
+    CUDA_MODULE_LOADING=$mode ./cuda-build-example || status=1
+done
 exit $status
 "#;
 
@@ -132,9 +138,28 @@ const GPU_PAIRS_PY: &str = include_str!("gpu_pairs.py");
 /// Builds `cargo ARGS --message-format=json` and returns the path of the
 /// executable whose target is named `target`.
 fn build_executable(workspace: &Path, args: &[&str], target: &str) -> Result<String> {
-    let output = cargo()
-        .current_dir(workspace)
-        .args(args)
+    build_with(cargo().current_dir(workspace).args(args), target)
+}
+
+/// `cuda-build-example` (with its cudarc path), whose build.rs compiles
+/// its kernels with the provisioned NVRTC and nvJitLink.
+fn build_kernels_example(workspace: &Path) -> Result<String> {
+    crate::redist::ensure(workspace, &[])?;
+    let mut command = cargo();
+    crate::with_redist_env(command.current_dir(workspace), workspace).args([
+        "build",
+        "--release",
+        "-p",
+        "cuda-build-example",
+        "--features",
+        "cudarc",
+    ]);
+    build_with(&mut command, "cuda-build-example")
+}
+
+/// Runs a cargo build and returns the path of `target`'s executable.
+fn build_with(command: &mut Command, target: &str) -> Result<String> {
+    let output = command
         .arg("--message-format=json")
         .env("CARGO_PROFILE_TEST_DEBUG", "0")
         .output()?;
@@ -248,6 +273,7 @@ pub fn test_gpu(workspace: &Path, run_here: bool) -> Result<()> {
     let load_gap = build_example(workspace, "load_gap")?;
     let compile_bench = build_example(workspace, "compile_bench")?;
     let fatbin_probe = build_example(workspace, "fatbin_probe")?;
+    let kernels_example = build_kernels_example(workspace)?;
     let bundle = workspace.join("target/gpu-bundle");
     std::fs::create_dir_all(&bundle)?;
     std::fs::copy(&executable, bundle.join("gpu-tests"))?;
@@ -265,6 +291,7 @@ pub fn test_gpu(workspace: &Path, run_here: bool) -> Result<()> {
     write_script(&bundle.join("load_gap.sh"), LOAD_GAP_SH)?;
     std::fs::copy(&compile_bench, bundle.join("compile-bench"))?;
     std::fs::copy(&fatbin_probe, bundle.join("fatbin-probe"))?;
+    std::fs::copy(&kernels_example, bundle.join("cuda-build-example"))?;
     std::fs::copy(
         workspace.join("bench/compile_bench.py"),
         bundle.join("compile_bench.py"),

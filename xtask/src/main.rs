@@ -46,6 +46,7 @@ fn try_main() -> Result<()> {
         Task::Provision => {
             redist::ensure(&workspace, &[]).and_then(|()| corpus::ensure(&workspace))
         }
+        Task::Env => print_env(&workspace),
         Task::Test { args } => test(&workspace, &args),
         Task::Demo => demo(&workspace),
         Task::TestGpu { run } => gpu::test_gpu(&workspace, run),
@@ -88,11 +89,35 @@ fn run(command: &mut Command) -> Result<()> {
 }
 
 /// Points a command at the provisioned libraries and the nvcc corpus.
-fn with_redist_env<'a>(command: &'a mut Command, workspace: &Path) -> &'a mut Command {
+pub(crate) fn with_redist_env<'a>(command: &'a mut Command, workspace: &Path) -> &'a mut Command {
     for (key, value) in redist::test_env(workspace) {
         command.env(key, value);
     }
     command.env("CUDA_LINK_CORPUS", corpus::files(workspace))
+}
+
+/// Prints the test environment as shell `export` lines, so that plain
+/// cargo commands (`cargo clippy --workspace`, which builds the example
+/// whose build.rs compiles kernels) find the provisioned wheels. Nothing
+/// else goes to stdout, so provisioning is `provision`'s.
+fn print_env(workspace: &Path) -> Result<()> {
+    let nvrtc = redist::root(workspace).join("nvrtc12");
+    if !nvrtc.is_dir() {
+        return Err(format!(
+            "{} is missing: run `cargo xtask provision` first",
+            nvrtc.display()
+        )
+        .into());
+    }
+    let quote = |value: &Path| format!("'{}'", value.display().to_string().replace('\'', r"'\''"));
+    for (key, value) in redist::test_env(workspace) {
+        println!("export {key}={}", quote(&value));
+    }
+    println!(
+        "export CUDA_LINK_CORPUS={}",
+        quote(&corpus::files(workspace))
+    );
+    Ok(())
 }
 
 fn test(workspace: &Path, extra: &[String]) -> Result<()> {
