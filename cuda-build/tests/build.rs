@@ -195,3 +195,90 @@ fn host_code_and_bad_code_say_where() {
         Err(BuildError::BadName(_))
     ));
 }
+
+/// Runs this test binary again for one test, with `env` set: the tests
+/// that need a variable of their own, without `set_var` in a threaded
+/// process.
+fn in_child(test: &str, env: &[(&str, &str)]) {
+    let run = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", test, "--nocapture", "--test-threads=1"])
+        .env("CUDA_BUILD_TEST_CHILD", "1")
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "{test}: {text}{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(text.contains("1 passed"), "{test} did not run: {text}");
+}
+
+fn is_child() -> bool {
+    std::env::var_os("CUDA_BUILD_TEST_CHILD").is_some()
+}
+
+/// Under docs.rs no library is needed: the module has an empty `FATBIN`.
+#[test]
+fn docs_rs_builds_need_no_cuda() {
+    in_child(
+        "docs_rs_child",
+        &[
+            ("DOCS_RS", "1"),
+            ("CUDA_LINK_NVRTC_PATH", "/nonexistent/libnvrtc.so"),
+        ],
+    );
+}
+
+#[test]
+fn docs_rs_child() {
+    if !is_child() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let built = project(dir.path()).compile("kernels").unwrap();
+    assert!(built.fatbins.is_empty() && built.kernels.is_empty());
+    let module = std::fs::read_to_string(&built.module).unwrap();
+    assert!(
+        module.contains("pub static FATBIN: &[u8] = &[];"),
+        "{module}"
+    );
+}
+
+/// With the nvcc fallback, a file with host code is compiled by nvcc
+/// (`NVCC`), and its kernel is in the fatbin.
+#[test]
+fn nvcc_compiles_host_code_when_asked() {
+    if !have_libraries() {
+        return;
+    }
+    let Some(nvcc) = cuda_link_tests::redist("CUDA_LINK_NVCC") else {
+        return;
+    };
+    in_child("nvcc_child", &[("NVCC", nvcc.to_str().unwrap())]);
+}
+
+#[test]
+fn nvcc_child() {
+    if !is_child() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let host = dir.path().join("host.cu");
+    std::fs::write(
+        &host,
+        "__global__ void k(float *y) { y[0] = 1; }\nvoid run(float *y) {\n  k<<<1, 1>>>(y);\n}\n",
+    )
+    .unwrap();
+    let built = Build::new()
+        .file(&host)
+        .archs(["sm_90"])
+        .nvcc_fallback(true)
+        .out_dir(dir.path().join("out"))
+        .cache_dir(dir.path().join("cache"))
+        .cargo_metadata(false)
+        .compile("kernels")
+        .unwrap();
+    assert_eq!(built.kernels, ["_Z1kPf"]);
+}

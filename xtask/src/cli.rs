@@ -55,6 +55,12 @@ pub enum Command {
     },
     /// Whole-process CLI figures: one-shot link with and without python3, inspect vs cuobjdump
     BenchCold,
+    /// cuda-build against nvcc on candle's kernels (3 SM arches + PTX, ABBA), then the warm rebuild
+    BenchBuild {
+        /// How many pairs of cold builds
+        #[arg(long, default_value_t = 3)]
+        pairs: usize,
+    },
     /// The CPU test suites under AddressSanitizer
     Sanitize,
     /// Copy each sys crate out as a vendor would, then build and test it alone

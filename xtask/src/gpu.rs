@@ -137,7 +137,7 @@ const GPU_PAIRS_PY: &str = include_str!("gpu_pairs.py");
 
 /// Builds `cargo ARGS --message-format=json` and returns the path of the
 /// executable whose target is named `target`.
-fn build_executable(workspace: &Path, args: &[&str], target: &str) -> Result<String> {
+pub(crate) fn build_executable(workspace: &Path, args: &[&str], target: &str) -> Result<String> {
     build_with(cargo().current_dir(workspace).args(args), target)
 }
 

@@ -4,6 +4,7 @@
 //! xtask help` lists them, and README.md's tables are tested against it.
 
 mod bench;
+mod bench_build;
 mod bindgen;
 mod cli;
 mod cold;
@@ -53,6 +54,7 @@ fn try_main() -> Result<()> {
         Task::Bench { args } => bench::bench(&workspace, &args),
         Task::BenchGpu { run } => gpu::bench_gpu(&workspace, run),
         Task::BenchCold => cold::bench_cold(&workspace),
+        Task::BenchBuild { pairs } => bench_build::bench_build(&workspace, pairs.max(1)),
         Task::Sanitize => sanitize(&workspace),
         Task::VendorTest => vendor::vendor_test(&workspace),
         Task::FuzzLink {

@@ -220,6 +220,8 @@ pub fn test_env(workspace: &Path) -> Vec<(&'static str, PathBuf)> {
             at("nvjitlink13", "nvidia/cu13/lib/libnvJitLink.so.13"),
         ),
         ("CUDA_LINK_CUOBJDUMP", cuobjdump(workspace)),
+        // nvcc 13, for cuda-build's opt-in nvcc fallback.
+        ("CUDA_LINK_NVCC", at(NVCC.dir, NVCC.marker)),
         // NVRTC 12's headers: the runtime's and CCCL's wheels, found there
         // as a user's site-packages would hold them.
         ("CUDA_LINK_SITE_PACKAGES", site_packages(workspace)),

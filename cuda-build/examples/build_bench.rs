@@ -1,0 +1,30 @@
+//! One timed `cuda-build` build, for `cargo xtask bench-build`:
+//! `build_bench OUT_DIR CACHE_DIR ARCHS FILE...` (ARCHS comma-separated;
+//! one fatbin per file, PTX for the lowest arch) prints
+//! `ms compiled cached`.
+
+use std::time::Instant;
+
+fn main() -> Result<(), cuda_build::BuildError> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [out, cache, archs, files @ ..] = args.as_slice() else {
+        eprintln!("usage: build_bench OUT_DIR CACHE_DIR ARCHS FILE...");
+        std::process::exit(2);
+    };
+    let start = Instant::now();
+    let built = cuda_build::Build::new()
+        .files(files)
+        .archs(archs.split(','))
+        .per_file(true)
+        .out_dir(out)
+        .cache_dir(cache)
+        .cargo_metadata(false)
+        .compile("kernels")?;
+    println!(
+        "{:.1} {} {}",
+        start.elapsed().as_secs_f64() * 1e3,
+        built.compiled,
+        built.cached
+    );
+    Ok(())
+}

@@ -1,0 +1,167 @@
+//! `cargo xtask bench-build`: `cuda-build` against nvcc on real kernel
+//! files (candle's, `bench/kernels/candle`), for three SM arches plus
+//! PTX, run alternately (ABBA) on this machine; then the warm rebuild,
+//! where every compile and link is a cache hit.
+//!
+//! Both sides use CUDA 13.0.88 (NVRTC and nvcc from the pinned wheels;
+//! nvJitLink 13.5 links) and every core: `cuda-build` its jobs, nvcc one
+//! process per file at a time per core, as `bindgen_cuda` runs it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use crate::{Result, redist};
+
+const ARCHS: &str = "sm_80,sm_86,sm_90";
+const NVCC_GENCODE: &[&str] = &[
+    "-gencode=arch=compute_80,code=sm_80",
+    "-gencode=arch=compute_86,code=sm_86",
+    "-gencode=arch=compute_90,code=sm_90",
+    "-gencode=arch=compute_80,code=compute_80",
+];
+
+pub fn bench_build(workspace: &Path, pairs: usize) -> Result<()> {
+    redist::ensure(workspace, &[])?;
+    let nvcc = redist::install(workspace, &redist::NVCC)?;
+    let bench = crate::gpu::build_executable(
+        workspace,
+        &[
+            "build",
+            "--release",
+            "-p",
+            "cuda-build",
+            "--example",
+            "build_bench",
+        ],
+        "build_bench",
+    )?;
+    let kernels = workspace.join("bench/kernels/candle");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&kernels)?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "cu"))
+        .collect();
+    files.sort();
+    let scratch = tempfile_dir(workspace)?;
+    let root = redist::root(workspace);
+    let ours = |run: usize| -> Result<(f64, String)> {
+        let dir = scratch.join(format!("ours-{run}"));
+        let mut command = Command::new(&bench);
+        command
+            .env(
+                "CUDA_LINK_NVRTC_PATH",
+                root.join("nvrtc130/nvidia/cu13/lib/libnvrtc.so.13"),
+            )
+            .env(
+                "CUDA_LINK_NVJITLINK_PATH",
+                root.join("nvjitlink13/nvidia/cu13/lib/libnvJitLink.so.13"),
+            )
+            .env("CUDA_LINK_SITE_PACKAGES", root.join("nvcc13"))
+            .arg(dir.join("out"))
+            .arg(dir.join("cache"))
+            .arg(ARCHS)
+            .args(&files);
+        let start = Instant::now();
+        let output = command.output()?;
+        let seconds = start.elapsed().as_secs_f64();
+        if !output.status.success() {
+            return Err(format!(
+                "build_bench failed: {}",
+                String::from_utf8_lossy(&output.stderr)
+            )
+            .into());
+        }
+        Ok((
+            seconds,
+            String::from_utf8_lossy(&output.stdout).trim().to_owned(),
+        ))
+    };
+    let theirs = |run: usize| -> Result<f64> {
+        let out = scratch.join(format!("nvcc-{run}"));
+        std::fs::create_dir_all(&out)?;
+        let start = Instant::now();
+        nvcc_all(&nvcc, &files, &out)?;
+        Ok(start.elapsed().as_secs_f64())
+    };
+
+    eprintln!(
+        "xtask: {} candle files, {ARCHS} + compute_80, {pairs} ABBA pairs",
+        files.len()
+    );
+    let mut ratios = Vec::new();
+    for pair in 0..pairs {
+        let (a, b) = if pair % 2 == 0 {
+            let a = ours(pair)?;
+            (a, theirs(pair)?)
+        } else {
+            let b = theirs(pair)?;
+            (ours(pair)?, b)
+        };
+        let ratio = a.0 / b;
+        println!(
+            "pair {pair}: cuda-build {:.2} s ({}), nvcc {:.2} s: {ratio:.2}x",
+            a.0, a.1, b
+        );
+        ratios.push(ratio);
+    }
+    ratios.sort_by(f64::total_cmp);
+    println!(
+        "cold: cuda-build / nvcc, median of {pairs}: {:.2}x",
+        ratios[pairs / 2]
+    );
+
+    // Warm: the last cold run's cache and outputs, nothing changed.
+    let last = pairs - 1;
+    let mut warm: Vec<f64> = (0..11)
+        .map(|_| ours(last).map(|(s, _)| s * 1e3))
+        .collect::<Result<_>>()?;
+    warm.sort_by(f64::total_cmp);
+    println!(
+        "warm rebuild (whole process, every compile and link a hit): median {:.1} ms of 11 ({:.1} to {:.1})",
+        warm[5], warm[0], warm[10]
+    );
+    Ok(())
+}
+
+/// `nvcc --fatbin` per file, a process per core at a time.
+fn nvcc_all(nvcc: &Path, files: &[PathBuf], out: &Path) -> Result<()> {
+    let next = AtomicUsize::new(0);
+    let failure = Mutex::new(None);
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    std::thread::scope(|scope| {
+        for _ in 0..cores.min(files.len()) {
+            scope.spawn(|| {
+                while let Some(file) = files.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    let stem = file.file_stem().unwrap_or_default().to_string_lossy();
+                    let status = Command::new(nvcc)
+                        .arg("--fatbin")
+                        .args(NVCC_GENCODE)
+                        .arg("-o")
+                        .arg(out.join(format!("{stem}.fatbin")))
+                        .arg(file)
+                        .status();
+                    if !status.as_ref().is_ok_and(|s| s.success()) {
+                        *failure.lock().unwrap() =
+                            Some(format!("nvcc on {}: {status:?}", file.display()));
+                    }
+                }
+            });
+        }
+    });
+    match failure.into_inner().unwrap() {
+        Some(failure) => Err(failure.into()),
+        None => Ok(()),
+    }
+}
+
+fn tempfile_dir(workspace: &Path) -> Result<PathBuf> {
+    let dir = workspace.join("target/bench-build");
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir)?;
+    }
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
