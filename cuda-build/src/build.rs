@@ -134,8 +134,8 @@ impl Build {
         self
     }
 
-    /// Defines a macro (`-D name=value`).
-    pub fn define(mut self, name: &str, value: impl Into<Option<&'static str>>) -> Self {
+    /// Defines a macro: `-D name=value`, or `-D name` for `None`.
+    pub fn define<'v>(mut self, name: &str, value: impl Into<Option<&'v str>>) -> Self {
         self.defines.push(match value.into() {
             Some(value) => format!("{name}={value}"),
             None => name.to_owned(),
@@ -146,7 +146,7 @@ impl Build {
     /// The cubin archs: `"sm_90"`, `"90"` or `"9.0"`. Without it,
     /// `CUDA_COMPUTE_CAP` (one or several, comma-separated, as crates
     /// migrating from `bindgen_cuda` set it), else every arch the loaded
-    /// NVRTC supports.
+    /// NVRTC supports and the loaded nvJitLink links (13.x: sm_75 and up).
     pub fn archs<S: AsRef<str>>(mut self, archs: impl IntoIterator<Item = S>) -> Self {
         self.archs = Some(archs.into_iter().map(|a| a.as_ref().to_owned()).collect());
         self
@@ -641,7 +641,7 @@ fn resolve_archs(build: &Build, compiler: Option<&Compiler>) -> Result<Vec<Arch>
             .map(|a| parse_arch("CUDA_COMPUTE_CAP", a))
             .collect::<Result<_, _>>()?,
         (None, None) => match &supported {
-            Some(supported) => supported.clone(),
+            Some(supported) => linkable(supported),
             None => {
                 return Err(BuildError::BadArch {
                     from: "Build::archs",
@@ -672,6 +672,20 @@ fn resolve_archs(build: &Build, compiler: Option<&Compiler>) -> Result<Vec<Arch>
         });
     }
     Ok(archs)
+}
+
+/// Of NVRTC's archs, those the loaded nvJitLink links under LTO (13.x
+/// dropped sm_50 to sm_72 and sm_101, which NVRTC 12.x compiles). Without
+/// nvJitLink, all: the first link says what is missing.
+fn linkable(supported: &[Arch]) -> Vec<Arch> {
+    match nvjitlink_sys::NvJitLink::global() {
+        Ok(lib) => supported
+            .iter()
+            .copied()
+            .filter(|arch| lib.links_arch(arch.sm, true))
+            .collect(),
+        Err(_) => supported.to_vec(),
+    }
 }
 
 /// `sm_90`, `compute_90`, `90`, `9.0` (nvidia-smi's spelling), `sm_90a`.

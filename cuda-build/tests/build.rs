@@ -282,3 +282,48 @@ fn nvcc_child() {
         .unwrap();
     assert_eq!(built.kernels, ["_Z1kPf"]);
 }
+
+/// Without archs or `CUDA_COMPUTE_CAP`: every arch NVRTC compiles for that
+/// nvJitLink links, a cubin each.
+#[test]
+fn by_default_every_linkable_arch() {
+    if !have_libraries() || std::env::var_os("CUDA_COMPUTE_CAP").is_some() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("k.cu");
+    std::fs::write(
+        &file,
+        "extern \"C\" __global__ void k(int *p) { *p = 1; }\n",
+    )
+    .unwrap();
+    let built = Build::new()
+        .file(&file)
+        .out_dir(dir.path().join("out"))
+        .cache_dir(dir.path().join("cache"))
+        .cargo_metadata(false)
+        .compile("kernels")
+        .unwrap();
+    let nvrtc = cuda_compile::Compiler::new()
+        .unwrap()
+        .supported_archs()
+        .unwrap();
+    let nvjitlink = nvjitlink_sys::NvJitLink::global().unwrap();
+    let expected: Vec<_> = nvrtc
+        .into_iter()
+        .filter(|arch| nvjitlink.links_arch(arch.sm, true))
+        .collect();
+    if nvjitlink.version().0 >= 13 {
+        let dropped = |arch: &cuda_link::Arch| arch.sm < 75 || arch.sm == 101;
+        assert!(!expected.iter().any(dropped), "{expected:?}");
+    }
+    assert_eq!(built.archs, expected);
+    let fatbin = ObjectCode::from_path(&built.fatbins[0]).unwrap();
+    let cubins = fatbin
+        .inspect()
+        .unwrap()
+        .fatbin_entries()
+        .filter(|e| e.kind == EntryKind::Cubin)
+        .count();
+    assert_eq!(cubins, expected.len());
+}

@@ -325,6 +325,27 @@ impl NvJitLink {
         format!("{}.{}", self.version.0, self.version.1)
     }
 
+    /// Whether this nvJitLink links for `sm_{sm}`, with link-time
+    /// optimisation when `lto`: a handle created with `-arch=sm_{sm}` (and
+    /// `-lto`), at once destroyed. nvJitLink has no list of its archs, and
+    /// majors differ (13.x dropped sm_50 to sm_72, and renamed sm_101
+    /// sm_110; 13.5 takes `-arch=sm_101` but not with `-lto`).
+    pub fn links_arch(&self, sm: u32, lto: bool) -> bool {
+        let arch = std::ffi::CString::new(format!("-arch=sm_{sm}")).unwrap_or_default();
+        let mut flags = vec![arch.as_ptr(), c"-lto".as_ptr()];
+        flags.truncate(if lto { 2 } else { 1 });
+        let mut handle: sys::nvJitLinkHandle = std::ptr::null_mut();
+        // SAFETY: an out-pointer and `flags.len()` C strings alive for the
+        // call.
+        let created =
+            unsafe { self.nvJitLinkCreate(&mut handle, flags.len() as u32, flags.as_mut_ptr()) };
+        if !handle.is_null() {
+            // SAFETY: the handle nvJitLinkCreate made, destroyed once.
+            let _ = unsafe { self.nvJitLinkDestroy(&mut handle) };
+        }
+        created == Ok(sys::nvJitLinkResult::NVJITLINK_SUCCESS)
+    }
+
     /// The file that was loaded (a bare name when the system loader chose).
     pub fn path(&self) -> &Path {
         &self.path
