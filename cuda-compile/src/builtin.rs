@@ -1,8 +1,10 @@
 //! Our small device-side C library headers. NVRTC has none, and real
 //! kernel files include these for fixed-width types, limits and math
 //! constants. Kept small on purpose: pre-including CCCL's type traits
-//! costs about 1.2 s a file. Types follow nvcc on 64-bit Linux
-//! (`int64_t` is `long`), so kernel names mangle as nvcc's do.
+//! costs about 1.2 s a file. The fixed-width types are CCCL's under
+//! NVRTC (`int64_t` is `long long`, `int_fast16_t` is `int16_t`), so that
+//! a file including both ours and `<cuda/std/...>` compiles; a kernel
+//! taking `int64_t` mangles it `x`, where nvcc on Linux (`long`) has `l`.
 
 /// `(include name, contents)`.
 pub(crate) const HEADERS: &[(&str, &str)] = &[
@@ -18,45 +20,45 @@ pub(crate) const HEADERS: &[(&str, &str)] = &[
 
 const STDINT_H: &str = r#"#pragma once
 typedef signed char int8_t;
-typedef short int16_t;
-typedef int int32_t;
-typedef long int64_t;
 typedef unsigned char uint8_t;
+typedef signed short int16_t;
 typedef unsigned short uint16_t;
+typedef signed int int32_t;
 typedef unsigned int uint32_t;
-typedef unsigned long uint64_t;
-typedef int8_t int_least8_t;
-typedef int16_t int_least16_t;
-typedef int32_t int_least32_t;
-typedef int64_t int_least64_t;
-typedef uint8_t uint_least8_t;
-typedef uint16_t uint_least16_t;
-typedef uint32_t uint_least32_t;
-typedef uint64_t uint_least64_t;
+typedef signed long long int64_t;
+typedef unsigned long long uint64_t;
 typedef int8_t int_fast8_t;
-typedef long int_fast16_t;
-typedef long int_fast32_t;
-typedef int64_t int_fast64_t;
 typedef uint8_t uint_fast8_t;
-typedef unsigned long uint_fast16_t;
-typedef unsigned long uint_fast32_t;
+typedef int8_t int_least8_t;
+typedef uint8_t uint_least8_t;
+typedef int16_t int_fast16_t;
+typedef uint16_t uint_fast16_t;
+typedef int16_t int_least16_t;
+typedef uint16_t uint_least16_t;
+typedef int32_t int_fast32_t;
+typedef uint32_t uint_fast32_t;
+typedef int32_t int_least32_t;
+typedef uint32_t uint_least32_t;
+typedef int64_t int_fast64_t;
 typedef uint64_t uint_fast64_t;
-typedef long intptr_t;
-typedef unsigned long uintptr_t;
-typedef long intmax_t;
-typedef unsigned long uintmax_t;
+typedef int64_t int_least64_t;
+typedef uint64_t uint_least64_t;
+typedef int64_t intptr_t;
+typedef uint64_t uintptr_t;
+typedef int64_t intmax_t;
+typedef uint64_t uintmax_t;
 #define INT8_MIN (-128)
 #define INT16_MIN (-32767 - 1)
 #define INT32_MIN (-2147483647 - 1)
-#define INT64_MIN (-9223372036854775807L - 1)
+#define INT64_MIN (-9223372036854775807LL - 1)
 #define INT8_MAX 127
 #define INT16_MAX 32767
 #define INT32_MAX 2147483647
-#define INT64_MAX 9223372036854775807L
+#define INT64_MAX 9223372036854775807LL
 #define UINT8_MAX 255
 #define UINT16_MAX 65535
 #define UINT32_MAX 4294967295U
-#define UINT64_MAX 18446744073709551615UL
+#define UINT64_MAX 18446744073709551615ULL
 #define INTPTR_MIN INT64_MIN
 #define INTPTR_MAX INT64_MAX
 #define UINTPTR_MAX UINT64_MAX
@@ -69,13 +71,13 @@ typedef unsigned long uintmax_t;
 #define INT8_C(c) c
 #define INT16_C(c) c
 #define INT32_C(c) c
-#define INT64_C(c) c##L
+#define INT64_C(c) c##LL
 #define UINT8_C(c) c
 #define UINT16_C(c) c
 #define UINT32_C(c) c##U
-#define UINT64_C(c) c##UL
-#define INTMAX_C(c) c##L
-#define UINTMAX_C(c) c##UL
+#define UINT64_C(c) c##ULL
+#define INTMAX_C(c) c##LL
+#define UINTMAX_C(c) c##ULL
 "#;
 
 const CSTDINT: &str = r#"#pragma once

@@ -163,6 +163,29 @@ fn libc_headers_compile_unmodified() {
     }
 }
 
+/// Our `<stdint.h>` and CCCL's `<cuda/std/...>` in one file, in either
+/// order, as candle's `reduce.cu` has them: their fixed-width types agree.
+#[test]
+fn our_libc_headers_and_cccl_agree() {
+    for order in [
+        "#include <stdint.h>\n#include <cuda/std/limits>\n#include <cuda/std/cstdint>\n",
+        "#include <cuda/std/cstdint>\n#include <cstdint>\n#include <climits>\n#include <cuda/std/limits>\n",
+    ] {
+        let source = format!(
+            "{order}__global__ void k(int64_t *out, uint64_t n) {{\n\
+             out[0] = cuda::std::numeric_limits<int64_t>::max() - (int64_t)n + INT64_C(1);\n}}\n"
+        );
+        for (major, compiler) in compilers() {
+            let program = Program::new(source.clone(), "mixed.cu");
+            let compiled = compiler.compile(&program, Target::Cubin, &sm90());
+            let code = compiled
+                .unwrap_or_else(|e| panic!("NVRTC {major}, {order}: {e:?}"))
+                .code;
+            assert_eq!(kernels(&code), ["_Z1kPxy"], "NVRTC {major}");
+        }
+    }
+}
+
 /// fp16, CCCL and cub, for sm_90, as LTO-IR and as a cubin, with only the
 /// pinned wheels: NVRTC 13.5 installs its bundled headers, NVRTC 12.9
 /// takes the runtime and CCCL wheels' folders.
