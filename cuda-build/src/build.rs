@@ -11,7 +11,7 @@ use cuda_link::{
     OutputKind,
 };
 
-use crate::{BuildError, host_code, jobs, names, nvcc};
+use crate::{BuildError, host_code, jobs, names, nvcc, stamp};
 
 /// The variables a build reads besides the library search's
 /// ([`cuda_dylib::SEARCH_VARIABLES`]) and the cache folder's
@@ -86,6 +86,9 @@ pub struct Built {
     pub cached: usize,
     /// The files and folders named in `cargo:rerun-if-changed`.
     pub dependencies: Vec<PathBuf>,
+    /// Whether nothing the last build read or wrote had changed, so its
+    /// outputs stand and no NVIDIA library was loaded.
+    pub unchanged: bool,
 }
 
 impl Default for Build {
@@ -238,31 +241,66 @@ impl Build {
         }
         .join("cuda-build");
         std::fs::create_dir_all(&out_dir).map_err(|e| output_error(&out_dir, e))?;
-        self.print_variables();
+        let variables = variables();
+        if self.cargo_metadata {
+            for var in &variables {
+                println!("cargo:rerun-if-env-changed={var}");
+            }
+        }
         if std::env::var_os("DOCS_RS").is_some() {
             return self.write_empty(name, &out_dir);
         }
-        Session::new(self, name, out_dir)?.run()
+        let stamp_path = out_dir.join(format!("{name}.stamp"));
+        let context = self.stamp_context(name, &variables);
+        if let Some(context) = &context
+            && let Some(mut built) = stamp::check(&stamp_path, context)
+        {
+            built.unchanged = true;
+            self.print_dependencies(&built.dependencies);
+            return Ok(built);
+        }
+        let built = Session::new(self, name, out_dir)?.run()?;
+        if let Some(context) = &context {
+            // Best effort: without a stamp the next build only takes longer.
+            let _ = stamp::write(&stamp_path, context, &built);
+        }
+        Ok(built)
     }
 
-    fn print_variables(&self) {
-        if !self.cargo_metadata {
-            return;
+    fn print_dependencies(&self, dependencies: &[PathBuf]) {
+        if self.cargo_metadata {
+            for path in dependencies {
+                println!("cargo:rerun-if-changed={}", path.display());
+            }
         }
-        let overrides = [
-            nvrtc_sys::SPEC.override_var,
-            nvjitlink_sys::SPEC.override_var,
-        ];
-        let mut printed = std::collections::HashSet::new();
-        for var in BUILD_VARIABLES
-            .iter()
-            .chain(&overrides)
-            .chain(cuda_dylib::SEARCH_VARIABLES)
-            .chain(LinkCache::DIR_VARIABLES)
-            .filter(|var| printed.insert(**var))
-        {
-            println!("cargo:rerun-if-env-changed={var}");
+    }
+
+    /// What a no-op rebuild must find unchanged besides the files: these
+    /// settings, the variables, and every NVIDIA library file the search
+    /// may load. `None` when the search would end at the system loader,
+    /// whose choice cannot be seen without loading.
+    fn stamp_context(&self, name: &str, variables: &[&str]) -> Option<String> {
+        let env = cuda_dylib::SearchEnv::from_process();
+        let mut libraries = Vec::new();
+        for spec in [&nvrtc_sys::SPEC, &nvjitlink_sys::SPEC] {
+            let found: Vec<PathBuf> = cuda_dylib::candidates(spec, &env)
+                .into_iter()
+                .map(|candidate| candidate.path)
+                .filter(|path| path.is_absolute() && path.is_file())
+                .collect();
+            if found.is_empty() {
+                return None;
+            }
+            libraries.extend(found);
         }
+        if self.nvcc_fallback {
+            libraries.extend(nvcc::find());
+        }
+        Some(stamp::context(
+            &format!("{name} {self:?}"),
+            variables,
+            &libraries,
+        ))
     }
 
     /// docs.rs: the module, with nothing compiled.
@@ -279,8 +317,26 @@ impl Build {
             compiled: 0,
             cached: 0,
             dependencies: Vec::new(),
+            unchanged: false,
         })
     }
+}
+
+/// Every variable a build reads, once each.
+fn variables() -> Vec<&'static str> {
+    let overrides = [
+        nvrtc_sys::SPEC.override_var,
+        nvjitlink_sys::SPEC.override_var,
+    ];
+    let mut seen = std::collections::HashSet::new();
+    BUILD_VARIABLES
+        .iter()
+        .chain(&overrides)
+        .chain(cuda_dylib::SEARCH_VARIABLES)
+        .chain(LinkCache::DIR_VARIABLES)
+        .copied()
+        .filter(|var| seen.insert(*var))
+        .collect()
 }
 
 /// One call of [`Build::compile`]: what it resolved before compiling.
@@ -415,11 +471,7 @@ impl<'a> Session<'a> {
         write_if_changed(&module_path, &text)?;
 
         let dependencies = self.dependencies();
-        if build.cargo_metadata {
-            for path in &dependencies {
-                println!("cargo:rerun-if-changed={}", path.display());
-            }
-        }
+        build.print_dependencies(&dependencies);
         let cached = compiled.iter().filter(|c| c.from_cache).count();
         Ok(Built {
             module: module_path,
@@ -430,6 +482,7 @@ impl<'a> Session<'a> {
             compiled: compiled.len() - cached,
             cached,
             dependencies,
+            unchanged: false,
         })
     }
 

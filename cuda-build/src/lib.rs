@@ -12,6 +12,8 @@ mod jobs;
 mod names;
 #[cfg(feature = "build")]
 mod nvcc;
+#[cfg(feature = "build")]
+mod stamp;
 
 #[cfg(feature = "build")]
 pub use build::{Build, Built};

@@ -105,18 +105,27 @@ fn an_edited_header_recompiles_only_its_files() {
     let first = build.compile("kernels").unwrap();
     assert_eq!((first.compiled, first.cached), (4, 0));
     let again = build.compile("kernels").unwrap();
-    assert_eq!((again.compiled, again.cached), (0, 4));
+    assert!(again.unchanged, "nothing changed: the last build stands");
+    assert_eq!(again.kernels, first.kernels);
     std::fs::write(
         dir.path().join("kernels/include/scale.h"),
         SCALE_H.replace("2 * v", "3 * v"),
     )
     .unwrap();
     let edited = build.compile("kernels").unwrap();
+    assert!(!edited.unchanged);
     assert_eq!(
         (edited.compiled, edited.cached),
         (2, 2),
         "scale.cu for two arches"
     );
+    // Another output folder, the same files: every compile is a cache hit.
+    let elsewhere = build
+        .clone()
+        .out_dir(dir.path().join("other"))
+        .compile("kernels")
+        .unwrap();
+    assert_eq!((elsewhere.compiled, elsewhere.cached), (0, 4));
 }
 
 /// Per file: a module and a fatbin each.
