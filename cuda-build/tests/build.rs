@@ -150,15 +150,10 @@ fn per_file_builds_a_module_per_file() {
     assert_eq!(scale.inspect().unwrap().kernels(), ["_Z5scaleIfEvPT_i"]);
 }
 
-/// Host code is a typed error naming the construct and its line; a
-/// device error is a compile error naming the file and arch.
-#[test]
-fn host_code_and_bad_code_say_where() {
-    if !have_libraries() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let host = dir.path().join("host.cu");
+/// `host.cu`, a kernel and a host function launching it on line 3, and
+/// a build of it for sm_90.
+fn host_code_build(dir: &Path) -> (std::path::PathBuf, Build) {
+    let host = dir.join("host.cu");
     std::fs::write(
         &host,
         "__global__ void k(float *y) { y[0] = 1; }\nvoid run(float *y) {\n  k<<<1, 1>>>(y);\n}\n",
@@ -167,9 +162,21 @@ fn host_code_and_bad_code_say_where() {
     let build = Build::new()
         .file(&host)
         .archs(["sm_90"])
-        .out_dir(dir.path().join("out"))
-        .cache_dir(dir.path().join("cache"))
+        .out_dir(dir.join("out"))
+        .cache_dir(dir.join("cache"))
         .cargo_metadata(false);
+    (host, build)
+}
+
+/// Host code is a typed error naming the construct and its line; a
+/// device error is a compile error naming the file and arch.
+#[test]
+fn host_code_and_bad_code_say_where() {
+    if !have_libraries() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (host, build) = host_code_build(dir.path());
     match build.compile("kernels") {
         Err(BuildError::HostCode {
             line, construct, ..
@@ -274,21 +281,8 @@ fn nvcc_child() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let host = dir.path().join("host.cu");
-    std::fs::write(
-        &host,
-        "__global__ void k(float *y) { y[0] = 1; }\nvoid run(float *y) {\n  k<<<1, 1>>>(y);\n}\n",
-    )
-    .unwrap();
-    let built = Build::new()
-        .file(&host)
-        .archs(["sm_90"])
-        .nvcc_fallback(true)
-        .out_dir(dir.path().join("out"))
-        .cache_dir(dir.path().join("cache"))
-        .cargo_metadata(false)
-        .compile("kernels")
-        .unwrap();
+    let (_, build) = host_code_build(dir.path());
+    let built = build.nvcc_fallback(true).compile("kernels").unwrap();
     assert_eq!(built.kernels, ["_Z1kPf"]);
 }
 
