@@ -118,17 +118,18 @@ impl Build {
         }
     }
 
-    /// Adds a `.cu` file.
+    /// Adds a `.cu` file (once: a file given again is ignored).
     pub fn file(mut self, file: impl AsRef<Path>) -> Self {
-        self.files.push(file.as_ref().to_path_buf());
+        let file = file.as_ref().to_path_buf();
+        if !self.files.contains(&file) {
+            self.files.push(file);
+        }
         self
     }
 
     /// Adds `.cu` files.
-    pub fn files<P: AsRef<Path>>(mut self, files: impl IntoIterator<Item = P>) -> Self {
-        self.files
-            .extend(files.into_iter().map(|f| f.as_ref().to_path_buf()));
-        self
+    pub fn files<P: AsRef<Path>>(self, files: impl IntoIterator<Item = P>) -> Self {
+        files.into_iter().fold(self, Build::file)
     }
 
     /// Adds an include folder (`-I`).
@@ -229,11 +230,25 @@ impl Build {
     /// NVIDIA's log, a missing NVRTC or nvJitLink (naming the pip packages
     /// and variables), an unknown arch.
     pub fn compile(&self, name: &str) -> Result<Built, BuildError> {
-        if !is_identifier(name) {
+        if !names::is_module_name(name) {
             return Err(BuildError::BadName(name.to_owned()));
         }
         if self.files.is_empty() {
             return Err(BuildError::NoFiles);
+        }
+        if self.per_file {
+            let mut modules: std::collections::HashMap<String, &PathBuf> = Default::default();
+            for file in &self.files {
+                if let Some(first) = modules.insert(module_name(file), file)
+                    && first != file
+                {
+                    return Err(BuildError::DuplicateModule {
+                        module: module_name(file),
+                        first: first.clone(),
+                        second: file.clone(),
+                    });
+                }
+            }
         }
         let out_dir = match &self.out_dir {
             Some(dir) => dir.clone(),
@@ -259,10 +274,13 @@ impl Build {
             self.print_dependencies(&built.dependencies);
             return Ok(built);
         }
+        let started = std::time::SystemTime::now();
+        // An older stamp must not outlive this build's outputs.
+        let _ = std::fs::remove_file(&stamp_path);
         let built = Session::new(self, name, out_dir)?.run()?;
         if let Some(context) = &context {
             // Best effort: without a stamp the next build only takes longer.
-            let _ = stamp::write(&stamp_path, context, &built);
+            let _ = stamp::write(&stamp_path, context, &built, started);
         }
         Ok(built)
     }
@@ -276,12 +294,13 @@ impl Build {
     }
 
     /// What a no-op rebuild must find unchanged besides the files: these
-    /// settings, the variables, and every NVIDIA library file the search
-    /// may load. `None` when the search would end at the system loader,
-    /// whose choice cannot be seen without loading.
+    /// settings, the variables, the build script, every NVIDIA library
+    /// file the search may load and NVIDIA's header folders. `None` when
+    /// the search would end at the system loader, whose choice cannot be
+    /// seen without loading.
     fn stamp_context(&self, name: &str, variables: &[&str]) -> Option<String> {
         let env = cuda_dylib::SearchEnv::from_process();
-        let mut libraries = Vec::new();
+        let mut libraries = vec![std::env::current_exe().ok()?];
         for spec in [&nvrtc_sys::SPEC, &nvjitlink_sys::SPEC] {
             let found: Vec<PathBuf> = cuda_dylib::candidates(spec, &env)
                 .into_iter()
@@ -296,11 +315,17 @@ impl Build {
         if self.nvcc_fallback {
             libraries.extend(nvcc::find());
         }
-        Some(stamp::context(
-            &format!("{name} {self:?}"),
-            variables,
-            &libraries,
-        ))
+        let headers = cuda_dylib::existing_dirs(
+            &["include", "include/cccl"],
+            &[
+                "nvidia/cuda_runtime/include",
+                "nvidia/cuda_cccl/include",
+                "nvidia/cu13/include",
+            ],
+            &env,
+        );
+        let settings = format!("{name} {} {self:?}", env!("CARGO_PKG_VERSION"));
+        Some(stamp::context(&settings, variables, &libraries, &headers))
     }
 
     /// docs.rs: the module, with nothing compiled.
@@ -454,7 +479,10 @@ impl<'a> Session<'a> {
                 .map(|((_, arch, _), code)| (*arch, code));
             let (path, listed) = self.write_fatbin(&stem, outputs)?;
             let doc = self.module_doc(files);
-            modules.push(names::module(&stem, &doc, Some(&path), &listed));
+            // Next to the generated file: `include_bytes!` in it resolves
+            // relative to it, whatever the path's spelling.
+            let relative = format!("{}/{stem}.fatbin", self.name);
+            modules.push(names::module(&stem, &doc, Some(&relative), &listed));
             kernels.extend(listed);
             fatbins.push(path);
         }
@@ -604,7 +632,7 @@ impl<'a> Session<'a> {
         stem: &str,
         outputs: impl Iterator<Item = (Arch, &'c ObjectCode)>,
     ) -> Result<(PathBuf, Vec<String>), BuildError> {
-        let path = self.out_dir.join(format!("{stem}.fatbin"));
+        let path = self.out_dir.join(self.name).join(format!("{stem}.fatbin"));
         let fail = |detail: String| BuildError::Output {
             name: path.display().to_string(),
             detail,
@@ -627,7 +655,9 @@ impl<'a> Session<'a> {
             .map(str::to_owned)
             .collect();
         if std::fs::read(&path).ok().as_deref() != Some(fatbin.as_bytes()) {
-            fatbin.write_to(&path).map_err(|e| fail(e.to_string()))?;
+            std::fs::create_dir_all(self.out_dir.join(self.name))
+                .and_then(|()| fatbin.write_to(&path))
+                .map_err(|e| fail(e.to_string()))?;
         }
         Ok((path, kernels))
     }
@@ -756,7 +786,8 @@ fn parse_arch(from: &'static str, text: &str) -> Result<Arch, BuildError> {
     dotted.parse().map_err(|_| bad())
 }
 
-/// A file's module name: its stem as a Rust identifier.
+/// A file's module name: its stem as a Rust identifier, `_` after a
+/// keyword (`type.cu` is `type_`).
 fn module_name(file: &Path) -> String {
     let stem = file.file_stem().unwrap_or_default().to_string_lossy();
     let mut name: String = stem
@@ -772,13 +803,10 @@ fn module_name(file: &Path) -> String {
     if !name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
         name.insert(0, '_');
     }
+    if !names::is_module_name(&name) {
+        name.push('_');
+    }
     name
-}
-
-/// A name usable as a Rust module and file name.
-fn is_identifier(name: &str) -> bool {
-    name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// Writes `text` unless the file already holds it, so that cargo sees no
@@ -816,6 +844,6 @@ mod tests {
     fn module_names_are_identifiers() {
         assert_eq!(module_name(Path::new("k/add-f32.cu")), "add_f32");
         assert_eq!(module_name(Path::new("1d.cu")), "_1d");
-        assert!(is_identifier("kernels") && !is_identifier("my kernels") && !is_identifier("1k"));
+        assert_eq!(module_name(Path::new("type.cu")), "type_");
     }
 }

@@ -10,6 +10,16 @@ pub enum BuildError {
     /// A build name that is not a Rust identifier.
     #[error("{0:?} is not a Rust identifier: the name becomes a module")]
     BadName(String),
+    /// Two files whose stems make one module name ([`Build::per_file`](crate::Build::per_file)).
+    #[error("{} and {} would both be module `{module}`: rename one, or build them apart", first.display(), second.display())]
+    DuplicateModule {
+        /// The module name.
+        module: String,
+        /// The first file.
+        first: PathBuf,
+        /// The second file.
+        second: PathBuf,
+    },
     /// No `.cu` file was given.
     #[error("no CUDA files: call Build::file or Build::files")]
     NoFiles,

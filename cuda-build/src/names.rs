@@ -1,27 +1,49 @@
 //! The generated Rust module: the fatbin's bytes and a constant per
 //! kernel, named after its demangled name.
 
-use std::collections::HashMap;
+use std::collections::HashSet;
 use std::fmt::Write;
-use std::path::Path;
 
-/// One module of generated code: `pub mod {module}` with `FATBIN` (from
-/// `fatbin`, or empty), a constant per kernel and `KERNELS`.
-pub(crate) fn module(module: &str, doc: &str, fatbin: Option<&Path>, kernels: &[String]) -> String {
+/// Rust's keywords, strict and reserved, which no module may be named.
+const KEYWORDS: &[&str] = &[
+    "as", "async", "await", "break", "const", "continue", "crate", "dyn", "else", "enum", "extern",
+    "false", "fn", "for", "gen", "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut",
+    "pub", "ref", "return", "self", "static", "struct", "super", "trait", "true", "type", "unsafe",
+    "use", "where", "while", "abstract", "become", "box", "do", "final", "macro", "override",
+    "priv", "try", "typeof", "unsized", "virtual", "yield",
+];
+
+/// Whether `name` can name a module: an identifier, not a keyword, not `_`.
+pub(crate) fn is_module_name(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && name != "_"
+        && !KEYWORDS.contains(&name)
+}
+
+/// One module of generated code: `pub mod {module}` with `FATBIN` (the
+/// file `fatbin`, named relative to the generated file, which sits next
+/// to it; or empty), a constant per kernel and `KERNELS`. Kernels are
+/// listed by mangled name, so that overloads keep their suffixes from one
+/// build to the next.
+pub(crate) fn module(module: &str, doc: &str, fatbin: Option<&str>, kernels: &[String]) -> String {
+    let mut kernels = kernels.to_vec();
+    kernels.sort();
+    kernels.dedup();
+    let kernels = &kernels[..];
     let mut out = String::new();
     let _ = writeln!(out, "#[doc = {doc:?}]");
     let _ = writeln!(out, "#[allow(dead_code)]");
     let _ = writeln!(out, "pub mod {module} {{");
     match fatbin {
-        Some(path) => {
+        Some(file) => {
             // Aligned for the driver, which reads the fatbin's headers
             // as 8-byte words.
             let _ = writeln!(out, "    #[repr(C, align(64))]");
             let _ = writeln!(out, "    struct Aligned<T: ?Sized>(T);");
             let _ = writeln!(
                 out,
-                "    static ALIGNED: &Aligned<[u8]> = &Aligned(*include_bytes!({:?}));",
-                path.display().to_string()
+                "    static ALIGNED: &Aligned<[u8]> = &Aligned(*include_bytes!({file:?}));"
             );
             let _ = writeln!(out, "    /// The fatbin: a cubin per arch, and PTX.");
             let _ = writeln!(out, "    pub static FATBIN: &[u8] = &ALIGNED.0;");
@@ -55,29 +77,46 @@ pub(crate) fn module(module: &str, doc: &str, fatbin: Option<&Path>, kernels: &[
 
 /// A constant name per kernel: its demangled name without the return
 /// type and parameters, `ns::add<float>` as `NS_ADD_FLOAT`; a name
-/// taken twice (overloads) gets `_2`, `_3`... in the order given.
+/// taken already (overloads, or `add_2` next to two `add`) gets the first
+/// free `_2`, `_3`... in the order given.
 pub(crate) fn constant_names(kernels: &[String]) -> Vec<String> {
-    let mut taken: HashMap<String, usize> = HashMap::new();
     let reserved = ["FATBIN", "KERNELS", "ALIGNED"];
-    kernels
+    let mut taken: HashSet<String> = reserved.iter().map(|r| (*r).to_owned()).collect();
+    let bases: Vec<String> = kernels
         .iter()
         .map(|kernel| {
             let demangled = cuda_link::demangle(kernel).unwrap_or_else(|| kernel.clone());
             let base = screaming(base_name(&demangled));
-            let base = if base.is_empty() || reserved.contains(&base.as_str()) {
+            if base.is_empty() || reserved.contains(&base.as_str()) {
                 format!("KERNEL_{base}").trim_end_matches('_').to_owned()
             } else if base.starts_with(|c: char| c.is_ascii_digit()) {
                 format!("K_{base}")
             } else {
                 base
-            };
-            let count = taken.entry(base.clone()).or_insert(0);
-            *count += 1;
-            match *count {
-                1 => base,
-                n => format!("{base}_{n}"),
             }
         })
+        .collect();
+    // Every plain base first, so that a kernel named `add_2` keeps its
+    // name and the second `add` moves on to `ADD_3`.
+    let mut names: Vec<Option<String>> = vec![None; bases.len()];
+    for (index, base) in bases.iter().enumerate() {
+        if taken.insert(base.clone()) {
+            names[index] = Some(base.clone());
+        }
+    }
+    for (index, base) in bases.iter().enumerate() {
+        if names[index].is_none() {
+            let free = (2..)
+                .map(|n| format!("{base}_{n}"))
+                .find(|name| !taken.contains(name))
+                .expect("some suffix is free");
+            taken.insert(free.clone());
+            names[index] = Some(free);
+        }
+    }
+    names
+        .into_iter()
+        .map(|name| name.unwrap_or_default())
         .collect()
 }
 
@@ -142,6 +181,22 @@ mod tests {
                 "K"
             ]
         );
+        // Suffixes never land on a name another kernel has.
+        let kernels =
+            ["_Z3addPf", "_Z3addPi", "add_2", "fatbin", "kernel_fatbin"].map(String::from);
+        let names = constant_names(&kernels);
+        assert_eq!(
+            names,
+            ["ADD", "ADD_3", "ADD_2", "KERNEL_FATBIN", "KERNEL_FATBIN_2"]
+        );
+    }
+
+    #[test]
+    fn module_names_are_not_keywords() {
+        assert!(is_module_name("kernels") && is_module_name("_1d"));
+        for bad in ["type", "self", "gen", "_", "1k", "my kernels", ""] {
+            assert!(!is_module_name(bad), "{bad}");
+        }
     }
 
     #[test]

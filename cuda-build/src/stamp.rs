@@ -1,20 +1,29 @@
 //! The no-op rebuild: what the last successful build read and wrote, by
-//! path, size and modification time, with the settings and environment
-//! it ran under. When cargo reruns the build script and none of it
+//! path, size and modification time, with the settings, environment and
+//! files it ran under. When cargo reruns the build script and none of it
 //! changed, the build is done without loading NVRTC or nvJitLink.
 
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use cuda_link::Arch;
 
 use crate::Built;
 
-const HEADER: &str = "cuda-build stamp 1";
+const HEADER: &str = "cuda-build stamp 2";
 
-/// `path`'s identity: size and modification time of a file, of every
-/// file under a folder (recursively), or that it is missing.
-fn identity(path: &Path, out: &mut String) {
-    let mut stack = vec![path.to_path_buf()];
+/// When `meta`'s file was last modified, in nanoseconds.
+fn modified(meta: &std::fs::Metadata) -> u128 {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos())
+}
+
+/// Every file at or under `paths`, with its metadata; a missing path as
+/// `None`.
+fn walk(paths: &[PathBuf], mut each: impl FnMut(&Path, Option<&std::fs::Metadata>)) {
+    let mut stack: Vec<PathBuf> = paths.iter().rev().cloned().collect();
     while let Some(path) = stack.pop() {
         match std::fs::metadata(&path) {
             Ok(meta) if meta.is_dir() => {
@@ -22,29 +31,45 @@ fn identity(path: &Path, out: &mut String) {
                     .map(|dir| dir.flatten().map(|e| e.path()).collect())
                     .unwrap_or_default();
                 entries.sort();
-                out.push_str(&format!("dir {} {}\n", path.display(), entries.len()));
+                each(&path, Some(&meta));
                 stack.extend(entries.into_iter().rev());
             }
-            Ok(meta) => {
-                let modified = meta
-                    .modified()
-                    .ok()
-                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                    .map_or(0, |d| d.as_nanos());
-                out.push_str(&format!(
-                    "file {} {} {modified}\n",
-                    path.display(),
-                    meta.len()
-                ));
-            }
-            Err(_) => out.push_str(&format!("missing {}\n", path.display())),
+            Ok(meta) => each(&path, Some(&meta)),
+            Err(_) => each(&path, None),
         }
     }
 }
 
-/// Everything a build depends on besides its files: its settings, the
-/// variables it reads, and the NVIDIA libraries the search would load.
-pub(crate) fn context(settings: &str, variables: &[&str], libraries: &[PathBuf]) -> String {
+/// The identity of `paths`: each file's size and modification time, each
+/// folder's entry count, recursively, and what is missing.
+fn identity(paths: &[PathBuf]) -> String {
+    let mut out = String::new();
+    walk(paths, |path, meta| {
+        out.push_str(&match meta {
+            Some(meta) if meta.is_dir() => format!("dir {}\n", path.display()),
+            Some(meta) => format!(
+                "file {} {} {}\n",
+                path.display(),
+                meta.len(),
+                modified(meta)
+            ),
+            None => format!("missing {}\n", path.display()),
+        });
+    });
+    out
+}
+
+/// Everything a build depends on besides its inputs: its settings, the
+/// variables it reads, the files it runs (the build script itself, which
+/// is rebuilt when this crate or a dependency changes, and the NVIDIA
+/// libraries the search may load) and the top of each NVIDIA header
+/// folder.
+pub(crate) fn context(
+    settings: &str,
+    variables: &[&str],
+    files: &[PathBuf],
+    folders: &[PathBuf],
+) -> String {
     let mut out = format!("{HEADER}\n{settings}\n");
     if let Ok(cwd) = std::env::current_dir() {
         out.push_str(&format!("cwd {}\n", cwd.display()));
@@ -53,15 +78,42 @@ pub(crate) fn context(settings: &str, variables: &[&str], libraries: &[PathBuf])
         let value = std::env::var_os(var).unwrap_or_default();
         out.push_str(&format!("env {var}={}\n", value.to_string_lossy()));
     }
-    for library in libraries {
-        identity(library, &mut out);
+    out.push_str(&identity(files));
+    for folder in folders {
+        let stamp = std::fs::metadata(folder).map_or(0, |meta| modified(&meta));
+        out.push_str(&format!("folder {} {stamp}\n", folder.display()));
     }
     out
 }
 
-/// The stamp of a finished build: its context, then the identity of what
-/// it read and wrote, then what it returns.
-pub(crate) fn write(path: &Path, context: &str, built: &Built) -> std::io::Result<()> {
+/// Whether a file the build read was modified after `since`, or too close
+/// to it to tell on a filesystem with coarse times: the outputs may then
+/// come from its older text.
+fn modified_since(built: &Built, since: SystemTime) -> bool {
+    let since = since
+        .checked_sub(Duration::from_secs(2))
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    let mut changed = false;
+    walk(&built.dependencies, |_, meta| match meta {
+        Some(meta) if meta.is_dir() || modified(meta) < since => {}
+        _ => changed = true,
+    });
+    changed
+}
+
+/// Writes the stamp of a build that started at `started`: its context,
+/// the identity of what it read and wrote, then what it returns. A build
+/// whose inputs changed while it ran, or just before, writes none.
+pub(crate) fn write(
+    path: &Path,
+    context: &str,
+    built: &Built,
+    started: SystemTime,
+) -> std::io::Result<()> {
+    if modified_since(built, started) {
+        return Ok(());
+    }
     let mut text = String::from(context);
     text.push_str(&inputs(built));
     text.push_str("---\n");
@@ -86,16 +138,10 @@ pub(crate) fn write(path: &Path, context: &str, built: &Built) -> std::io::Resul
 
 /// What a build read and wrote, as identities.
 fn inputs(built: &Built) -> String {
-    let mut out = String::new();
-    for path in built
-        .dependencies
-        .iter()
-        .chain(&built.fatbins)
-        .chain([&built.module])
-    {
-        identity(path, &mut out);
-    }
-    out
+    let mut paths = built.dependencies.clone();
+    paths.extend(built.fatbins.iter().cloned());
+    paths.push(built.module.clone());
+    identity(&paths)
 }
 
 /// The last build's result, when its stamp at `path` holds `context` and

@@ -30,6 +30,16 @@ fn project(dir: &Path) -> Build {
     std::fs::write(kernels.join("include/scale.h"), SCALE_H).unwrap();
     std::fs::write(kernels.join("add.cu"), ADD_CU).unwrap();
     std::fs::write(kernels.join("scale.cu"), SCALE_CU).unwrap();
+    // Written a minute ago: a build leaves no stamp (for its no-op rebuild)
+    // while an input is too recent to tell from an edit during the build.
+    let past = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    for file in ["common.h", "include/scale.h", "add.cu", "scale.cu"] {
+        let file = std::fs::File::options()
+            .append(true)
+            .open(kernels.join(file))
+            .unwrap();
+        file.set_modified(past).unwrap();
+    }
     Build::new()
         .files([kernels.join("add.cu"), kernels.join("scale.cu")])
         .include(kernels.join("include"))
