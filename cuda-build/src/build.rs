@@ -375,6 +375,8 @@ struct Session<'a> {
     archs: Vec<Arch>,
     ptx: Option<Arch>,
     cache: Arc<LinkCache>,
+    /// NVRTC's warnings printed so far: each once, not once per arch.
+    warned: std::sync::Mutex<std::collections::HashSet<String>>,
 }
 
 /// One (file, arch) compile's output.
@@ -410,6 +412,7 @@ impl<'a> Session<'a> {
             archs,
             ptx,
             cache,
+            warned: Default::default(),
         })
     }
 
@@ -459,7 +462,11 @@ impl<'a> Session<'a> {
                 .iter()
                 .map(|file| for_pair(file, arch))
                 .collect();
-            self.link(&inputs, arch, output)
+            let name = match build.per_file {
+                true => groups[group][0].display().to_string(),
+                false => self.name.to_owned(),
+            };
+            self.link(&name, &inputs, arch, output)
         })
         .into_iter()
         .collect::<Result<_, _>>()?;
@@ -547,8 +554,12 @@ impl<'a> Session<'a> {
         match compiler.compile(&program, Target::Ltoir, &self.options(arch)) {
             Ok(compiled) => {
                 if self.build.cargo_metadata {
+                    let mut warned = self.warned.lock().unwrap_or_else(|p| p.into_inner());
                     for warning in &compiled.warnings {
-                        println!("cargo:warning={}: {warning}", file.display());
+                        // NVRTC's lines start with the file's name.
+                        if warned.insert(warning.to_string()) {
+                            println!("cargo:warning={warning}");
+                        }
                     }
                 }
                 Ok(Compiled {
@@ -560,7 +571,11 @@ impl<'a> Session<'a> {
                 self.with_nvcc(file, arch)
             }
             Err(error @ CompileError::Compilation { .. }) => {
-                Err(match host_code::find(program.source()) {
+                let log = match &error {
+                    CompileError::Compilation { log, .. } => log.as_str(),
+                    _ => "",
+                };
+                Err(match host_code::find(program.source(), log) {
                     Some((line, construct)) => BuildError::HostCode {
                         file: file.to_path_buf(),
                         line,
@@ -604,12 +619,13 @@ impl<'a> Session<'a> {
     /// One link: the files' LTO-IR for `arch`, to a cubin or PTX.
     fn link(
         &self,
+        name: &str,
         inputs: &[&ObjectCode],
         arch: Arch,
         output: OutputKind,
     ) -> Result<ObjectCode, BuildError> {
         let fail = |error: LinkError| BuildError::Link {
-            name: format!("{} ({arch})", self.name),
+            name: name.to_owned(),
             error: Box::new(error),
         };
         // nvJitLink only: a build script never falls back to a driver.

@@ -66,8 +66,9 @@ pub enum BuildError {
         #[source]
         error: Box<cuda_compile::CompileError>,
     },
-    /// A file did not compile for an arch.
-    #[error("{} does not compile for {arch}", file.display())]
+    /// A file did not compile for an arch (the cause names the file, with
+    /// NVRTC's log).
+    #[error("compiling for {arch}")]
     Compile {
         /// The file.
         file: PathBuf,
@@ -77,8 +78,9 @@ pub enum BuildError {
         #[source]
         error: Box<cuda_compile::CompileError>,
     },
-    /// The per-arch link failed (nvJitLink missing, an undefined symbol).
-    #[error("linking the kernels of {name} failed")]
+    /// The per-arch link failed (nvJitLink missing, an undefined symbol);
+    /// the cause names the arch.
+    #[error("linking the kernels of {name}")]
     Link {
         /// The build's name.
         name: String,

@@ -30,9 +30,48 @@ const HOST_HEADERS: &[&str] = &[
     "stdlib.h",
 ];
 
-/// The first host construct of `source` outside a `#ifndef
-/// __CUDACC_RTC__` guard: `(line from 1, what it is)`.
-pub(crate) fn find(source: &str) -> Option<(usize, String)> {
+/// The first host construct of `source`, outside a `#ifndef
+/// __CUDACC_RTC__` (or `#if 0`, `#ifndef __CUDA_ARCH__`) guard, on a line
+/// NVRTC's `log` reports an error for: `(line from 1, what it is)`. Only
+/// such a line is named, so that legitimate device code (a `<<<` launch
+/// under dynamic parallelism, the device runtime's `cudaMalloc`) is never
+/// blamed for another error.
+pub(crate) fn find(source: &str, log: &str) -> Option<(usize, String)> {
+    let errors = error_lines(log);
+    let on_error_line = constructs(source)
+        .into_iter()
+        .find(|(line, _)| errors.iter().any(|(at, _)| at == line));
+    // NVRTC names an unannotated function itself: "host functions are not
+    // allowed in JIT mode", on the function's first line.
+    on_error_line.or_else(|| {
+        let (line, _) = errors
+            .iter()
+            .find(|(_, message)| message.contains("host functions are not allowed"))?;
+        let text = source.lines().nth(line.checked_sub(1)?)?.trim();
+        Some((*line, format!("a host function (`{text}`)")))
+    })
+}
+
+/// The errors NVRTC's log reports on lines of the compiled file:
+/// `name(LINE): error: message`, as `(LINE, message)`.
+fn error_lines(log: &str) -> Vec<(usize, &str)> {
+    log.lines()
+        .filter_map(|line| {
+            let (before, message) = line.split_once("): ")?;
+            let (_, number) = before.rsplit_once('(')?;
+            message
+                .contains("error")
+                .then_some((number.parse().ok()?, message))
+        })
+        .collect()
+}
+
+/// Every host construct outside a guard, in order.
+fn constructs(source: &str) -> Vec<(usize, String)> {
+    let mut found = Vec::new();
+    // Includes are read from the text with its strings kept (a quoted
+    // include is a string); the rest without comments and strings.
+    let raw: Vec<&str> = source.lines().collect();
     let text = without_comments_and_strings(source);
     // Per open conditional: whether it hides its lines from NVRTC, and
     // whether it is an `__CUDACC_RTC__` test (whose `#else` flips it).
@@ -43,10 +82,13 @@ pub(crate) fn find(source: &str) -> Option<(usize, String)> {
         if let Some(directive) = trimmed.strip_prefix('#') {
             let directive = directive.trim_start();
             let words: String = directive.split_whitespace().collect::<Vec<_>>().join(" ");
-            let rtc = words.contains("__CUDACC_RTC__");
-            let negated = words.starts_with("ifndef") || words.contains("!defined");
-            if words.starts_with("if") {
-                stack.push((rtc && negated, rtc));
+            let guard = words.contains("__CUDACC_RTC__") || words.contains("__CUDA_ARCH__");
+            let negated =
+                words.starts_with("ifndef") || words.replace(' ', "").contains("!defined");
+            if words == "if 0" {
+                stack.push((true, true));
+            } else if words.starts_with("if") {
+                stack.push((guard && negated, guard));
             } else if words.starts_with("else") || words.starts_with("elif") {
                 if let Some(top) = stack.last_mut()
                     && top.1
@@ -55,10 +97,13 @@ pub(crate) fn find(source: &str) -> Option<(usize, String)> {
                 }
             } else if words.starts_with("endif") {
                 stack.pop();
-            } else if !hidden && let Some(rest) = words.strip_prefix("include") {
-                let name = rest.trim().trim_matches(['<', '>', '"']);
+            } else if !hidden && words.starts_with("include") {
+                let original = raw.get(index).copied().unwrap_or_default();
+                let name = original
+                    .split_once("include")
+                    .map_or("", |(_, rest)| rest.trim().trim_matches(['<', '>', '"']));
                 if HOST_HEADERS.contains(&name) {
-                    return Some((index + 1, format!("`#include <{name}>`")));
+                    found.push((index + 1, format!("`#include <{name}>`")));
                 }
             }
             continue;
@@ -67,16 +112,14 @@ pub(crate) fn find(source: &str) -> Option<(usize, String)> {
             continue;
         }
         if line.contains("<<<") {
-            return Some((index + 1, "a `<<<...>>>` kernel launch".to_owned()));
-        }
-        if let Some(call) = RUNTIME_CALLS.iter().find(|call| has_word(line, call)) {
-            return Some((index + 1, format!("`{call}`")));
-        }
-        if has_word(line, "main") && line.contains("main(") && line.contains("int") {
-            return Some((index + 1, "a `main` function".to_owned()));
+            found.push((index + 1, "a `<<<...>>>` kernel launch".to_owned()));
+        } else if let Some(call) = RUNTIME_CALLS.iter().find(|call| has_word(line, call)) {
+            found.push((index + 1, format!("`{call}`")));
+        } else if has_word(line, "main") && line.contains("main(") && line.contains("int") {
+            found.push((index + 1, "a `main` function".to_owned()));
         }
     }
-    None
+    found
 }
 
 /// Whether `word` stands alone in `line` (not inside an identifier).
@@ -138,7 +181,13 @@ fn without_comments_and_strings(source: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::find;
+    /// As if NVRTC had reported an error on every line.
+    fn find(source: &str) -> Option<(usize, String)> {
+        let log: String = (1..=source.lines().count())
+            .map(|n| format!("x.cu({n}): error: something\n"))
+            .collect();
+        super::find(source, &log)
+    }
 
     #[test]
     fn finds_host_code_and_its_line() {
@@ -148,13 +197,28 @@ mod tests {
             find(source),
             Some((4, "a `<<<...>>>` kernel launch".into()))
         );
-        let source = "#include <cuda_runtime.h>\n__global__ void k() {}\n";
-        assert_eq!(
-            find(source),
-            Some((1, "`#include <cuda_runtime.h>`".into()))
-        );
+        for include in ["#include <cuda_runtime.h>", "#include \"cuda_runtime.h\""] {
+            let source = format!("{include}\n__global__ void k() {{}}\n");
+            assert_eq!(
+                find(&source),
+                Some((1, "`#include <cuda_runtime.h>`".into()))
+            );
+        }
         let source = "__global__ void k() {}\nint main() {\n  float *p;\n  cudaMalloc(&p, 4);\n}\n";
         assert_eq!(find(source), Some((2, "a `main` function".into())));
+    }
+
+    #[test]
+    fn only_lines_with_an_error_are_named() {
+        let source = "__global__ void child() {}\n__global__ void parent() {\n  child<<<1, 1>>>();\n}\n\
+                      __global__ void k() { undeclared(); }\n";
+        let log = "x.cu(5): error: identifier \"undeclared\" is undefined\n1 error detected";
+        assert_eq!(super::find(source, log), None);
+        let log = "x.cu(3): error: something about the launch";
+        assert_eq!(
+            super::find(source, log),
+            Some((3, "a `<<<...>>>` kernel launch".into()))
+        );
     }
 
     #[test]
@@ -164,11 +228,12 @@ mod tests {
                       // k<<<1, 1>>>();\n/* cudaMalloc */\nconst char *s = \"<<<\";\n\
                       __device__ int my_cudaMalloc_count;\n";
         assert_eq!(find(source), None);
-        let source =
-            "#if !defined(__CUDACC_RTC__)\nint main() {}\n#else\n__global__ void k() {}\n#endif\n";
-        assert_eq!(find(source), None);
-        let source =
-            "#ifdef __CUDACC_RTC__\n__global__ void k() {}\n#else\nint main() {}\n#endif\n";
-        assert_eq!(find(source), None);
+        for source in [
+            "#if !defined(__CUDACC_RTC__)\nint main() {}\n#else\n__global__ void k() {}\n#endif\n",
+            "#ifdef __CUDACC_RTC__\n__global__ void k() {}\n#else\nint main() {}\n#endif\n",
+            "#if 0\nint main() {}\n#endif\n#if ! defined(__CUDA_ARCH__)\nint main() {}\n#endif\n",
+        ] {
+            assert_eq!(find(source), None, "{source}");
+        }
     }
 }
