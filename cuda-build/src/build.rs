@@ -230,6 +230,7 @@ impl Build {
     /// NVIDIA's log, a missing NVRTC or nvJitLink (naming the pip packages
     /// and variables), an unknown arch.
     pub fn compile(&self, name: &str) -> Result<Built, BuildError> {
+        jobs::init();
         if !names::is_module_name(name) {
             return Err(BuildError::BadName(name.to_owned()));
         }
@@ -328,15 +329,38 @@ impl Build {
         Some(stamp::context(&settings, variables, &libraries, &headers))
     }
 
-    /// docs.rs: the module, with nothing compiled.
+    /// docs.rs: the modules, with nothing compiled: an empty `FATBIN`,
+    /// and the constants of the `extern "C"` kernels a scan of the files
+    /// finds (a C++ kernel's mangled name needs a compile).
     fn write_empty(&self, name: &str, out_dir: &Path) -> Result<Built, BuildError> {
-        let doc = "Kernels: built without CUDA (docs.rs), so none is listed.";
+        let doc = "Kernels: built without CUDA (docs.rs); the extern \"C\" ones are listed.";
+        let scanned = |files: &[PathBuf]| -> Vec<String> {
+            files
+                .iter()
+                .filter_map(|file| std::fs::read_to_string(file).ok())
+                .flat_map(|text| names::extern_c_kernels(&text))
+                .collect()
+        };
+        let text = match self.per_file {
+            false => names::module(name, doc, None, &scanned(&self.files)),
+            true => {
+                let modules: String = self
+                    .files
+                    .iter()
+                    .map(|file| {
+                        let kernels = scanned(std::slice::from_ref(file));
+                        names::module(&module_name(file), doc, None, &kernels)
+                    })
+                    .collect();
+                format!("#[doc = {doc:?}]\npub mod {name} {{\n{modules}}}\n")
+            }
+        };
         let module_path = out_dir.join(format!("{name}.rs"));
-        write_if_changed(&module_path, &names::module(name, doc, None, &[]))?;
+        write_if_changed(&module_path, &text)?;
         Ok(Built {
             module: module_path,
             fatbins: Vec::new(),
-            kernels: Vec::new(),
+            kernels: scanned(&self.files),
             archs: Vec::new(),
             ptx: None,
             compiled: 0,

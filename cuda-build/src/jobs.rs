@@ -1,6 +1,8 @@
 //! Work spread over threads as cargo allows: a thread per jobserver token
 //! free when the work starts (the build script's own token runs the
-//! first), or `NUM_JOBS` / the cores when not run by cargo's jobserver.
+//! first; a token freed later is not picked up, so nothing ever waits for
+//! one), or `NUM_JOBS` / the cores without cargo's jobserver or where it
+//! cannot be polled.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -20,27 +22,31 @@ pub(crate) fn run_all<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> R + Sy
     };
     let helpers = items.len().saturating_sub(1);
     std::thread::scope(|scope| {
-        match jobserver() {
-            Some(client) => {
-                // Tokens free now: a helper thread each, holding its token
-                // until the queue is empty. None blocks waiting for one.
-                for _ in 0..helpers {
-                    match client.try_acquire() {
-                        Ok(Some(token)) => {
-                            let worker = &worker;
-                            scope.spawn(move || {
-                                worker();
-                                drop(token);
-                            });
-                        }
-                        _ => break,
+        let mut polled = false;
+        if let Some(client) = jobserver() {
+            // Tokens free now: a helper thread each, holding its token
+            // until the queue is empty. None blocks waiting for one.
+            for _ in 0..helpers {
+                match client.try_acquire() {
+                    Ok(Some(token)) => {
+                        polled = true;
+                        scope.spawn(move || {
+                            worker();
+                            drop(token);
+                        });
                     }
+                    Ok(None) => {
+                        polled = true;
+                        break;
+                    }
+                    // Not pollable here (no /dev/fd): as without it.
+                    Err(_) => break,
                 }
             }
-            None => {
-                for _ in 0..helpers.min(local_parallelism().saturating_sub(1)) {
-                    scope.spawn(worker);
-                }
+        }
+        if !polled {
+            for _ in 0..helpers.min(local_parallelism().saturating_sub(1)) {
+                scope.spawn(worker);
             }
         }
         worker();
@@ -55,18 +61,26 @@ pub(crate) fn run_all<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> R + Sy
         .collect()
 }
 
+/// Connects to cargo's jobserver, if this process has one; called first
+/// thing in `Build::compile`, before this crate opens any file.
+pub(crate) fn init() {
+    let _ = jobserver();
+}
+
 /// Cargo's jobserver, when this process was started by cargo with one.
 fn jobserver() -> Option<&'static jobserver::Client> {
     static CLIENT: std::sync::OnceLock<Option<jobserver::Client>> = std::sync::OnceLock::new();
     CLIENT
         .get_or_init(|| {
-            // SAFETY: `from_raw_fd` on the descriptors CARGO_MAKEFLAGS
-            // names. They are used only if they are pipes (`check_pipe`),
-            // and the client lives in this static, so they are never
-            // closed under their owner; a process whose variable names
-            // another pipe loses a byte of it to a token read: I/O, not
-            // memory unsafety. Cargo passes its jobserver this way, and
-            // `cc` reads it the same way.
+            // SAFETY: `from_env_ext` opens its own copies (`/dev/fd/N`, or
+            // a dup) of the descriptor numbers CARGO_MAKEFLAGS names and
+            // takes no ownership; it needs those numbers to still be the
+            // jobserver's. Cargo hands them open to the build script, this
+            // runs at the start of `Build::compile`, before this crate
+            // opens anything, and `check_pipe` refuses a descriptor that
+            // is not a pipe. Should a build script have reused the numbers
+            // for another pipe, a token read or write moves a byte of it:
+            // I/O, never memory.
             unsafe { jobserver::Client::from_env_ext(true) }.client.ok()
         })
         .as_ref()
