@@ -7,8 +7,8 @@ use std::sync::Arc;
 use cuda_compile::{CompileError, Compiler, Program, ProgramOptions, Target};
 use cuda_link::inspect::Compression;
 use cuda_link::{
-    Arch, Backend, FatbinBuilder, LinkCache, LinkError, Linker, LinkerOptions, ObjectCode,
-    OutputKind,
+    Arch, ArchVariant, Backend, FatbinBuilder, LinkCache, LinkError, Linker, LinkerOptions,
+    ObjectCode, OutputKind,
 };
 
 use crate::{BuildError, host_code, jobs, names, nvcc, stamp};
@@ -776,6 +776,17 @@ fn resolve_archs(build: &Build, compiler: Option<&Compiler>) -> Result<Vec<Arch>
     };
     archs.sort_by_key(|arch| (arch.sm, arch.suffix()));
     archs.dedup();
+    // `a` archs exist from sm_90, `f` ones from sm_100.
+    if let Some(bad) = archs.iter().find(|arch| match arch.variant {
+        ArchVariant::Base => false,
+        ArchVariant::Specific => arch.sm < 90,
+        ArchVariant::Family => arch.sm < 100,
+    }) {
+        return Err(BuildError::BadArch {
+            from: "Build::archs or CUDA_COMPUTE_CAP",
+            value: bad.to_string(),
+        });
+    }
     if archs.is_empty() {
         return Err(BuildError::BadArch {
             from: "Build::archs",

@@ -27,7 +27,9 @@ pub enum BuildError {
     #[error("OUT_DIR is unset: run from a build script, or set Build::out_dir")]
     NoOutDir,
     /// An arch that does not parse, from `archs` or `CUDA_COMPUTE_CAP`.
-    #[error("{from}: {value:?} is not an arch (sm_90, compute_90, 90 or 9.0)")]
+    #[error(
+        "{from}: {value:?} is not an arch: sm_90, compute_90, 90 or 9.0 (`a` variants from sm_90, `f` from sm_100)"
+    )]
     BadArch {
         /// `Build::archs` or `CUDA_COMPUTE_CAP`.
         from: &'static str,
@@ -50,7 +52,7 @@ pub enum BuildError {
     NoNvrtc(#[source] Box<cuda_compile::CompileError>),
     /// A file that holds host code NVRTC cannot compile.
     #[error(
-        "{}:{line}: {construct} is host code, which NVRTC does not compile: wrap it in \
+        "{}:{line}: {construct}: NVRTC compiles device code only; wrap host code in \
          `#ifndef __CUDACC_RTC__` ... `#endif` (or move it to Rust), or opt in to \
          Build::nvcc_fallback where nvcc is installed",
         file.display()

@@ -214,10 +214,15 @@ fn host_code_and_bad_code_say_where() {
         }
         other => panic!("{other:?}"),
     }
-    assert!(matches!(
-        build.clone().archs(["sm_9x"]).compile("kernels"),
-        Err(BuildError::BadArch { .. })
-    ));
+    for bad in ["sm_9x", "sm_86a", "sm_90f"] {
+        assert!(
+            matches!(
+                build.clone().archs([bad]).compile("kernels"),
+                Err(BuildError::BadArch { .. })
+            ),
+            "{bad}"
+        );
+    }
     assert!(matches!(
         build.clone().archs(["sm_12"]).compile("kernels"),
         Err(BuildError::UnsupportedArch { sm: 12, .. })

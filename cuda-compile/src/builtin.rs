@@ -144,7 +144,21 @@ const MATH_H: &str = r#"#pragma once
 #define M_SQRT1_2 0.70710678118654752440
 "#;
 
-const CMATH: &str = "#pragma once\n#include <math.h>\n";
+/// `<math.h>` and the device math functions NVRTC declares, also in `std`
+/// (kernel code writes `std::sqrt`, `std::fmax`, `std::abs`).
+const CMATH: &str = r#"#pragma once
+#include <math.h>
+namespace std {
+    using ::sqrt; using ::fabs; using ::abs; using ::exp; using ::log;
+    using ::pow; using ::sin; using ::cos; using ::tan; using ::tanh;
+    using ::floor; using ::ceil; using ::fmin; using ::fmax; using ::fmod;
+    using ::round; using ::isnan; using ::isinf; using ::isfinite;
+    using ::erf; using ::exp2; using ::log2; using ::log10; using ::trunc;
+    using ::cbrt; using ::hypot; using ::atan2; using ::atan; using ::asin;
+    using ::acos; using ::sinh; using ::cosh; using ::expm1; using ::log1p;
+    using ::copysign; using ::signbit; using ::lround;
+}
+"#;
 
 const STDIO_H: &str =
     "#pragma once\n// printf is built into device code; nothing else of stdio is.\n";

@@ -143,7 +143,8 @@ fn libc_headers_compile_unmodified() {
         #include <cstdio>
         __global__ void k(uint64_t *out, std::int32_t n) {
             out[0] = INT_MAX + (uint64_t)n + UINT64_C(1);
-            float x = sqrtf((float)M_PI) + INFINITY;
+            float x = sqrtf((float)M_PI) + INFINITY + std::sqrt(2.0f) + std::fmax(x, 1.0f);
+            x += (float)std::abs(n) + (float)std::pow(2.0, 0.5);
             if (x < 0) printf("never\n");
         }
     "#;
