@@ -187,19 +187,20 @@ fn our_libc_headers_and_cccl_agree() {
     }
 }
 
-/// fp16, CCCL and cub, for sm_90, as LTO-IR and as a cubin, with only the
-/// pinned wheels: NVRTC 13.5 installs its bundled headers, NVRTC 12.9
-/// takes the runtime and CCCL wheels' folders.
+/// fp16, CCCL and cub (next to our `<cmath>`), for sm_90, as LTO-IR and
+/// as a cubin, with only the pinned wheels: NVRTC 13.5 installs its
+/// bundled headers, NVRTC 12.9 takes the runtime and CCCL wheels' folders.
 #[test]
 fn fp16_cccl_and_cub_compile_without_a_toolkit() {
     let source = r#"
+        #include <cmath>
         #include <cuda_fp16.h>
         #include <cuda/std/cstdint>
         #include <cub/block/block_reduce.cuh>
         __global__ void sum(const __half *x, float *out) {
             using Reduce = cub::BlockReduce<float, 128>;
             __shared__ typename Reduce::TempStorage storage;
-            float v = __half2float(x[threadIdx.x]);
+            float v = std::sqrt(__half2float(x[threadIdx.x]));
             float total = Reduce(storage).Sum(v);
             if (threadIdx.x == 0) *out = total + (float)cuda::std::int32_t{0};
         }
