@@ -216,13 +216,15 @@ impl Build {
         self
     }
 
-    /// Compiles, links and writes `OUT_DIR/cuda-build/{name}.fatbin` and
-    /// `{name}.rs` (a module `name`), for
-    /// [`include_kernels!("name")`](crate::include_kernels).
+    /// Compiles, links and writes `OUT_DIR/cuda-build/{name}.rs` (a module
+    /// `name`) and the fatbins under `OUT_DIR/cuda-build/{name}/`, for
+    /// [`include_kernels!("name")`](crate::include_kernels). When nothing
+    /// it read or wrote last time has changed, it returns that build
+    /// ([`Built::unchanged`]) without loading NVIDIA's libraries.
     ///
     /// Under docs.rs (`DOCS_RS` set), where there is no CUDA, nothing is
-    /// compiled: the module is written with an empty `FATBIN` and no
-    /// kernel constants.
+    /// compiled: `FATBIN` is empty, and only the `extern "C"` kernels a
+    /// scan of the files finds have constants.
     ///
     /// # Errors
     /// A [`BuildError`] naming the file, the arch and the remedy: host code
