@@ -18,9 +18,8 @@ pub(crate) struct FatbinArgs {
     /// (PTX for sm_80 in the sm_90 slot, say); otherwise its own arch.
     #[arg(required = true)]
     pub(crate) inputs: Vec<String>,
-    /// How entries are stored: none, lz4 (nvcc's -compress-mode=default)
-    /// or zstd (size, balance). LTO-IR stays plain; with zstd, PTX is
-    /// stored with LZ4 (the 580 driver crashed JIT-compiling our zstd PTX).
+    /// How entries are stored: none, lz4 (nvFatbin's -compress-mode=speed)
+    /// or zstd (default, size, balance). LTO-IR stays plain.
     #[arg(long, value_enum, default_value = "none")]
     pub(crate) compress: CompressArg,
     /// Refuse executable cubins: the fatbin is for linking.

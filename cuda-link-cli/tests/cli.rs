@@ -752,8 +752,7 @@ fn fatbin_packs_files_and_refuses_a_wrong_slot() {
     let run = cuda_link().arg("inspect").arg(&output).output().unwrap();
     let text = String::from_utf8_lossy(&run.stdout);
     assert!(text.contains("cubin      sm_90    zstd"), "{text}");
-    // With zstd asked, PTX is stored with LZ4 (FatbinBuilder::compression).
-    assert!(text.contains("ptx        sm_100   lz4"), "{text}");
+    assert!(text.contains("ptx        sm_100   zstd"), "{text}");
 
     let run = cuda_link()
         .args(["fatbin", "-o"])

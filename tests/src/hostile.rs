@@ -204,7 +204,23 @@ fn raw_fatbin_unpadded(kind: u16, sm: u32, payload: &[u8]) -> Vec<u8> {
     wrap_body(body)
 }
 
+/// An entry's header: the fixed part, then for the kinds whose options the
+/// driver reads (PTX, LTO-IR, relocatable PTX) an empty options
+/// descriptor, as nvFatbin writes it.
 fn entry_header(kind: u16, sm: u32, size: u64) -> Vec<u8> {
+    let mut header = fixed_header(kind, sm, size);
+    if matches!(kind, 1 | 8 | 0x40) {
+        header[4..8].copy_from_slice(&80u32.to_le_bytes());
+        header[0x14..0x18].copy_from_slice(&64u32.to_le_bytes());
+        // {offset 72, length 0}, the empty text's NUL, padding.
+        header.extend_from_slice(&72u32.to_le_bytes());
+        header.extend_from_slice(&[0; 12]);
+    }
+    header
+}
+
+/// The 64-byte fixed part of an entry header, options offset 0.
+fn fixed_header(kind: u16, sm: u32, size: u64) -> Vec<u8> {
     let mut header = Vec::with_capacity(64);
     header.extend_from_slice(&kind.to_le_bytes());
     header.extend_from_slice(&0x0101u16.to_le_bytes());
@@ -307,6 +323,28 @@ pub fn classes(cubin: &[u8]) -> Vec<Hostile> {
         "options not NUL-terminated",
         fatbin_with_options(1, ptx, (72, 8), b"-O3-O3-O"),
     );
+    add(
+        "empty options with no NUL inside the header",
+        fatbin_with_options(1, ptx, (72, 0), b""),
+    );
+    // Options offset 0, as this project's writer once wrote PTX: the
+    // driver reads "options" 16 MiB past the entry.
+    for (name, kind) in [
+        ("PTX entry without an options descriptor", 1),
+        ("LTO-IR entry without an options descriptor", 8),
+        ("relocatable PTX entry without an options descriptor", 0x40),
+    ] {
+        let padded = (ptx.len() + 1).next_multiple_of(8);
+        let mut body = fixed_header(kind, 90, padded as u64);
+        body.extend_from_slice(ptx);
+        body.resize(64 + padded, 0);
+        add(name, wrap_body(body));
+    }
+    let mut unterminated = raw_fatbin(&[(2, 90, cubin)]);
+    // Identifier: the fixed header's last 8 bytes, with no NUL after them.
+    unterminated[16 + 0x20..16 + 0x28].copy_from_slice(&[0x38, 0, 0, 0, 8, 0, 0, 0]);
+    unterminated[16 + 0x38..16 + 0x40].copy_from_slice(b"kernelsX");
+    add("identifier not NUL-terminated", unterminated);
     let mut far_tables = cubin[..64].to_vec();
     far_tables[E_SHOFF..E_SHOFF + 8].copy_from_slice(&(1u64 << 40).to_le_bytes());
     add(
@@ -463,7 +501,7 @@ pub fn fatbin_with_options(
 ) -> Vec<u8> {
     let padded = (payload.len() + 1).next_multiple_of(8);
     let header_size = 72 + text.len().next_multiple_of(8);
-    let mut body = entry_header(kind, 90, padded as u64);
+    let mut body = fixed_header(kind, 90, padded as u64);
     body[4..8].copy_from_slice(&(header_size as u32).to_le_bytes());
     body[0x14..0x18].copy_from_slice(&64u32.to_le_bytes());
     body.extend_from_slice(&descriptor.0.to_le_bytes());
@@ -492,11 +530,12 @@ pub fn zstd_bomb_fatbin(size: u64) -> Vec<u8> {
     }
     let stored = frame.len().next_multiple_of(8);
     let mut body = entry_header(1, 90, stored as u64);
+    let header_size = body.len();
     body[0x10..0x14].copy_from_slice(&(frame.len() as u32).to_le_bytes());
     body[0x28..0x30].copy_from_slice(&(0x11u64 | 0x8000).to_le_bytes());
     body[0x38..0x40].copy_from_slice(&size.to_le_bytes());
     body.extend_from_slice(&frame);
-    body.resize(64 + stored, 0);
+    body.resize(header_size + stored, 0);
     wrap_body(body)
 }
 

@@ -205,9 +205,17 @@ pub(super) fn parse_entry(body: &[u8], start: u64, index: usize) -> ParseResult<
 
     let identifier = match ident_offset {
         0 => None,
-        off => Some(slice(header, off, ident_len, "fatbin entry identifier")?),
+        off => Some(entry_identifier(header, off, ident_len, index)?),
     };
     let options_raw = match options_offset {
+        0 if reads_options(kind) => {
+            return Err(Reason::BadEntryOptions {
+                index,
+                detail: "descriptor missing (offset 0): the driver would read one from the \
+                         entry's first bytes and take options from 16 MiB past the entry"
+                    .into(),
+            });
+        }
         0 => None,
         off => entry_options(header, off, kind == 2, index)?,
     };
@@ -240,6 +248,29 @@ pub(super) fn parse_entry(body: &[u8], start: u64, index: usize) -> ParseResult<
         .checked_add(size)
         .ok_or_else(|| malformed(format!("entry {index}: size overflows")))?;
     Ok((entry, next))
+}
+
+/// Whether the driver reads an entry of `kind`'s options descriptor
+/// whatever its offset: PTX, relocatable PTX and LTO-IR. NVIDIA's writers
+/// (nvcc, nvFatbin 12 and 13) give every such entry one, empty or not;
+/// cubins have one only for sm_100+ compatibility records.
+fn reads_options(kind: u16) -> bool {
+    matches!(kind, 1 | 8 | 0x40)
+}
+
+/// The identifier: `len` bytes at `offset` inside the header, followed by
+/// the NUL that ends it where it is read as a C string.
+fn entry_identifier(header: &[u8], offset: u64, len: u64, index: usize) -> ParseResult<&[u8]> {
+    const WHAT: &str = "fatbin entry identifier";
+    let bytes = slice(header, offset, len, WHAT)?;
+    let terminated = bytes.contains(&0) || slice(header, offset + len, 1, WHAT) == Ok(&[0][..]);
+    if !terminated {
+        return Err(Reason::Malformed {
+            what: WHAT,
+            detail: format!("entry {index}: not NUL-terminated inside the header"),
+        });
+    }
+    Ok(bytes)
 }
 
 /// The options slot: a `{u32 offset, u32 len}` descriptor at `slot`, and

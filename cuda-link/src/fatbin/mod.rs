@@ -404,22 +404,31 @@ impl Budget {
 pub(crate) mod tests {
     use super::*;
 
-    /// Builds a fatbin of uncompressed entries, for tests.
+    /// Builds a fatbin of uncompressed entries, for tests: cubins without
+    /// options, other kinds with an empty options descriptor, as nvFatbin
+    /// writes them.
     pub(crate) fn build(entries: &[(u16, u32, u64, &[u8])]) -> Vec<u8> {
         let mut body = Vec::new();
         for &(kind, sm, flags, payload) in entries {
             let padded = payload.len().next_multiple_of(8);
+            let options = kind != 2;
             body.extend_from_slice(&kind.to_le_bytes());
             body.extend_from_slice(&ENTRY_VERSION.to_le_bytes());
-            body.extend_from_slice(&64u32.to_le_bytes());
+            body.extend_from_slice(&(if options { 80u32 } else { 64 }).to_le_bytes());
             body.extend_from_slice(&(padded as u64).to_le_bytes());
-            body.extend_from_slice(&[0; 8]); // compressed size, options offset
+            body.extend_from_slice(&[0; 4]); // compressed size
+            body.extend_from_slice(&(if options { 64u32 } else { 0 }).to_le_bytes());
             body.extend_from_slice(&0u16.to_le_bytes());
             body.extend_from_slice(&8u16.to_le_bytes());
             body.extend_from_slice(&sm.to_le_bytes());
             body.extend_from_slice(&[0; 8]); // identifier
             body.extend_from_slice(&flags.to_le_bytes());
             body.extend_from_slice(&[0; 16]);
+            if options {
+                // {offset 72, length 0}, then the empty text's NUL, padded.
+                body.extend_from_slice(&72u32.to_le_bytes());
+                body.extend_from_slice(&[0; 12]);
+            }
             body.extend_from_slice(payload);
             body.resize(body.len() + padded - payload.len(), 0);
         }
@@ -505,6 +514,47 @@ pub(crate) mod tests {
         declared.extend_from_slice(&frame[6..]);
         check_zstd_content_size(&declared, text.len() as u64).unwrap();
         assert!(check_zstd_content_size(&declared, 7).is_err());
+    }
+
+    #[test]
+    /// A PTX, relocatable PTX or LTO-IR entry without an options
+    /// descriptor is refused: the driver would read one from the entry's
+    /// first bytes (kind and version make offset 0x01010001, 16 MiB past
+    /// the entry). A cubin needs none.
+    #[test]
+    fn entries_the_driver_reads_options_of_need_a_descriptor() {
+        let ptx = b".version 8.0\n.target sm_90\n.address_size 64\n";
+        for kind in [1u16, 8, 0x40] {
+            let mut data = build(&[(kind, 90, 0x11, ptx)]);
+            assert!(entries(&parse(&data).unwrap())[0].options_raw == Some(&[][..]));
+            // Options offset 0, as this crate's writer wrote PTX before.
+            data[16 + 0x14..16 + 0x18].copy_from_slice(&0u32.to_le_bytes());
+            let refused = parse(&data).unwrap().entries().next().unwrap();
+            assert!(
+                matches!(refused, Err(Reason::BadEntryOptions { index: 0, .. })),
+                "kind {kind}: {refused:?}"
+            );
+        }
+        let cubin = build(&[(2, 90, 0x11, b"\x7fELF")]);
+        assert_eq!(entries(&parse(&cubin).unwrap())[0].options_raw, None);
+    }
+
+    /// An identifier is read as a C string: it must end inside the header.
+    #[test]
+    fn identifiers_end_inside_the_header() {
+        let mut data = build(&[(2, 90, 0x11, b"\x7fELF")]);
+        // Identifier at 0x38 (the last 8 bytes of the fixed header), 8
+        // bytes long: nothing follows it inside the 64-byte header.
+        data[16 + 0x20..16 + 0x28].copy_from_slice(&[0x38, 0, 0, 0, 8, 0, 0, 0]);
+        data[16 + 0x38..16 + 0x40].copy_from_slice(b"kernelsX");
+        let refused = parse(&data).unwrap().entries().next().unwrap();
+        assert!(
+            matches!(refused, Err(Reason::Malformed { .. })),
+            "{refused:?}"
+        );
+        data[16 + 0x3f] = 0;
+        let entry = &entries(&parse(&data).unwrap())[0];
+        assert_eq!(entry.identifier().as_deref(), Some("kernels"));
     }
 
     #[test]

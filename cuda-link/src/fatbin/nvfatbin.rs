@@ -25,7 +25,7 @@ impl Drop for Handle<'_> {
 impl FatbinBuilder {
     /// Writes the fatbin with nvFatbin instead of in Rust: the same
     /// entries, checked the same way, compressed as
-    /// [`compression`](Self::compression) asks (`-compress-mode=default`
+    /// [`compression`](Self::compression) asks (`-compress-mode=speed`
     /// for LZ4, `size` for zstd, every entry: `-compress-all`).
     ///
     /// # Errors
@@ -41,7 +41,8 @@ impl FatbinBuilder {
         let mut options = vec!["-64", "-host=linux"];
         options.extend(match self.compression.unwrap_or(Compression::None) {
             Compression::None => ["-compress=false"].as_slice(),
-            Compression::Lz4 => &["-compress-all", "-compress-mode=default"],
+            // nvFatbin 13's `default` mode is zstd; `speed` is LZ4 in 12 and 13.
+            Compression::Lz4 => &["-compress-all", "-compress-mode=speed"],
             Compression::Zstd => &["-compress-all", "-compress-mode=size"],
         });
         let options: Vec<CString> = options

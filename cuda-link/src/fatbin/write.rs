@@ -178,15 +178,12 @@ impl FatbinBuilder {
         Self::default()
     }
 
-    /// How new entries are stored: `None`, `Lz4` (nvcc's
-    /// `-compress-mode=default`) or `Zstd` (`size`, `balance`). LTO-IR
-    /// stays uncompressed: nvFatbin encodes compressed LTO-IR in a way no
-    /// one documents.
-    ///
-    /// With `Zstd`, [`build`](Self::build) stores PTX with LZ4: the 580
-    /// driver crashed JIT-compiling PTX from this writer's zstd frames
-    /// (its cubins in zstd load), and the cause is not known.
-    /// `build_with` (feature `nvfatbin`) leaves the codec to nvFatbin.
+    /// How new entries are stored: `None`, `Lz4` (nvFatbin's
+    /// `-compress-mode=speed`, and `default` before CUDA 13) or `Zstd`
+    /// (`size`, `balance`, and `default` from CUDA 13). LTO-IR stays
+    /// uncompressed: nvFatbin encodes compressed LTO-IR in a way no one
+    /// documents. `build_with` (feature `nvfatbin`) passes the same choice
+    /// to nvFatbin.
     pub fn compression(mut self, compression: Compression) -> Self {
         self.compression = Some(compression);
         self
@@ -480,14 +477,22 @@ fn write_entry(out: &mut Vec<u8>, entry: &NewEntry, default: Compression) -> Par
         pad(&mut trailer);
         ident.len() as u32
     });
-    let options_offset = entry.options.as_ref().map(|options| {
+    // Every entry but a cubin has an options descriptor, empty when there
+    // are no options, as nvFatbin writes it: given options offset 0, the
+    // driver reads a descriptor from the entry's first bytes and takes
+    // "options" from 16 MiB past the entry.
+    let options = match (&entry.options, entry.kind) {
+        (Some(options), _) => Some(options.as_slice()),
+        (None, EntryKind::Cubin) => None,
+        (None, _) => Some(&[][..]),
+    };
+    let options_offset = options.map(|options| {
         let descriptor = 64 + trailer.len() as u32;
         trailer.extend_from_slice(&(descriptor + 8).to_le_bytes());
         trailer.extend_from_slice(&(options.len() as u32).to_le_bytes());
         trailer.extend_from_slice(options);
-        if entry.kind != EntryKind::Cubin {
-            trailer.push(0);
-        }
+        // A NUL after the text, and after an sm_100+ cubin's blob too.
+        trailer.push(0);
         pad(&mut trailer);
         descriptor
     });
@@ -522,8 +527,6 @@ fn write_entry(out: &mut Vec<u8>, entry: &NewEntry, default: Compression) -> Par
                 _ if entry.kind == EntryKind::Ltoir && entry.compression.is_none() => {
                     Compression::None
                 }
-                // The driver crashed JIT-compiling PTX from our zstd frames.
-                Compression::Zstd if ptx => Compression::Lz4,
                 codec => codec,
             };
             let packed = match codec {

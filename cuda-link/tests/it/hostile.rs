@@ -359,3 +359,34 @@ fn toolkit_note_offset_past_its_strings() {
         "{err}"
     );
 }
+
+/// A PTX, LTO-IR or relocatable PTX entry without an options descriptor
+/// (offset 0, as this crate's writer once wrote PTX) never reaches the
+/// driver, which would read its options 16 MiB past the entry: refused
+/// as `BadEntryOptions`, bare and inside a host object.
+#[test]
+fn entries_without_an_options_descriptor_are_refused() {
+    let _serial = cuda_link_tests::serial();
+    let Some(cubin) = fixtures::saxpy_relocatable_cubin() else {
+        return;
+    };
+    let mut seen = 0;
+    for image in hostile::classes(&cubin) {
+        if !image.name.ends_with("without an options descriptor") {
+            continue;
+        }
+        seen += 1;
+        let object = cuda_link_tests::host_object(&image.bytes, ".nv_fatbin");
+        for bytes in [image.bytes, object] {
+            let err = ObjectCode::from_bytes(bytes, image.name.as_str())
+                .map(drop)
+                .unwrap_err();
+            assert!(
+                matches!(innermost(&err.reason), Reason::BadEntryOptions { .. }),
+                "{}: {err}",
+                image.name
+            );
+        }
+    }
+    assert_eq!(seen, 3);
+}

@@ -3,5 +3,6 @@
 //! measures the whole process's memory and open handles.
 
 mod corpus;
+mod fatbin_oracle;
 mod faults;
 mod ffi_types;
