@@ -8,7 +8,7 @@ use cuda_compile::{CompileError, Compiler, Program, ProgramOptions, Target};
 use cuda_link::inspect::Compression;
 use cuda_link::{
     Arch, ArchVariant, Backend, FatbinBuilder, LinkCache, LinkError, Linker, LinkerOptions,
-    ObjectCode, OutputKind,
+    ObjectCode, OutputKind, PtxIsa,
 };
 
 use crate::{BuildError, host_code, jobs, names, nvcc, stamp};
@@ -48,6 +48,7 @@ pub struct Build {
     defines: Vec<String>,
     archs: Option<Vec<String>>,
     ptx: Ptx,
+    ptx_isa: PtxIsaChoice,
     options: ProgramOptions,
     per_file: bool,
     compress: bool,
@@ -64,6 +65,17 @@ enum Ptx {
     Lowest,
     None,
     For(String),
+}
+
+/// The PTX ISA of the PTX slot.
+#[derive(Debug, Clone)]
+enum PtxIsaChoice {
+    /// The first of nvJitLink's major release, where ptxas takes it.
+    FirstOfRelease,
+    /// As nvJitLink writes it.
+    AsLinked,
+    /// This one (`"9.0"`), or an error.
+    Exactly(String),
 }
 
 /// What a build wrote and how it went.
@@ -108,6 +120,7 @@ impl Build {
             defines: Vec::new(),
             archs: None,
             ptx: Ptx::Lowest,
+            ptx_isa: PtxIsaChoice::FirstOfRelease,
             options: ProgramOptions::default(),
             per_file: false,
             compress: true,
@@ -163,6 +176,23 @@ impl Build {
         self.ptx = match arch {
             Some(arch) => Ptx::For(arch.to_owned()),
             None => Ptx::None,
+        };
+        self
+    }
+
+    /// The highest PTX ISA of the PTX slot: `Some("9.0")`, checked by
+    /// ptxas (a kernel that needs a newer ISA is an error), or `None` for
+    /// the ISA nvJitLink writes (13.5: 9.5).
+    ///
+    /// A driver JIT-compiles PTX only up to its own CUDA release's ISA
+    /// (580, CUDA 13.0: 9.0). By default the PTX states the first ISA of
+    /// the loaded nvJitLink's major release (13.x: 9.0, 12.x: 8.0), which
+    /// every driver of that release takes; a kernel that needs a newer ISA
+    /// keeps nvJitLink's, with a `cargo:warning`.
+    pub fn ptx_isa(mut self, isa: Option<&str>) -> Self {
+        self.ptx_isa = match isa {
+            Some(isa) => PtxIsaChoice::Exactly(isa.to_owned()),
+            None => PtxIsaChoice::AsLinked,
         };
         self
     }
@@ -400,6 +430,8 @@ struct Session<'a> {
     nvcc: Option<PathBuf>,
     archs: Vec<Arch>,
     ptx: Option<Arch>,
+    /// The PTX slot's ISA, and whether a refusal by ptxas is an error.
+    ptx_isa: Option<(PtxIsa, bool)>,
     cache: Arc<LinkCache>,
     /// NVRTC's warnings printed so far: each once, not once per arch.
     warned: std::sync::Mutex<std::collections::HashSet<String>>,
@@ -429,6 +461,20 @@ impl<'a> Session<'a> {
             Ptx::Lowest => archs.first().copied(),
             Ptx::For(arch) => Some(parse_arch("Build::ptx", arch)?),
         };
+        let ptx_isa = match &build.ptx_isa {
+            PtxIsaChoice::AsLinked => None,
+            PtxIsaChoice::Exactly(text) => Some((
+                text.parse().map_err(|_| BuildError::BadArch {
+                    from: "Build::ptx_isa",
+                    value: text.clone(),
+                })?,
+                true,
+            )),
+            PtxIsaChoice::FirstOfRelease => nvjitlink_sys::NvJitLink::global()
+                .ok()
+                .and_then(|lib| PtxIsa::first_of_cuda(lib.version().0))
+                .map(|isa| (isa, false)),
+        };
         Ok(Session {
             build,
             name,
@@ -437,6 +483,7 @@ impl<'a> Session<'a> {
             nvcc,
             archs,
             ptx,
+            ptx_isa,
             cache,
             warned: Default::default(),
         })
@@ -654,17 +701,33 @@ impl<'a> Session<'a> {
             name: name.to_owned(),
             error: Box::new(error),
         };
-        // nvJitLink only: a build script never falls back to a driver.
-        let options = LinkerOptions::for_arch(arch)
-            .backend(Backend::NvJitLink)
-            .name(format!("{} {arch}", self.name));
-        let mut linker = Linker::new(options)
-            .map_err(fail)?
-            .with_cache(Arc::clone(&self.cache));
-        for input in inputs {
-            linker.add(input).map_err(fail)?;
+        let link = |ptx_isa| {
+            // nvJitLink only: a build script never falls back to a driver.
+            let mut options = LinkerOptions::for_arch(arch)
+                .backend(Backend::NvJitLink)
+                .name(format!("{} {arch}", self.name));
+            options.ptx_isa = ptx_isa;
+            let mut linker = Linker::new(options)?.with_cache(Arc::clone(&self.cache));
+            for input in inputs {
+                linker.add(input)?;
+            }
+            linker.link(output)
+        };
+        match link(self.ptx_isa.map(|(isa, _)| isa)) {
+            // The default ISA is best effort: else nvJitLink's, said once.
+            Err(LinkError::PtxIsaTooLow { isa, stated, log })
+                if self.ptx_isa == Some((isa, false)) =>
+            {
+                if self.build.cargo_metadata {
+                    println!(
+                        "cargo:warning={name}: the PTX for {arch} keeps PTX ISA {stated}, which \
+                         older drivers cannot JIT: ptxas refuses it at {isa}: {log}"
+                    );
+                }
+                link(None).map_err(fail)
+            }
+            linked => linked.map_err(fail),
         }
-        linker.link(output).map_err(fail)
     }
 
     /// Bundles one group's links into `{stem}.fatbin`; returns its path

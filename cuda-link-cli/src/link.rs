@@ -152,6 +152,7 @@ fn options(args: &LinkArgs) -> Result<LinkerOptions, Failure> {
         } else {
             Isolation::Process { timeout }
         });
+    options.ptx_isa = args.ptx_isa;
     // One arch links one output; several, or -gencode, link a fatbin.
     let mut targets = Vec::new();
     for gencode in &args.gencode {

@@ -188,6 +188,12 @@ pub(crate) struct LinkArgs {
     /// Extended split compilation thread count.
     #[arg(long)]
     pub(crate) split_compile_extended: Option<u32>,
+    /// The highest PTX ISA of PTX output (`9.0`): newer PTX is lowered to
+    /// it and checked by ptxas. A driver JIT-compiles PTX only up to its
+    /// CUDA release's ISA (CUDA 13.0's 580 driver: 9.0); nvJitLink 13.5
+    /// writes 9.5.
+    #[arg(long, value_name = "MAJOR.MINOR")]
+    pub(crate) ptx_isa: Option<cuda_link::PtxIsa>,
     /// Do not use nvJitLink's in-memory cache of repeated links (nvJitLink's
     /// `-no-cache`; `--no-cache` is the old spelling). The persistent cache
     /// is `--cache`.

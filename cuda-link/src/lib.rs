@@ -55,6 +55,7 @@ pub use linker::{
     OutputKind, current_device_arch,
 };
 pub use object_code::{ObjectCode, ValidatedImage};
+pub use ptx::{ParsePtxIsaError, PtxIsa};
 #[cfg(unix)]
 pub use streamed::inspect_path;
 

@@ -28,6 +28,83 @@ pub struct PtxInfo {
     pub strong_symbols: NameList,
 }
 
+/// A PTX ISA version, as `.version` states it: `9.0`. A driver
+/// JIT-compiles PTX up to the ISA of its CUDA release (580, CUDA 13.0:
+/// 9.0), and every driver of a major release takes that major's first
+/// ISA (12.x: 8.0, 13.x: 9.0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PtxIsa {
+    /// `9` of `9.0`.
+    pub major: u16,
+    /// `0` of `9.0`.
+    pub minor: u16,
+}
+
+impl PtxIsa {
+    /// `major.minor`.
+    pub const fn new(major: u16, minor: u16) -> Self {
+        PtxIsa { major, minor }
+    }
+
+    /// The first ISA of a CUDA major release, which every driver of that
+    /// release JIT-compiles: 12 → 8.0, 13 → 9.0 (the ISA's major is the
+    /// release's minus four since CUDA 11).
+    pub fn first_of_cuda(cuda_major: u32) -> Option<Self> {
+        let major = u16::try_from(cuda_major.checked_sub(4)?).ok()?;
+        (cuda_major >= 11).then_some(PtxIsa::new(major, 0))
+    }
+}
+
+impl std::fmt::Display for PtxIsa {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}", self.major, self.minor)
+    }
+}
+
+/// A PTX ISA that is not `major.minor`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is not a PTX ISA version (major.minor, as 9.0)")]
+pub struct ParsePtxIsaError(pub String);
+
+impl std::str::FromStr for PtxIsa {
+    type Err = ParsePtxIsaError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let fail = || ParsePtxIsaError(text.to_owned());
+        let (major, minor) = text.split_once('.').ok_or_else(fail)?;
+        let number = |part: &str| match part.bytes().all(|b| b.is_ascii_digit()) {
+            true => part.parse::<u16>().map_err(|_| fail()),
+            false => Err(fail()),
+        };
+        Ok(PtxIsa::new(number(major)?, number(minor)?))
+    }
+}
+
+/// `data` with its `.version` lowered to `isa`, or `None` when it states
+/// `isa` or an older one. Only the number changes; whether the code fits
+/// the older ISA is for ptxas to say.
+pub fn lower_isa(data: &[u8], isa: PtxIsa) -> ParseResult<Option<Vec<u8>>> {
+    let text = text(data)?;
+    let mut tokens = Tokens::new(text);
+    if tokens.next() != Some(".version") {
+        return Err(Reason::PtxMissingDirective(".version"));
+    }
+    let number = tokens.next().unwrap_or_default();
+    let stated: PtxIsa = number.parse().map_err(|_| Reason::Malformed {
+        what: "PTX .version",
+        detail: format!("{number:?} is not major.minor"),
+    })?;
+    if stated <= isa {
+        return Ok(None);
+    }
+    // `number` lies inside `text`, which lies inside `data`.
+    let start = number.as_ptr() as usize - data.as_ptr() as usize;
+    let mut lowered = data[..start].to_vec();
+    lowered.extend_from_slice(isa.to_string().as_bytes());
+    lowered.extend_from_slice(&data[start + number.len()..]);
+    Ok(Some(lowered))
+}
+
 /// Decodes PTX bytes: trailing NULs and a BOM removed, UTF-8 required.
 pub fn text(data: &[u8]) -> ParseResult<&str> {
     let end = data.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
@@ -391,6 +468,28 @@ mod tests {
             inspect(b".version 8.0 .target sm_90 \xff"),
             Err(Reason::PtxNotText(27))
         );
+    }
+
+    #[test]
+    fn isa_lowering_changes_the_number_only() {
+        let ptx = b"// c\n.version 9.5\n.target sm_80\n.address_size 64\n\0";
+        let lowered = lower_isa(ptx, PtxIsa::new(9, 0)).unwrap().unwrap();
+        assert_eq!(
+            lowered,
+            b"// c\n.version 9.0\n.target sm_80\n.address_size 64\n\0"
+        );
+        assert_eq!(lower_isa(ptx, PtxIsa::new(9, 5)).unwrap(), None);
+        assert_eq!(lower_isa(ptx, PtxIsa::new(10, 0)).unwrap(), None);
+        let two_digits = lower_isa(b".version 8.10 .target sm_80", PtxIsa::new(8, 8));
+        assert_eq!(two_digits.unwrap().unwrap(), b".version 8.8 .target sm_80");
+        assert!(lower_isa(b".version x.y .target sm_80", PtxIsa::new(8, 0)).is_err());
+        assert!(lower_isa(b".target sm_80", PtxIsa::new(8, 0)).is_err());
+        assert_eq!("9.0".parse(), Ok(PtxIsa::new(9, 0)));
+        for bad in ["9", "9.", ".0", "9.0.1", "+9.0", "a.b"] {
+            assert!(bad.parse::<PtxIsa>().is_err(), "{bad}");
+        }
+        assert_eq!(PtxIsa::first_of_cuda(13), Some(PtxIsa::new(9, 0)));
+        assert_eq!(PtxIsa::first_of_cuda(12), Some(PtxIsa::new(8, 0)));
     }
 
     #[test]

@@ -70,6 +70,19 @@ pub enum LinkError {
         /// `"PTX"` or `"LTO-IR"`.
         output: &'static str,
     },
+    /// PTX lowered to [`LinkerOptions::ptx_isa`] that ptxas refuses: the
+    /// code needs the newer ISA nvJitLink wrote.
+    ///
+    /// [`LinkerOptions::ptx_isa`]: crate::LinkerOptions::ptx_isa
+    #[error("the linked PTX states .version {stated}; lowered to {isa}, ptxas refuses it: {log}")]
+    PtxIsaTooLow {
+        /// The ISA asked for.
+        isa: crate::PtxIsa,
+        /// The ISA nvJitLink wrote.
+        stated: String,
+        /// ptxas's words, from nvJitLink's error log.
+        log: String,
+    },
     /// LTO-IR output from nvJitLink 12, which cannot produce it.
     #[error("LTO-IR output requires nvJitLink 13 or newer; the loaded one is {version}")]
     LtoirOutputNeedsNvJitLink13 {

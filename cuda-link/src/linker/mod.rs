@@ -315,6 +315,46 @@ impl Linker {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn link(&mut self, output: OutputKind) -> Result<ObjectCode, LinkError> {
+        let linked = self.link_once(output)?;
+        match self.options.ptx_isa {
+            Some(isa) if output == OutputKind::Ptx => self.lower_ptx(linked, isa),
+            _ => Ok(linked),
+        }
+    }
+
+    /// `ptx` with its `.version` lowered to `isa` when it states a newer
+    /// one, after ptxas (inside nvJitLink) has assembled the lowered text
+    /// for the link's arch: ptxas refuses what the older ISA lacks.
+    fn lower_ptx(&self, ptx: ObjectCode, isa: crate::PtxIsa) -> Result<ObjectCode, LinkError> {
+        let stated = crate::ptx::inspect(ptx.as_bytes())
+            .map(|info| info.version)
+            .unwrap_or_default();
+        let Some(lowered) = crate::ptx::lower_isa(ptx.as_bytes(), isa)
+            .map_err(|reason| crate::ObjectError::new(ptx.name(), reason))?
+        else {
+            return Ok(ptx);
+        };
+        let lowered = ObjectCode::from_ptx(lowered, ptx.name())?;
+        let mut options = self.options.clone();
+        options.targets.clear();
+        options.ptx = false;
+        options.ptx_isa = None;
+        options.link_time_optimization = None;
+        options.name = Some(format!("{} at PTX ISA {isa}", ptx.name()));
+        let mut check = Linker::from_parts(options, self.backend.clone())?;
+        check.add(&lowered)?;
+        match check.link_once(OutputKind::Cubin) {
+            Ok(_) => Ok(lowered),
+            Err(error) => Err(LinkError::PtxIsaTooLow {
+                isa,
+                stated,
+                log: error.error_log().unwrap_or_default().trim().to_owned(),
+            }),
+        }
+    }
+
+    /// One link, from the cache or the backend, as the options say.
+    fn link_once(&mut self, output: OutputKind) -> Result<ObjectCode, LinkError> {
         if self.inputs.is_empty() {
             return Err(LinkError::NoInputs);
         }

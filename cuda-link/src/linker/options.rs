@@ -115,6 +115,13 @@ linker_options! {
     /// `-ptx`: emit PTX (nvJitLink only, with LTO). Implied by
     /// [`OutputKind::Ptx`].
     ptx: bool, flag bool, NvJitLinkFlag::Resolved, DriverOption::Unsupported;
+    /// The highest PTX ISA of PTX output: PTX that states a newer
+    /// `.version` is lowered to this one and assembled once by nvJitLink's
+    /// ptxas for the link's arch, which refuses code the older ISA lacks
+    /// ([`LinkError::PtxIsaTooLow`]). A driver JIT-compiles PTX only up to
+    /// its own CUDA release's ISA (580, CUDA 13.0: 9.0), and nvJitLink
+    /// writes its own (13.5: 9.5). nvJitLink only.
+    ptx_isa: Option<crate::PtxIsa>, some crate::PtxIsa, NvJitLinkFlag::NotAFlag, DriverOption::Unsupported;
     /// `-O<N>` / `CU_JIT_OPTIMIZATION_LEVEL`.
     optimization_level: Option<u32>, some u32,
         NvJitLinkFlag::Number("-O"), DriverOption::Key(CUjit_option::CU_JIT_OPTIMIZATION_LEVEL);
@@ -255,6 +262,7 @@ pub(crate) mod tests {
             verbose: true,
             link_time_optimization: Some(true),
             ptx: true,
+            ptx_isa: Some(crate::PtxIsa::new(9, 0)),
             optimization_level: Some(3),
             debug: true,
             lineinfo: true,
@@ -299,7 +307,10 @@ pub(crate) mod tests {
                 assert!(flags.contains(&flag), "{flag} missing from {flags:?}");
             }
         }
-        assert_eq!(not_flags, ["targets", "name", "backend", "isolation"]);
+        assert_eq!(
+            not_flags,
+            ["targets", "name", "ptx_isa", "backend", "isolation"]
+        );
         for expected in [
             "-arch=sm_90",
             "-lto",

@@ -112,6 +112,14 @@ impl AsValue for Option<Arch> {
     }
 }
 
+impl AsValue for Option<crate::PtxIsa> {
+    fn as_value(&self) -> Value<'_> {
+        Value::Other {
+            set: self.is_some(),
+        }
+    }
+}
+
 impl AsValue for Option<String> {
     fn as_value(&self) -> Value<'_> {
         Value::Other {
