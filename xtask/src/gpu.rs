@@ -40,10 +40,13 @@ for tests in gpu-tests gpu-tests-cuda-13000 gpu-cudarc-tests; do
     done
 done
 # The example crate: kernels compiled by its build.rs (cuda-build), run
-# through cuda-module and a cudarc stream, every number checked.
-for mode in EAGER LAZY; do
-    echo "== cuda-build-example, CUDA_MODULE_LOADING=$mode"
-    CUDA_MODULE_LOADING=$mode ./cuda-build-example || status=1
+# through cuda-module and a cudarc stream, every number checked; then
+# built for sm_80 alone, so that the driver JIT-compiles its PTX.
+for example in cuda-build-example cuda-build-example-sm80; do
+    for mode in EAGER LAZY; do
+        echo "== $example, CUDA_MODULE_LOADING=$mode"
+        CUDA_MODULE_LOADING=$mode ./$example || status=1
+    done
 done
 exit $status
 "#;
@@ -82,6 +85,38 @@ while [ "$(date +%s)" -lt "$end" ]; do
 done
 echo "fuzz: $seed batches of $batch in ${seconds}s: $tried mutants, $valid passed validation, $loaded loaded, $refused refused by the driver, $crashes batches crashed, $hangs hung"
 [ "$crashes" -eq 0 ] && [ "$hangs" -eq 0 ]
+"#;
+
+/// `fatbin_stress.sh [PROCESSES] [REPEAT] [MUTANTS]`: every fatbin of
+/// `fatbin-stress make` and of `cuda-link link -arch a,b,c` loaded, run
+/// and checked in PROCESSES fresh processes per loading mode and REPEAT
+/// times in one; the PTX ISAs the driver JITs; MUTANTS hostile fatbins,
+/// each accepted one loaded in a process of its own.
+const FATBIN_STRESS_SH: &str = r#"processes=${1:-50} repeat=${2:-50} mutants=${3:-600}
+dir=stress-fatbins
+rm -rf "$dir"
+./fatbin-stress make "$dir" || exit 1
+status=0
+for archs in sm_80,compute_80 sm_75,sm_80,compute_80 sm_80,sm_86,compute_86; do
+    ./cuda-link link -arch "$archs" "$dir/saxpy.cu" -o "$dir/link-$archs.fatbin" || status=1
+done
+ls "$dir"
+for mode in EAGER LAZY; do
+    failed=0
+    for i in $(seq 1 "$processes"); do
+        CUDA_MODULE_LOADING=$mode ./fatbin-stress run "$dir" > stress-last.txt 2>&1 || { failed=$((failed + 1)); cat stress-last.txt; }
+    done
+    echo "== $mode: $processes fresh processes, $failed failed"
+    [ "$failed" -eq 0 ] || status=1
+    echo "== $mode: $repeat rounds in one process"
+    CUDA_MODULE_LOADING=$mode ./fatbin-stress run "$dir" "$repeat" || status=1
+done
+echo "== PTX ISA versions the driver JIT-compiles"
+./fatbin-stress isa || status=1
+echo "== hostile fatbins"
+./fatbin-stress hostile "$dir" "$mutants" || status=1
+echo "fatbin stress: status $status"
+exit $status
 "#;
 
 /// `launch_overhead.sh`: the checked launch against cudarc's
@@ -142,10 +177,15 @@ pub(crate) fn build_executable(workspace: &Path, args: &[&str], target: &str) ->
 }
 
 /// `cuda-build-example` (with its cudarc path), whose build.rs compiles
-/// its kernels with the provisioned NVRTC and nvJitLink.
-fn build_kernels_example(workspace: &Path) -> Result<String> {
+/// its kernels with the provisioned NVRTC and nvJitLink, for
+/// `compute_cap`'s archs when given (`CUDA_COMPUTE_CAP`).
+fn build_kernels_example(workspace: &Path, compute_cap: Option<&str>) -> Result<String> {
     crate::redist::ensure(workspace, &[])?;
     let mut command = cargo();
+    match compute_cap {
+        Some(archs) => command.env("CUDA_COMPUTE_CAP", archs),
+        None => command.env_remove("CUDA_COMPUTE_CAP"),
+    };
     crate::with_redist_env(command.current_dir(workspace), workspace).args([
         "build",
         "--release",
@@ -272,8 +312,13 @@ pub fn test_gpu(workspace: &Path, run_here: bool) -> Result<()> {
     let fuzzer = build_example(workspace, "gpu_fuzz")?;
     let load_gap = build_example(workspace, "load_gap")?;
     let compile_bench = build_example(workspace, "compile_bench")?;
-    let fatbin_probe = build_example(workspace, "fatbin_probe")?;
-    let kernels_example = build_kernels_example(workspace)?;
+    let fatbin_stress = build_example(workspace, "fatbin_stress")?;
+    // The example for sm_80 alone first: the plain build after it leaves
+    // cargo's copy as the default.
+    let kernels_example_sm80 = build_kernels_example(workspace, Some("80"))?;
+    let sm80_copy = workspace.join("target/cuda-build-example-sm80");
+    std::fs::copy(&kernels_example_sm80, &sm80_copy)?;
+    let kernels_example = build_kernels_example(workspace, None)?;
     let bundle = workspace.join("target/gpu-bundle");
     std::fs::create_dir_all(&bundle)?;
     std::fs::copy(&executable, bundle.join("gpu-tests"))?;
@@ -290,8 +335,10 @@ pub fn test_gpu(workspace: &Path, run_here: bool) -> Result<()> {
     std::fs::copy(&load_gap, bundle.join("load-gap"))?;
     write_script(&bundle.join("load_gap.sh"), LOAD_GAP_SH)?;
     std::fs::copy(&compile_bench, bundle.join("compile-bench"))?;
-    std::fs::copy(&fatbin_probe, bundle.join("fatbin-probe"))?;
+    std::fs::copy(&fatbin_stress, bundle.join("fatbin-stress"))?;
+    write_script(&bundle.join("fatbin_stress.sh"), FATBIN_STRESS_SH)?;
     std::fs::copy(&kernels_example, bundle.join("cuda-build-example"))?;
+    std::fs::copy(&sm80_copy, bundle.join("cuda-build-example-sm80"))?;
     std::fs::copy(
         workspace.join("bench/compile_bench.py"),
         bundle.join("compile_bench.py"),
