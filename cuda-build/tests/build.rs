@@ -366,3 +366,56 @@ fn by_default_every_linkable_arch() {
         .count();
     assert_eq!(cubins, expected.len());
 }
+
+/// The PTX slot states the first PTX ISA of the loaded nvJitLink's
+/// release (13.x: 9.0), which every driver of that release JIT-compiles;
+/// `ptx_isa(None)` keeps nvJitLink's own; an ISA too old for the arch is
+/// a link error (sm_80 needs 7.0), and one that is not major.minor is
+/// refused by name.
+#[test]
+fn ptx_states_the_isa_every_driver_of_the_release_takes() {
+    if !have_libraries() {
+        return;
+    }
+    let ptx_version = |build: Build, dir: &Path| {
+        let built = build.out_dir(dir).compile("kernels").unwrap();
+        let fatbin = ObjectCode::from_path(&built.fatbins[0]).unwrap();
+        let info = fatbin.inspect().unwrap();
+        let ptx = info.fatbin_entries().find(|e| e.kind == EntryKind::Ptx);
+        ptx.expect("a PTX entry").version.clone()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let major = nvjitlink_sys::NvJitLink::global().unwrap().version().0;
+    let first = cuda_link::PtxIsa::first_of_cuda(major).unwrap().to_string();
+    assert_eq!(
+        ptx_version(project(dir.path()), &dir.path().join("a")),
+        first
+    );
+    let native = ptx_version(project(dir.path()).ptx_isa(None), &dir.path().join("b"));
+    assert_ne!(native, first, "nvJitLink {major} writes its own ISA");
+    let too_low = project(dir.path())
+        .ptx_isa(Some("6.0"))
+        .out_dir(dir.path().join("c"))
+        .compile("kernels")
+        .unwrap_err();
+    assert!(
+        matches!(&too_low, BuildError::Link { error, .. }
+            if matches!(**error, cuda_link::LinkError::PtxIsaTooLow { .. })),
+        "{too_low}"
+    );
+    let bad = project(dir.path())
+        .ptx_isa(Some("nine"))
+        .out_dir(dir.path().join("d"))
+        .compile("kernels")
+        .unwrap_err();
+    assert!(
+        matches!(
+            bad,
+            BuildError::BadArch {
+                from: "Build::ptx_isa",
+                ..
+            }
+        ),
+        "{bad}"
+    );
+}

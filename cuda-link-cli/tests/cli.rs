@@ -2,6 +2,7 @@
 
 use std::process::Command;
 
+use cuda_link::inspect::EntryKind;
 use cuda_link_tests::{fixtures, temp_file};
 
 fn cuda_link() -> Command {
@@ -793,4 +794,50 @@ fn cuda_source_compiles_once_for_every_arch() {
         text.contains("cubin      sm_80") && text.contains("cubin      sm_90"),
         "{text}"
     );
+}
+
+/// `--ptx-isa 9.0`: the fatbin's PTX states 9.0, which a CUDA 13.0 driver
+/// JIT-compiles, where nvJitLink 13.5 wrote 9.5; a value that is not
+/// major.minor is a usage error (exit 2).
+#[test]
+fn ptx_isa_lowers_the_ptx_slot() {
+    if cuda_link_tests::redist("CUDA_LINK_NVRTC_PATH").is_none() {
+        return;
+    }
+    let (dir, input) = temp_file("saxpy.cu", fixtures::SAXPY_CU.as_bytes());
+    let ptx_version = |extra: &[&str], name: &str| {
+        let output = dir.path().join(name);
+        let run = cuda_link()
+            .args(["link", "-arch", "sm_80,compute_80", "-o"])
+            .arg(&output)
+            .args(extra)
+            .arg(&input)
+            .output()
+            .unwrap();
+        assert!(
+            run.status.success(),
+            "{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let fatbin = cuda_link::ObjectCode::from_path(&output).unwrap();
+        let info = fatbin.inspect().unwrap();
+        let ptx = info.fatbin_entries().find(|e| e.kind == EntryKind::Ptx);
+        ptx.expect("a PTX entry").version.clone()
+    };
+    assert_eq!(ptx_version(&["--ptx-isa", "9.0"], "lowered.fatbin"), "9.0");
+    assert_ne!(ptx_version(&[], "as-linked.fatbin"), "9.0");
+    let run = cuda_link()
+        .args([
+            "link",
+            "-arch",
+            "sm_80,compute_80",
+            "--ptx-isa",
+            "nine",
+            "-o",
+            "x.fatbin",
+        ])
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(2));
 }

@@ -107,3 +107,39 @@ pub fn cuobjdump(path: &std::path::Path) -> Option<Listing> {
     listing.kernels.dedup();
     Some(listing)
 }
+
+/// What `cuobjdump -xelf all` and `-xptx all` extract from `path`: each
+/// file's `arch.cubin` or `arch.ptx` and its bytes, sorted; `None` to skip.
+/// Panics when cuobjdump fails, as it does on a header it cannot read.
+pub fn cuobjdump_extract(path: &std::path::Path) -> Option<Vec<(String, Vec<u8>)>> {
+    let tool = crate::redist("CUDA_LINK_CUOBJDUMP")?;
+    let dir = tempfile::tempdir().expect("temporary folder");
+    let input = std::fs::canonicalize(path).expect("the file exists");
+    for args in [["-xelf", "all"], ["-xptx", "all"]] {
+        let output = Command::new(&tool)
+            .current_dir(dir.path())
+            .args(args)
+            .arg(&input)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", tool.display()));
+        let said = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            !said.contains("fatal"),
+            "cuobjdump {args:?} {}: {said}",
+            path.display()
+        );
+    }
+    let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir.path())
+        .expect("the temporary folder")
+        .map(|entry| {
+            let path = entry.expect("a folder entry").path();
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            // `name.N.sm_90.cubin`: keep `sm_90.cubin`.
+            let parts: Vec<&str> = name.rsplitn(3, '.').collect();
+            let slot = format!("{}.{}", parts.get(1).unwrap_or(&""), parts[0]);
+            (slot, std::fs::read(&path).expect("an extracted file"))
+        })
+        .collect();
+    files.sort();
+    Some(files)
+}

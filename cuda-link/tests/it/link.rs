@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use cuda_link::inspect::Contents;
 use cuda_link::{
-    Arch, LinkError, Linker, LinkerOptions, ObjectCode, ObjectKind, OutputKind, Reason,
+    Arch, LinkError, Linker, LinkerOptions, ObjectCode, ObjectKind, OutputKind, PtxIsa, Reason,
 };
 use cuda_link_tests::{FatbinInput, fixtures, nvfatbin, nvjitlink_libraries};
 use nvjitlink_sys::{NvJitLink, sys::nvJitLinkResult};
@@ -191,6 +191,51 @@ fn ptx_and_ltoir_outputs() {
             plain.link(OutputKind::Ptx),
             Err(LinkError::OutputNeedsLto { .. })
         ));
+    });
+}
+
+/// PTX output lowered to `ptx_isa`: it states that ISA and ptxas took
+/// it; an ISA too old for the arch (sm_90 needs 7.8) is `PtxIsaTooLow`
+/// with ptxas's words; an ISA at or above nvJitLink's leaves the PTX as
+/// linked.
+#[test]
+fn ptx_output_lowered_to_the_isa_asked() {
+    let _serial = cuda_link_tests::serial();
+    let Some(main) = ltoir("lto_main.cu", fixtures::LTO_MAIN_CU) else {
+        return;
+    };
+    let Some(scale) = ltoir("lto_scale.cu", fixtures::LTO_SCALE_CU) else {
+        return;
+    };
+    let Some(offset) = ltoir("lto_offset.cu", fixtures::LTO_OFFSET_CU) else {
+        return;
+    };
+    let version = |code: &ObjectCode| match code.inspect().unwrap().contents {
+        Contents::Ptx(info) => info.version,
+        other => panic!("{other:?}"),
+    };
+    each_nvjitlink(|major, lib| {
+        let link = |isa: Option<PtxIsa>| {
+            let mut options = sm90();
+            options.ptx_isa = isa;
+            let mut linker = linker(&lib, options);
+            linker.add_many([&main, &scale, &offset]).unwrap();
+            linker.link(OutputKind::Ptx)
+        };
+        let linked = link(None).unwrap();
+        let first = PtxIsa::first_of_cuda(major).unwrap();
+        let lowered = link(Some(first)).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(version(&lowered), first.to_string());
+        assert_ne!(version(&linked), first.to_string(), "nvJitLink {major}");
+        assert_eq!(lowered.inspect().unwrap().kernels(), ["lto_saxpy"]);
+        let stated: PtxIsa = version(&linked).parse().unwrap();
+        assert_eq!(link(Some(stated)).unwrap().as_bytes(), linked.as_bytes());
+        let too_low = link(Some(PtxIsa::new(7, 0))).unwrap_err();
+        let LinkError::PtxIsaTooLow { isa, log, .. } = &too_low else {
+            panic!("{too_low}");
+        };
+        assert_eq!(*isa, PtxIsa::new(7, 0));
+        assert!(log.contains("sm_90") || log.contains("version"), "{log}");
     });
 }
 

@@ -334,12 +334,13 @@ fn executable_cubins_are_refused_in_every_container() {
 /// Every fatbin of the corpus, rebuilt by the pure-Rust writer from its
 /// own entries, holds the same entries: kind, arch, flags, version,
 /// identifier, options and the payload after decompression; and
-/// cuobjdump lists the rebuilt file as it lists the original.
+/// cuobjdump lists the rebuilt file as it lists the original, and
+/// extracts the same bytes from both.
 #[test]
 fn every_corpus_fatbin_round_trips_through_the_writer() {
     let Some((dir, _)) = setup() else { return };
     let scratch = tempfile::tempdir().unwrap();
-    let mut count = 0;
+    let (mut count, mut extracted) = (0, 0);
     for name in corpus_files(&dir)
         .into_iter()
         .filter(|n| n.ends_with(".fatbin"))
@@ -382,10 +383,19 @@ fn every_corpus_fatbin_round_trips_through_the_writer() {
                 ours, theirs,
                 "{name}: rebuilt (left) against original (right)"
             );
+            let (ours, theirs) = (
+                corpus::cuobjdump_extract(&path).unwrap(),
+                corpus::cuobjdump_extract(&dir.join(&name)).unwrap(),
+            );
+            assert!(ours == theirs, "{name}: cuobjdump extracts other bytes");
+            extracted += ours.len();
         }
         count += 1;
     }
     assert!(count >= 10, "{count} fatbins in the corpus");
+    if cuda_link_tests::redist("CUDA_LINK_CUOBJDUMP").is_some() {
+        assert!(extracted >= 20, "{extracted} entries extracted");
+    }
 }
 
 /// The same fatbins rebuilt by nvFatbin (`FatbinBuilder::build_with`)
