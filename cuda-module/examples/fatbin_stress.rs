@@ -12,7 +12,8 @@
 //!                                 .fatbin in DIR, REPEAT times; exit 1 on
 //!                                 any failure
 //! fatbin-stress isa               which PTX ISA versions the driver JITs
-//! fatbin-stress hostile DIR COUNT mutate the fatbins of DIR (entry headers,
+//! fatbin-stress hostile DIR COUNT SEED
+//!                                 mutate the fatbins of DIR (entry headers,
 //!                                 options, payloads); each mutant that
 //!                                 passes validation is loaded in a child
 //!                                 process, loading modes alternating
@@ -39,7 +40,11 @@ fn main() {
         ["run", dir] => run(Path::new(dir), 1),
         ["run", dir, repeat] => run(Path::new(dir), repeat.parse().expect("REPEAT")),
         ["isa"] => isa(),
-        ["hostile", dir, count] => hostile(Path::new(dir), count.parse().expect("COUNT")),
+        ["hostile", dir, count, seed] => hostile(
+            Path::new(dir),
+            count.parse().expect("COUNT"),
+            seed.parse().expect("SEED"),
+        ),
         ["load", file] => load(Path::new(file)),
         _ => Err("usage: see the header of fatbin_stress.rs".into()),
     };
@@ -233,7 +238,7 @@ fn regions(fatbin: &[u8]) -> Vec<(&'static str, usize, usize)> {
 /// `count` mutants of the fatbins in `dir`; each that validation accepts
 /// is loaded in a child process (`load`), EAGER and LAZY in turn. A child
 /// killed by a signal is a failure, its input kept as `dir/crash-N.fatbin`.
-fn hostile(dir: &Path, count: usize) -> Result<(), Error> {
+fn hostile(dir: &Path, count: usize, seed: u64) -> Result<(), Error> {
     let mut seeds = Vec::new();
     for entry in std::fs::read_dir(dir)? {
         let path = entry?.path();
@@ -244,7 +249,7 @@ fn hostile(dir: &Path, count: usize) -> Result<(), Error> {
     seeds.sort();
     let me = std::env::current_exe()?;
     let (mut accepted, mut loaded, mut refused, mut deaths) = (0, 0, 0, 0);
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut rng = Rng(seed | 1);
     let current = dir.join("mutant.bin");
     for index in 0..count {
         let seed = &seeds[rng.below(seeds.len())];
@@ -293,8 +298,8 @@ fn hostile(dir: &Path, count: usize) -> Result<(), Error> {
         }
     }
     println!(
-        "hostile fatbins: {count} mutants, {accepted} passed validation, {loaded} loaded, \
-         {refused} refused by the driver, {deaths} process deaths"
+        "hostile fatbins (seed {seed}): {count} mutants, {accepted} passed validation, \
+         {loaded} loaded, {refused} refused by the driver, {deaths} process deaths"
     );
     match deaths {
         0 => Ok(()),

@@ -87,12 +87,12 @@ echo "fuzz: $seed batches of $batch in ${seconds}s: $tried mutants, $valid passe
 [ "$crashes" -eq 0 ] && [ "$hangs" -eq 0 ]
 "#;
 
-/// `fatbin_stress.sh [PROCESSES] [REPEAT] [MUTANTS]`: every fatbin of
+/// `fatbin_stress.sh [PROCESSES] [REPEAT] [MUTANTS] [SEED]`: every fatbin of
 /// `fatbin-stress make` and of `cuda-link link -arch a,b,c` loaded, run
 /// and checked in PROCESSES fresh processes per loading mode and REPEAT
 /// times in one; the PTX ISAs the driver JITs; MUTANTS hostile fatbins,
 /// each accepted one loaded in a process of its own.
-const FATBIN_STRESS_SH: &str = r#"processes=${1:-50} repeat=${2:-50} mutants=${3:-600}
+const FATBIN_STRESS_SH: &str = r#"processes=${1:-50} repeat=${2:-50} mutants=${3:-600} seed=${4:-$(date +%s)}
 dir=stress-fatbins
 rm -rf "$dir"
 ./fatbin-stress make "$dir" || exit 1
@@ -114,7 +114,7 @@ done
 echo "== PTX ISA versions the driver JIT-compiles"
 ./fatbin-stress isa || status=1
 echo "== hostile fatbins"
-./fatbin-stress hostile "$dir" "$mutants" || status=1
+./fatbin-stress hostile "$dir" "$mutants" "$seed" || status=1
 echo "fatbin stress: status $status"
 exit $status
 "#;
