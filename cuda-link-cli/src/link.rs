@@ -308,7 +308,7 @@ mod tests {
         );
         let multi = options_of(
             "cuda-link link -arch sm_80,sm_90 -gencode arch=compute_90,code=[sm_100,compute_90] \
-            -o out.fatbin in.ltoir",
+            --ptx-isa 9.0 -o out.fatbin in.ltoir",
         );
         let targets: Vec<String> = multi.targets.iter().map(ToString::to_string).collect();
         assert_eq!(targets, ["sm_100", "compute_90", "sm_80", "sm_90"]);

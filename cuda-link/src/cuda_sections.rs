@@ -34,6 +34,11 @@ const CALLGRAPH_MARKS: u32 = 0xffff_fff0;
 const MAX_CUDA_RELOCATION_TYPE: u32 = 0x7f;
 /// `.text.<kernel>` keeps the register count in `sh_info`'s top byte.
 const TEXT_SYMBOL_MASK: u32 = 0x00ff_ffff;
+/// `.nv.merc.symtab`, the symbol table of sm_100+ cubins' Mercury
+/// sections: ELF symbols, `sh_info` one past the last local, as in any
+/// symbol table. The `.nv.merc.*` and `.nv.capmerc.*` sections name it
+/// in `sh_link`, and their symbol indices are its.
+const SHT_CUDA_MERC_SYMTAB: u32 = 0x7000_0085;
 
 /// Checks every CUDA section of a structurally valid cubin.
 pub(crate) fn validate(data: &[u8]) -> ParseResult<()> {
@@ -44,14 +49,28 @@ pub(crate) fn validate(data: &[u8]) -> ParseResult<()> {
     };
     let header = Header::parse(data).map_err(malformed)?;
     let sections = header.sections(endian, data).map_err(malformed)?;
-    let symbol_count = sections
+    let count = |s: &elf::SectionHeader64<LittleEndian>| {
+        s.sh_size(endian) / size_of::<elf::Sym64<LittleEndian>>() as u64
+    };
+    let main_count = sections
         .iter()
         .find(|s| s.sh_type(endian) == elf::SHT_SYMTAB)
-        .map_or(0, |s| {
-            s.sh_size(endian) / size_of::<elf::Sym64<LittleEndian>>() as u64
-        });
+        .map_or(0, count);
     check_special_section_indices(&sections, data)?;
     for (index, section) in sections.iter().enumerate() {
+        // The symbol table this section's symbol indices are of: the one
+        // its `sh_link` names when that is a symbol table, else `.symtab`.
+        let symbol_count = sections
+            .section(object::SectionIndex(section.sh_link(endian) as usize))
+            .ok()
+            .filter(|t| {
+                t.sh_type(endian) == elf::SHT_SYMTAB || t.sh_type(endian).0 == SHT_CUDA_MERC_SYMTAB
+            })
+            .map_or(main_count, count);
+        if section.sh_type(endian).0 == SHT_CUDA_MERC_SYMTAB {
+            crate::elf::check_symbol_table(data, &sections, index, "cubin ELF")?;
+            continue;
+        }
         let name = sections.section_name(endian, section).unwrap_or_default();
         let shown = || format!("section {index} ({})", String::from_utf8_lossy(name));
         let kind = section.sh_type(endian).0;

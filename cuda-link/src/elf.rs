@@ -251,6 +251,16 @@ fn check_entry_size<T>(table: &Section, shown: &str, what: &'static str) -> Pars
     })
 }
 
+/// A symbol table of a CUDA type (`.nv.merc.symtab`), checked as ELF's.
+pub(crate) fn check_symbol_table(
+    data: &[u8],
+    sections: &object::read::elf::SectionTable<'_, elf::FileHeader64<LittleEndian>>,
+    index: usize,
+    what: &'static str,
+) -> ParseResult<()> {
+    check_symbols(data, sections.iter().as_slice(), index, what)
+}
+
 /// A symbol table: entry size, its string table, and each symbol's name
 /// offset and section index.
 fn check_symbols(

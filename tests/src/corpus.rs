@@ -61,26 +61,14 @@ pub struct Listing {
 
 /// Runs the provisioned `cuobjdump` on `path`; `None` to skip.
 pub fn cuobjdump(path: &std::path::Path) -> Option<Listing> {
-    let tool = crate::redist("CUDA_LINK_CUOBJDUMP")?;
-    let run = |args: &[&str]| {
-        let output = Command::new(&tool)
-            .args(args)
-            .arg(path)
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run {}: {e}", tool.display()));
-        String::from_utf8_lossy(&output.stdout).into_owned()
+    crate::redist("CUDA_LINK_CUOBJDUMP")?;
+    let run = |args: &[&str]| run_cuobjdump(path, args).unwrap_or_default();
+    let (elf, ptx) = elf_and_ptx(&run(&["-lelf", "-lptx"]));
+    let mut listing = Listing {
+        elf,
+        ptx,
+        ..Listing::default()
     };
-    let mut listing = Listing::default();
-    // `ELF file    1: name.1.sm_90.cubin`, `PTX file    1: name.1.sm_90.ptx`
-    for line in run(&["-lelf", "-lptx"]).lines() {
-        let file = line.rsplit(": ").next().unwrap_or_default();
-        let arch = file.rsplit('.').nth(1).unwrap_or_default().to_owned();
-        if line.starts_with("ELF file") {
-            listing.elf.push(arch);
-        } else if line.starts_with("PTX file") {
-            listing.ptx.push(arch);
-        }
-    }
     // `Fatbin nvvm code:` headers are followed by `arch = sm_90`.
     let all = run(&["-all", "-res-usage"]);
     let mut lines = all.lines();
@@ -90,22 +78,69 @@ pub fn cuobjdump(path: &std::path::Path) -> Option<Listing> {
             listing.ltoir.extend(arch.map(str::to_owned));
         }
     }
-    // `FUNC  GLOBAL  DEFAULT  ENTRY  name`; undefined ones carry a `U`.
-    for line in run(&["-symbols"]).lines() {
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        if fields.first() == Some(&"FUNC") && fields.contains(&"ENTRY") && !fields.contains(&"U") {
-            listing
-                .kernels
-                .extend(fields.last().map(|s| (*s).to_owned()));
-        }
-    }
-    listing.elf.sort();
-    listing.ptx.sort();
+    listing.kernels = kernels(&run(&["-symbols"]));
     listing.ltoir.sort();
     listing.ltoir.dedup();
-    listing.kernels.sort();
-    listing.kernels.dedup();
     Some(listing)
+}
+
+/// The kernels `cuobjdump -symbols` lists for `path`, sorted and
+/// deduplicated; `None` to skip.
+pub fn cuobjdump_kernels(path: &std::path::Path) -> Option<Vec<String>> {
+    Some(kernels(&run_cuobjdump(path, &["-symbols"])?))
+}
+
+/// The arches of the ELF entries `cuobjdump -lelf` lists for `path`,
+/// sorted; `None` to skip.
+pub fn cuobjdump_elf_arches(path: &std::path::Path) -> Option<Vec<String>> {
+    Some(elf_and_ptx(&run_cuobjdump(path, &["-lelf"])?).0)
+}
+
+fn run_cuobjdump(path: &std::path::Path, args: &[&str]) -> Option<String> {
+    let tool = crate::redist("CUDA_LINK_CUOBJDUMP")?;
+    let output = Command::new(&tool)
+        .args(args)
+        .arg(path)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", tool.display()));
+    Some(String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+/// `ELF file    1: name.1.sm_90.cubin` and `PTX file    1: name.1.sm_90.ptx`
+/// lines: the arches of each, sorted.
+fn elf_and_ptx(listing: &str) -> (Vec<String>, Vec<String>) {
+    let (mut elf, mut ptx) = (Vec::new(), Vec::new());
+    for line in listing.lines() {
+        let file = line.rsplit(": ").next().unwrap_or_default();
+        let arch = file.rsplit('.').nth(1).unwrap_or_default().to_owned();
+        if line.starts_with("ELF file") {
+            elf.push(arch);
+        } else if line.starts_with("PTX file") {
+            ptx.push(arch);
+        }
+    }
+    elf.sort();
+    ptx.sort();
+    (elf, ptx)
+}
+
+/// `FUNC  GLOBAL  DEFAULT  ENTRY  name` lines; undefined ones carry a `U`.
+fn kernels(symbols: &str) -> Vec<String> {
+    let mut kernels: Vec<String> = symbols
+        .lines()
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let entry = fields.first() == Some(&"FUNC")
+                && fields.contains(&"ENTRY")
+                && !fields.contains(&"U");
+            entry
+                .then(|| fields.last().map(|s| (*s).to_owned()))
+                .flatten()
+        })
+        .collect();
+    kernels.sort();
+    kernels.dedup();
+    kernels
 }
 
 /// What `cuobjdump -xelf all` and `-xptx all` extract from `path`: each

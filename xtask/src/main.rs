@@ -12,6 +12,7 @@ mod corpus;
 #[cfg(test)]
 mod doc_refs;
 mod gpu;
+mod library_corpus;
 mod msrv;
 mod redist;
 mod vendor;
@@ -90,12 +91,15 @@ fn run(command: &mut Command) -> Result<()> {
     }
 }
 
-/// Points a command at the provisioned libraries and the nvcc corpus.
+/// Points a command at the provisioned libraries, the nvcc corpus and
+/// NVIDIA's library cubins.
 pub(crate) fn with_redist_env<'a>(command: &'a mut Command, workspace: &Path) -> &'a mut Command {
     for (key, value) in redist::test_env(workspace) {
         command.env(key, value);
     }
-    command.env("CUDA_LINK_CORPUS", corpus::files(workspace))
+    command
+        .env("CUDA_LINK_CORPUS", corpus::files(workspace))
+        .env("CUDA_LINK_LIBRARY_CORPUS", library_corpus::root(workspace))
 }
 
 /// Prints the test environment as shell `export` lines, so that plain
@@ -119,12 +123,17 @@ fn print_env(workspace: &Path) -> Result<()> {
         "export CUDA_LINK_CORPUS={}",
         quote(&corpus::files(workspace))
     );
+    println!(
+        "export CUDA_LINK_LIBRARY_CORPUS={}",
+        quote(&library_corpus::root(workspace))
+    );
     Ok(())
 }
 
 fn test(workspace: &Path, extra: &[String]) -> Result<()> {
     redist::ensure(workspace, &[])?;
     corpus::ensure(workspace)?;
+    library_corpus::ensure(workspace)?;
     run(with_redist_env(cargo().current_dir(workspace), workspace)
         .args(["test", "--workspace"])
         .args(extra))

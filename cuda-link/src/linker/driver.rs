@@ -283,6 +283,7 @@ mod tests {
     fn without_unsupported(mut options: LinkerOptions, keep: Option<&str>) -> LinkerOptions {
         for name in [
             "ptx",
+            "ptx_isa",
             "ptxas_options",
             "split_compile",
             "split_compile_extended",
@@ -293,6 +294,7 @@ mod tests {
         {
             match name {
                 "ptx" => options.ptx = false,
+                "ptx_isa" => options.ptx_isa = None,
                 "ptxas_options" => options.ptxas_options.clear(),
                 "split_compile" => options.split_compile = None,
                 "split_compile_extended" => options.split_compile_extended = None,

@@ -6,3 +6,4 @@ mod corpus;
 mod fatbin_oracle;
 mod faults;
 mod ffi_types;
+mod library_corpus;
