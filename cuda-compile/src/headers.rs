@@ -201,9 +201,10 @@ impl SearchPath<'_> {
     /// path, and when the folders are too big to list, followed through
     /// NVIDIA's headers, by size and modification time too), and each
     /// include that resolves nowhere (so that its appearing changes the
-    /// key). The scan is conservative: an
-    /// `#include` inside `#if 0` or a comment is followed too, and every
-    /// place a name may resolve to is, which only costs a miss. `Err` names
+    /// key). Directives are read as the preprocessor reads them, after
+    /// comments (`/* c */ #include "x.h"` is one). The scan is
+    /// conservative: an `#include` inside `#if 0` is followed too, and
+    /// every place a name may resolve to is, which only costs a miss. `Err` names
     /// what the scan cannot follow (`#include MACRO`, `__has_include`,
     /// `__TIME__`): such a compile is not cached.
     pub fn closure(
@@ -364,14 +365,6 @@ impl SearchPath<'_> {
     }
 }
 
-/// Joins continued lines and drops a byte-order mark: what the
-/// preprocessor sees before it reads directives.
-fn logical_lines(text: &str) -> String {
-    text.trim_start_matches('\u{feff}')
-        .replace("\\\r\n", "")
-        .replace("\\\n", "")
-}
-
 /// Every `#include "name"` / `#include <name>` of `text`, in order, with
 /// whether it is quoted. `Err` for what the scan cannot follow: an include
 /// through a macro, a directive spelt with a digraph, trigraph or comment,
@@ -389,7 +382,7 @@ fn includes(text: &str) -> Result<Vec<(String, bool)>, String> {
             return Err(format!("`{word}` is something the scan cannot follow"));
         }
     }
-    let text = logical_lines(text);
+    let text = crate::lex::directive_text(text);
     let mut found = Vec::new();
     for line in text.lines() {
         let line = line.trim_start();
@@ -441,7 +434,7 @@ fn includes(text: &str) -> Result<Vec<(String, bool)>, String> {
 
 /// [`includes`] for NVIDIA's headers: what cannot be followed is skipped.
 fn includes_lenient(text: &str) -> Vec<(String, bool)> {
-    logical_lines(text)
+    crate::lex::directive_text(text)
         .lines()
         .filter_map(|line| {
             let directive = line.trim_start().strip_prefix('#')?.trim_start();
@@ -496,7 +489,7 @@ mod tests {
 
     #[test]
     fn includes_are_found_in_every_spelling() {
-        // A line comment is not followed; a block comment's lines are.
+        // A commented-out include is not followed.
         let text = "\u{feff}#include <a.h>\n  #  include \"b.h\"\n// #include <c.h>\nx = include;\n#include_next <d.h>\n";
         let found = includes(text).unwrap();
         assert_eq!(
@@ -509,8 +502,11 @@ mod tests {
         );
         assert!(includes("#include HEADER\n").is_err());
         assert!(includes("#\\\ninclude <a.h>\n").unwrap() == [("a.h".to_owned(), false)]);
+        // Comments go before directives are read, as in translation phase 3.
+        for spelled in ["#/**/include <a.h>\n", "/* c */ #include <a.h>\n"] {
+            assert_eq!(includes(spelled).unwrap(), [("a.h".to_owned(), false)]);
+        }
         for hidden in [
-            "#/**/include <a.h>\n",
             "%:include <a.h>\n",
             "??=include <a.h>\n",
             "#if __has_include(<a.h>)\n#endif\n",

@@ -4,6 +4,7 @@ mod builtin;
 mod compiler;
 mod error;
 mod headers;
+mod lex;
 mod nvrtc;
 mod options;
 mod program;

@@ -171,6 +171,29 @@ fn the_cache_is_never_stale() {
                 }),
             ),
         ];
+        // A header whose `#include` follows a comment on its line, or the
+        // end of a multi-line comment: a directive all the same.
+        let compiler_ref = &compiler;
+        let after_comment = |spelling: &'static str, header: &'static str| -> Change {
+            Box::new(move |p: &Project| {
+                p.write(header, "#define D 1\n");
+                let include = format!("{spelling}#include \"{}\"\n", &header[4..]);
+                p.write("src/kernel.cu", &format!("{include}{KERNEL}"));
+                let first = same(p);
+                compile(compiler_ref, &first.0, &first.1);
+                p.write(header, "#define D 2\n");
+                same(p)
+            })
+        };
+        let mut matrix = matrix;
+        matrix.push((
+            "header after a comment edited",
+            after_comment("/* c */ ", "src/commented.h"),
+        ));
+        matrix.push((
+            "header after a multi-line comment edited",
+            after_comment("/* a\n b */ ", "src/multiline.h"),
+        ));
         let mut stale = Vec::new();
         for (change, apply) in &matrix {
             let (program, options) = apply(&project);
