@@ -95,9 +95,12 @@ fn modified_since(built: &Built, since: SystemTime) -> bool {
         .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
         .map_or(0, |d| d.as_nanos());
     let mut changed = false;
+    // A path still missing now is recorded as missing: one that appears
+    // later changes the stamp.
     walk(&built.dependencies, |_, meta| match meta {
+        None => {}
         Some(meta) if meta.is_dir() || modified(meta) < since => {}
-        _ => changed = true,
+        Some(_) => changed = true,
     });
     changed
 }

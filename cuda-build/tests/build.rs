@@ -419,3 +419,32 @@ fn ptx_states_the_isa_every_driver_of_the_release_takes() {
         "{bad}"
     );
 }
+
+/// An include folder too big for the scan to list (a project root with
+/// its `target/`): the no-op rebuild still sees a new header that shadows
+/// the one a file included, as the stamp watches every place the header
+/// was looked for.
+#[test]
+fn a_shadowing_header_in_a_big_folder_is_seen() {
+    if !have_libraries() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let kernels = dir.path().join("kernels");
+    let build = project(dir.path());
+    let filler = kernels.join("include/filler");
+    std::fs::create_dir_all(&filler).unwrap();
+    for n in 0..4200 {
+        std::fs::write(filler.join(format!("f{n}.txt")), "").unwrap();
+    }
+    let first = build.compile("kernels").unwrap();
+    assert!(!first.unchanged);
+    let again = build.compile("kernels").unwrap();
+    assert!(again.unchanged, "nothing changed");
+    // scale.cu's quoted "scale.h" is looked for in its own folder before
+    // the include path.
+    std::fs::write(kernels.join("scale.h"), SCALE_H.replace("2 * v", "3 * v")).unwrap();
+    let shadowed = build.compile("kernels").unwrap();
+    assert!(!shadowed.unchanged, "the shadowing header was not seen");
+    assert_eq!((shadowed.compiled, shadowed.cached), (2, 2));
+}

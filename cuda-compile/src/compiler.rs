@@ -114,7 +114,8 @@ impl Compiler {
     /// the source file, each header the cache's scan reaches in the
     /// program's folders, and those folders themselves (the source's and
     /// the include path's) when they are small enough for the cache key to
-    /// list them. NVIDIA's headers and the in-memory ones are not files of
+    /// list them, else every path in them a header was looked for at,
+    /// found or not. NVIDIA's headers and the in-memory ones are not files of
     /// the program's. When the scan cannot follow the program (an
     /// `#include MACRO`), the folders are named whatever their size.
     pub fn dependencies(
@@ -129,9 +130,14 @@ impl Compiler {
         let followed = search.closure(&program.source, &options.pre_include, &mut scratch);
         let reached = search.reached.into_inner();
         let mut found = vec![PathBuf::from(&program.name)];
+        let folders = search.user.iter().cloned().chain(search.source_dir.clone());
         match followed {
+            // Folders too big to list: every place a header was looked for
+            // instead, found or not, so that a new one that would shadow
+            // another is seen.
+            Ok(()) if reached.folders.is_empty() => found.extend(reached.candidates),
             Ok(()) => found.extend(reached.folders),
-            Err(_) => found.extend(search.user.iter().cloned().chain(search.source_dir.clone())),
+            Err(_) => found.extend(folders),
         }
         found.extend(reached.files);
         found.retain(|path| !path.as_os_str().is_empty());

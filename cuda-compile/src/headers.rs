@@ -109,6 +109,10 @@ pub(crate) struct Reached {
     /// The folders listed whole (the source's and the include path's),
     /// when they were small enough to list.
     pub folders: Vec<PathBuf>,
+    /// Every path in the program's folders an `#include` was looked for
+    /// at, found or not: where a new header would shadow another. What
+    /// a build watches when the folders are too big to list.
+    pub candidates: Vec<PathBuf>,
 }
 
 /// One place an `#include` resolves to.
@@ -169,6 +173,7 @@ impl SearchPath<'_> {
         let mut found = Vec::new();
         let file = |dir: &Path, found: &mut Vec<Found<'_>>| {
             let path = dir.join(name);
+            self.reached.borrow_mut().candidates.push(path.clone());
             if path.is_file() {
                 found.push(Found::File(path));
             }
