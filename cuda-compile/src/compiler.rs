@@ -125,7 +125,7 @@ impl Compiler {
     ) -> Result<Vec<PathBuf>, CompileError> {
         let memory = memory_headers(program, options);
         let system = self.system_dirs(options)?;
-        let search = search_path(program, options, &memory, system);
+        let search = search_path(program, options, &memory, system, self.cache.as_deref());
         let mut scratch = CacheKey::builder("dependencies");
         let followed = search.closure(&program.source, &options.pre_include, &mut scratch);
         let reached = search.reached.into_inner();
@@ -332,7 +332,7 @@ impl Compiler {
         if let Some(pch) = &options.use_pch {
             key.field(&std::fs::read(pch).ok()?);
         }
-        search_path(program, options, memory, system)
+        search_path(program, options, memory, system, self.cache.as_deref())
             .closure(&program.source, &options.pre_include, &mut key)
             .ok()?;
         Some(key.finish())
@@ -359,6 +359,7 @@ fn search_path<'a>(
     options: &ProgramOptions,
     memory: &'a [(String, String)],
     system: Vec<PathBuf>,
+    cache: Option<&LinkCache>,
 ) -> SearchPath<'a> {
     SearchPath {
         memory,
@@ -367,6 +368,7 @@ fn search_path<'a>(
             .flatten(),
         user: options.include_path.iter().map(PathBuf::from).collect(),
         system,
+        cache_dir: cache.map(|cache| cache.dir().to_path_buf()),
         reached: Default::default(),
     }
 }

@@ -96,6 +96,9 @@ pub(crate) struct SearchPath<'a> {
     /// NVIDIA's folders: their files are identified by path, size and
     /// modification time, and followed, not hashed.
     pub system: Vec<PathBuf>,
+    /// The compile cache's folder, never listed: each store would change
+    /// the listing of a folder that holds it.
+    pub cache_dir: Option<PathBuf>,
     /// What the scan reached of the program's own files.
     pub reached: RefCell<Reached>,
 }
@@ -279,6 +282,10 @@ impl SearchPath<'_> {
             })
             .map(|dir| (dir.clone(), dir))
             .collect();
+        let cache = self
+            .cache_dir
+            .as_deref()
+            .and_then(|d| d.canonicalize().ok());
         while let Some((root, dir)) = stack.pop() {
             let Ok(entries) = std::fs::read_dir(&dir) else {
                 listed.push(format!("unreadable:{}", dir.display()));
@@ -290,6 +297,12 @@ impl SearchPath<'_> {
                 }
                 let path = entry.path();
                 match entry.file_type() {
+                    // Caches are not sources: the compile cache's folder,
+                    // and folders tagged as caches (cargo's `target/`).
+                    Ok(kind)
+                        if kind.is_dir()
+                            && (cache.is_some() && path.canonicalize().ok() == cache
+                                || path.join("CACHEDIR.TAG").is_file()) => {}
                     Ok(kind) if kind.is_dir() => stack.push((root.clone(), path)),
                     _ => {
                         let relative = path.strip_prefix(&root).unwrap_or(&path);

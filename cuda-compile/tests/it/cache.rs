@@ -268,3 +268,32 @@ fn a_header_shadowing_nvidias_is_seen() {
         }
     }
 }
+
+/// A cache kept inside a folder the scan lists (the source's own, as a
+/// project that keeps its cache under its root does) hits on the second
+/// compile: its stores are not the program's files. So does one beside a
+/// `target/` that cargo tagged as a cache.
+#[test]
+fn a_cache_inside_the_scanned_folder_hits() {
+    for (major, compiler) in compilers() {
+        let project = Project::new();
+        let cache = Arc::new(LinkCache::new(project.path(&format!("src/.cache-{major}"))));
+        let compiler = compiler.with_cache(cache);
+        project.write(
+            "src/target/CACHEDIR.TAG",
+            "Signature: 8a477f597d28d172789f06886806bc55\n",
+        );
+        let (program, options) = (project.program(), project.options());
+        assert!(
+            !compile(&compiler, &program, &options),
+            "NVRTC {major}: cold"
+        );
+        project.write("src/target/debug/build-output.txt", "changes every build\n");
+        for round in 0..2 {
+            assert!(
+                compile(&compiler, &program, &options),
+                "NVRTC {major}: warm compile {round} missed"
+            );
+        }
+    }
+}
