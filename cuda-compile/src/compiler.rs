@@ -56,6 +56,9 @@ pub struct Compiler {
     system_dirs: [OnceLock<Result<Vec<PathBuf>, String>>; 2],
     /// The NVRTC file's identity, for keys.
     identity: OnceLock<String>,
+    /// A private temporary folder for the bundled headers, without a
+    /// cache (or with one whose folder is not this user's alone).
+    private_headers: OnceLock<Result<tempfile::TempDir, String>>,
 }
 
 impl std::fmt::Debug for Compiler {
@@ -85,6 +88,7 @@ impl Compiler {
             cache: None,
             system_dirs: [OnceLock::new(), OnceLock::new()],
             identity: OnceLock::new(),
+            private_headers: OnceLock::new(),
         }
     }
 
@@ -266,9 +270,10 @@ impl Compiler {
         }
         let bundled = !options.no_bundled_headers;
         let found = self.system_dirs[usize::from(bundled)].get_or_init(|| {
-            let root = bundled.then(|| self.bundled_root());
-            headers::system_dirs(&self.nvrtc, root.as_deref(), self.identity())
-                .map_err(|e| e.to_string())
+            let folder = |name: &str| self.bundled_folder(name);
+            let folder: Option<&dyn Fn(&str) -> Result<PathBuf, CompileError>> =
+                bundled.then_some(&folder);
+            headers::system_dirs(&self.nvrtc, folder, self.identity()).map_err(|e| e.to_string())
         });
         found.clone().map_err(|detail| CompileError::Io {
             path: "NVIDIA's header folders".into(),
@@ -276,12 +281,34 @@ impl Compiler {
         })
     }
 
-    /// Where NVRTC 13.3+'s bundled headers are installed: the cache's
-    /// folder, else the default cache folder.
-    fn bundled_root(&self) -> PathBuf {
-        match &self.cache {
-            Some(cache) => cache.dir().to_path_buf(),
-            None => LinkCache::open_default().dir().to_path_buf(),
+    /// Where NVRTC 13.3+'s bundled headers are installed, read back by
+    /// path: the folder `name` in the cache's directory, checked as the
+    /// cache checks its own (this user's, writable by no one else); else,
+    /// without a cache or when its directory is refused, a private
+    /// temporary folder that lives as long as this compiler.
+    fn bundled_folder(&self, name: &str) -> Result<PathBuf, CompileError> {
+        if let Some(cache) = &self.cache {
+            match cache.private_folder(name) {
+                Ok(folder) => return Ok(folder),
+                Err(error) => log::warn!(
+                    "cuda-compile: NVRTC's bundled headers not in {}: {error}; \
+                     using a private temporary folder",
+                    cache.dir().display()
+                ),
+            }
+        }
+        let private = self.private_headers.get_or_init(|| {
+            tempfile::Builder::new()
+                .prefix("cuda-compile-headers-")
+                .tempdir()
+                .map_err(|e| e.to_string())
+        });
+        match private {
+            Ok(dir) => Ok(dir.path().to_path_buf()),
+            Err(detail) => Err(CompileError::Io {
+                path: std::env::temp_dir().display().to_string(),
+                detail: detail.clone(),
+            }),
         }
     }
 

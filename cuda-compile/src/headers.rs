@@ -19,12 +19,13 @@ use crate::CompileError;
 /// each folder's identity rather than every file's bytes.
 pub(crate) fn system_dirs(
     nvrtc: &Nvrtc,
-    bundled_root: Option<&Path>,
+    bundled: Option<&dyn Fn(&str) -> Result<PathBuf, CompileError>>,
     identity: &str,
 ) -> Result<Vec<PathBuf>, CompileError> {
     let (major, minor) = nvrtc.version();
-    if let Some(root) = bundled_root.filter(|_| (major, minor) >= (13, 3)) {
-        let dir = install_bundled(nvrtc, root, identity)?;
+    if let Some(folder) = bundled.filter(|_| (major, minor) >= (13, 3)) {
+        let dir = folder(&bundled_name(nvrtc, identity))?;
+        install_bundled(nvrtc, &dir)?;
         return Ok(vec![dir.join("cccl"), dir]);
     }
     let env = cuda_dylib::SearchEnv::from_process();
@@ -42,23 +43,27 @@ pub(crate) fn system_dirs(
     })
 }
 
-/// `nvrtcInstallBundledHeaders` into `root/nvrtc-headers-<version>-<file>`,
-/// once per NVRTC file (a patch release keeps the minor version but may
-/// bundle other headers): NVRTC skips an install whose version marker
-/// matches, and serialises concurrent installs with a file lock.
-fn install_bundled(nvrtc: &Nvrtc, root: &Path, identity: &str) -> Result<PathBuf, CompileError> {
+/// `nvrtc-headers-<version>-<file>`: one folder per NVRTC file (a patch
+/// release keeps the minor version but may bundle other headers), so its
+/// path, which the compile key holds, names the headers in it.
+fn bundled_name(nvrtc: &Nvrtc, identity: &str) -> String {
     let mut key = cuda_link::CacheKey::builder("nvrtc bundled headers");
     key.field(identity.as_bytes());
     let file = &key.finish().to_hex()[..16];
-    let dir = root.join(format!("nvrtc-headers-{}-{file}", nvrtc.version_string()));
+    format!("nvrtc-headers-{}-{file}", nvrtc.version_string())
+}
+
+/// `nvrtcInstallBundledHeaders` into `dir`, a folder only this user can
+/// write: NVRTC skips an install whose version marker matches, and
+/// serialises concurrent installs with a file lock.
+fn install_bundled(nvrtc: &Nvrtc, dir: &Path) -> Result<(), CompileError> {
     let io = |detail: String| CompileError::Io {
         path: dir.display().to_string(),
         detail,
     };
     if dir.join(".nvrtc_headers_version").is_file() {
-        return Ok(dir);
+        return Ok(());
     }
-    std::fs::create_dir_all(root).map_err(|e| io(e.to_string()))?;
     let c_dir = crate::nvrtc::c_string(&dir.to_string_lossy(), "bundled headers folder")?;
     let mut error_log: *const std::ffi::c_char = std::ptr::null();
     // SAFETY: a C string, flags 0 (skip if installed), and an out-pointer
@@ -82,7 +87,7 @@ fn install_bundled(nvrtc: &Nvrtc, root: &Path, identity: &str) -> Result<PathBuf
         };
         return Err(io(format!("nvrtcInstallBundledHeaders: {detail}")));
     }
-    Ok(dir)
+    Ok(())
 }
 
 /// The places an `#include` may resolve to.

@@ -297,3 +297,67 @@ fn a_cache_inside_the_scanned_folder_hits() {
         }
     }
 }
+
+/// Another user's cache folder holding "bundled headers" (here made by
+/// root, owned by uid 4242): never read. NVRTC 13.3+'s headers go into a
+/// folder of the cache's only when it is this user's and writable by no
+/// one else, else into a private temporary folder; without a cache too.
+/// Runs where the tests may `chown` (CI runs as root).
+#[test]
+fn another_users_bundled_headers_are_never_read() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let source =
+        "#include <cuda_fp16.h>\n__global__ void k(__half *x) { x[0] = __float2half(1.0f); }\n";
+    let program = Program::new(source, "fp16.cu");
+    for (major, compiler) in compilers() {
+        if compiler.nvrtc().version() < (13, 3) {
+            continue;
+        }
+        // A first compile installs the real headers into a cache of ours.
+        let ours = tempfile::tempdir().unwrap();
+        let compiler = compiler.with_cache(Arc::new(LinkCache::new(ours.path())));
+        compiler.compile(&program, Target::Ptx, &sm90()).unwrap();
+        let installed = std::fs::read_dir(ours.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("nvrtc-headers-")
+            })
+            .expect("the bundled headers in the cache's folder");
+        let meta = std::fs::metadata(&installed).unwrap();
+        assert_eq!(meta.mode() & 0o022, 0, "{:o}", meta.mode());
+        // The same folder, planted in a cache folder another user owns.
+        let theirs = tempfile::tempdir().unwrap();
+        let planted = theirs.path().join(installed.file_name().unwrap());
+        let copied = std::process::Command::new("cp")
+            .arg("-r")
+            .arg(&installed)
+            .arg(&planted)
+            .status()
+            .unwrap();
+        assert!(copied.success());
+        std::fs::write(planted.join("cuda_fp16.h"), "#error planted by uid 4242\n").unwrap();
+        let chowned = std::process::Command::new("chown")
+            .args(["-R", "4242:4242"])
+            .arg(theirs.path())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !chowned {
+            cuda_link_tests::skip("chown needs root");
+            return;
+        }
+        std::fs::set_permissions(theirs.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let fresh = || {
+            let found = compilers().into_iter().find(|(m, _)| *m == major);
+            found.unwrap().1
+        };
+        let victim = fresh().with_cache(Arc::new(LinkCache::new(theirs.path())));
+        let compiled = victim.compile(&program, Target::Ptx, &sm90());
+        assert!(compiled.is_ok(), "NVRTC {major}: {compiled:?}");
+        let uncached = fresh().compile(&program, Target::Ptx, &sm90());
+        assert!(uncached.is_ok(), "NVRTC {major}: {uncached:?}");
+    }
+}

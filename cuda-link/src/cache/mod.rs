@@ -263,6 +263,51 @@ impl LinkCache {
         }
     }
 
+    /// A folder `name` (one path component) inside the cache's directory,
+    /// for files a compiler installs and reads back by path (NVRTC 13.3+'s
+    /// bundled headers): the directory is opened and checked as for a
+    /// store (this user's, writable by no one else, not a symbolic link),
+    /// and so is the folder, made mode 0700 when missing. Another user can
+    /// put nothing there.
+    ///
+    /// # Errors
+    /// `PermissionDenied` naming why the directory or the folder is not
+    /// trusted, `InvalidInput` for a name that is not one component, or
+    /// the I/O error that kept either from being made.
+    pub fn private_folder(&self, name: &str) -> std::io::Result<PathBuf> {
+        use std::io::{Error, ErrorKind};
+        let mut parts = Path::new(name).components();
+        let single = matches!(
+            (parts.next(), parts.next()),
+            (Some(std::path::Component::Normal(_)), None)
+        );
+        if !single {
+            return Err(Error::new(
+                ErrorKind::InvalidInput,
+                format!("{name:?} is not one folder name"),
+            ));
+        }
+        match self.open_dir(true) {
+            Ok(_) => {}
+            Err(OpenError::Refused(why)) => {
+                return Err(Error::new(ErrorKind::PermissionDenied, why));
+            }
+            Err(OpenError::Missing) => return Err(Error::from(ErrorKind::NotFound)),
+            Err(OpenError::Io(error)) => return Err(error),
+        }
+        let folder = self.dir.join(name);
+        trust::create_private_dir(&folder)?;
+        let metadata = std::fs::symlink_metadata(&folder)?;
+        if !metadata.is_dir() {
+            return Err(Error::new(
+                ErrorKind::PermissionDenied,
+                format!("{} is not a directory", folder.display()),
+            ));
+        }
+        trust::check_private(&metadata, "folder")?;
+        Ok(folder)
+    }
+
     /// The directory, opened once it exists (or, when `create`, once it is
     /// made, mode 0700): it must be a directory, not a symbolic link, of
     /// this user and writable by no one else. The open directory is kept,
