@@ -690,6 +690,8 @@ impl<'a> Session<'a> {
     }
 
     /// One link: the files' LTO-IR for `arch`, to a cubin or PTX.
+    // The closure returns `LinkError`, as `Linker::link` does.
+    #[allow(clippy::result_large_err)]
     fn link(
         &self,
         name: &str,

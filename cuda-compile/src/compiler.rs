@@ -271,8 +271,7 @@ impl Compiler {
         let bundled = !options.no_bundled_headers;
         let found = self.system_dirs[usize::from(bundled)].get_or_init(|| {
             let folder = |name: &str| self.bundled_folder(name);
-            let folder: Option<&dyn Fn(&str) -> Result<PathBuf, CompileError>> =
-                bundled.then_some(&folder);
+            let folder: Option<headers::BundledFolder<'_>> = bundled.then_some(&folder);
             headers::system_dirs(&self.nvrtc, folder, self.identity()).map_err(|e| e.to_string())
         });
         found.clone().map_err(|detail| CompileError::Io {

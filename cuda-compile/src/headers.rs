@@ -12,14 +12,18 @@ use nvrtc_sys::Nvrtc;
 
 use crate::CompileError;
 
+/// Makes (or finds) the private folder of a name, for the bundled headers.
+pub(crate) type BundledFolder<'a> = &'a dyn Fn(&str) -> Result<PathBuf, CompileError>;
+
 /// NVIDIA's header folders for the loaded NVRTC: the bundled headers it
-/// installed (13.3+), or the toolkit's and the wheels' (`CUDA_HOME`,
-/// `nvidia/cuda_runtime`, `nvidia/cuda_cccl`; `nvidia/cu13` for 13.x).
-/// Their files are NVIDIA's and versioned with them, so the cache key holds
-/// each folder's identity rather than every file's bytes.
+/// installed (13.3+, into the folder `bundled` gives), or the toolkit's
+/// and the wheels' (`CUDA_HOME`, `nvidia/cuda_runtime`, `nvidia/cuda_cccl`;
+/// `nvidia/cu13` for 13.x). Their files are NVIDIA's and versioned with
+/// them, so the cache key holds each folder's identity rather than every
+/// file's bytes.
 pub(crate) fn system_dirs(
     nvrtc: &Nvrtc,
-    bundled: Option<&dyn Fn(&str) -> Result<PathBuf, CompileError>>,
+    bundled: Option<BundledFolder<'_>>,
     identity: &str,
 ) -> Result<Vec<PathBuf>, CompileError> {
     let (major, minor) = nvrtc.version();

@@ -124,14 +124,27 @@ fn options(args: &LinkArgs) -> Result<LinkerOptions, Failure> {
         crate::BackendArg::Nvjitlink => Backend::NvJitLink,
         crate::BackendArg::Driver => Backend::Driver,
     };
-    let timeout = args
-        .timeout
-        .map(|seconds| {
-            Duration::try_from_secs_f64(seconds).map_err(|_| {
-                Failure::Usage(format!("--timeout {seconds}: not a number of seconds"))
-            })
-        })
-        .transpose()?;
+    let seconds = args.timeout;
+    let timeout = match Duration::try_from_secs_f64(seconds) {
+        Ok(limit) if limit.is_zero() => None,
+        Ok(limit) => Some(limit),
+        Err(_) => {
+            return Err(Failure::Usage(format!(
+                "--timeout {seconds}: not a number of seconds"
+            )));
+        }
+    };
+    let memory_limit = match args.memory_limit {
+        None => Some(Isolation::default_memory_limit()),
+        Some(gib) if gib.is_finite() && gib >= 0.0 => {
+            Some((gib * (1u64 << 30) as f64) as u64).filter(|&bytes| bytes > 0)
+        }
+        Some(gib) => {
+            return Err(Failure::Usage(format!(
+                "--memory-limit {gib}: not a number of GiB"
+            )));
+        }
+    };
     let mut options = LinkerOptions::default()
         .name(args.output.display().to_string())
         .time(args.time)
@@ -150,7 +163,10 @@ fn options(args: &LinkArgs) -> Result<LinkerOptions, Failure> {
         .isolation(if args.in_process || backend == Backend::Driver {
             Isolation::InProcess
         } else {
-            Isolation::Process { timeout }
+            Isolation::Process {
+                timeout,
+                memory_limit,
+            }
         });
     options.ptx_isa = args.ptx_isa;
     // One arch links one output; several, or -gencode, link a fatbin.
@@ -304,7 +320,7 @@ mod tests {
             --verbose --ftz true --prec-div false --prec-sqrt true --fma false \
             --kernels-used k --variables-used v --optimize-unused-variables \
             --xptxas=-v --split-compile 0 --split-compile-extended 2 \
-            --no-nvjitlink-cache --flag -jump-table-density=50",
+            --no-nvjitlink-cache --flag -jump-table-density=50 --timeout 10",
         );
         let multi = options_of(
             "cuda-link link -arch sm_80,sm_90 -gencode arch=compute_90,code=[sm_100,compute_90] \

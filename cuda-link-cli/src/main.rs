@@ -215,9 +215,20 @@ pub(crate) struct LinkArgs {
     /// process, as CUDA does not survive the fork.
     #[arg(long)]
     pub(crate) in_process: bool,
-    /// Stop the link after this many seconds (child process only).
-    #[arg(long, value_name = "SECONDS", conflicts_with = "in_process")]
-    pub(crate) timeout: Option<f64>,
+    /// Stop the link after this many seconds (child process only); 0 for
+    /// no limit. A link stopped so is an error message, exit code 1.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        conflicts_with = "in_process",
+        default_value_t = 300.0
+    )]
+    pub(crate) timeout: f64,
+    /// Stop the link when the child's resident memory passes this many
+    /// GiB (child process only); 0 for no limit. By default half of this
+    /// machine's memory.
+    #[arg(long, value_name = "GIB", conflicts_with = "in_process")]
+    pub(crate) memory_limit: Option<f64>,
 }
 
 /// nvcc spells them `-arch` and `-gencode`; clap wants `--arch`. The value of `--flag`

@@ -234,9 +234,10 @@ fn paired_overhead() {
             wrapper * 1e3,
             (ratio - 1.0) * 100.0
         );
-        let isolated_options = options
-            .clone()
-            .isolation(Isolation::Process { timeout: None });
+        let isolated_options = options.clone().isolation(Isolation::Process {
+            timeout: None,
+            memory_limit: None,
+        });
         let (in_process, isolated, isolation_ratio) = paired(
             rounds,
             || drop(black_box(workload.wrapper_link(&lib, options.clone()))),

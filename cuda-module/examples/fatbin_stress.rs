@@ -86,8 +86,8 @@ fn make(dir: &Path) -> Result<(), Error> {
             }
             let ours = builder.build("ours")?;
             let theirs = builder.build_with(nvfatbin, "nvfatbin")?;
-            ours.write_to(&dir.join(format!("ours-{codec_name}-{set}.fatbin")))?;
-            theirs.write_to(&dir.join(format!("nvfatbin-{codec_name}-{set}.fatbin")))?;
+            ours.write_to(dir.join(format!("ours-{codec_name}-{set}.fatbin")))?;
+            theirs.write_to(dir.join(format!("nvfatbin-{codec_name}-{set}.fatbin")))?;
         }
     }
     Ok(())

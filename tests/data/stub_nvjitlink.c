@@ -4,9 +4,10 @@
  *   STUB_NO_COMPLETE    nvJitLinkComplete is not exported
  *   STUB_FAIL_ADD_AT=N  the Nth nvJitLinkAddData (from 1) fails with
  *                       NVJITLINK_ERROR_INVALID_INPUT and an error log
- *   STUB_COMPLETE_FAULT=1|2|3  nvJitLinkComplete dereferences NULL,
- *                       aborts, or never returns, as nvJitLink does on
- *                       some corrupt contents
+ *   STUB_COMPLETE_FAULT=1|2|3|4  nvJitLinkComplete dereferences NULL,
+ *                       aborts, never returns, or touches memory without
+ *                       end (4 GiB, then waits), as nvJitLink does on some
+ *                       corrupt contents and on decompression bombs
  * stub_live_handles() reports handles created and not destroyed, so a
  * test can prove that every error path destroys its handle. */
 #include <stddef.h>
@@ -58,6 +59,13 @@ int nvJitLinkComplete(stub_handle *h) {
 #elif STUB_COMPLETE_FAULT == 2
     abort();
 #elif STUB_COMPLETE_FAULT == 3
+    for (;;) pause();
+#elif STUB_COMPLETE_FAULT == 4
+    for (int i = 0; i < 64; i++) {
+        char *block = malloc(64 << 20);
+        if (block) memset(block, 1, 64 << 20);
+        usleep(10000);
+    }
     for (;;) pause();
 #endif
     return 0;

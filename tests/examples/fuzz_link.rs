@@ -105,6 +105,7 @@ fn main() {
     std::fs::create_dir_all(&save).expect("create the save folder");
     let options = LinkerOptions::for_arch(Arch::sm(90)).isolation(Isolation::Process {
         timeout: Some(Duration::from_secs(10)),
+        memory_limit: None,
     });
 
     println!(

@@ -516,7 +516,6 @@ pub(crate) mod tests {
         assert!(check_zstd_content_size(&declared, 7).is_err());
     }
 
-    #[test]
     /// A PTX, relocatable PTX or LTO-IR entry without an options
     /// descriptor is refused: the driver would read one from the entry's
     /// first bytes (kind and version make offset 0x01010001, 16 MiB past

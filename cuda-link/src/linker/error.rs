@@ -150,6 +150,19 @@ pub enum LinkError {
         /// Every input's name.
         inputs: Vec<String>,
     },
+    /// The isolated link's resident memory passed its limit, and the
+    /// worker was stopped.
+    #[error(
+        "the link used more than its memory limit of {limit} bytes and was stopped, \
+         linking [{inputs}]",
+        inputs = .inputs.join(", ")
+    )]
+    MemoryLimit {
+        /// The limit, in bytes.
+        limit: u64,
+        /// Every input's name.
+        inputs: Vec<String>,
+    },
     /// The child process of an isolated link could not be made, or its
     /// answer could not be read.
     #[error("cannot link in a child process: {detail}")]

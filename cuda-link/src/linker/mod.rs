@@ -402,9 +402,10 @@ impl Linker {
                 match self.options.isolation {
                     Isolation::InProcess => nvjitlink::link(lib, &flags, &self.inputs, output),
                     #[cfg(unix)]
-                    Isolation::Process { timeout } => {
-                        isolated::link(lib, &flags, &self.inputs, output, timeout)
-                    }
+                    Isolation::Process {
+                        timeout,
+                        memory_limit,
+                    } => isolated::link(lib, &flags, &self.inputs, output, timeout, memory_limit),
                     #[cfg(not(unix))]
                     Isolation::Process { .. } => {
                         return Err(LinkError::UnsupportedOption {

@@ -35,24 +35,81 @@ impl Backend {
 /// structure a C library follows (tables, offsets, string tables, record
 /// layouts), but not the contents that NVIDIA's code interprets: machine
 /// code, `.nv.info` attribute values, LTO-IR bitcode, PTX text. nvJitLink
-/// crashes on some corrupt contents of that kind, so an input from
-/// someone you do not trust is linked in a child process.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+/// crashes on some corrupt contents of that kind, so by default (on Unix)
+/// nvJitLink links in a worker process, within a time and a memory limit.
+///
+/// Only nvJitLink is isolated: the driver's `cuLink*` (and
+/// `cuLibraryLoadData` in `cuda-module`) run in the caller's process,
+/// since CUDA does not survive a fork. With the driver backend the default
+/// runs in-process; an explicit `Process` other than the default is
+/// refused by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Isolation {
     /// In the calling process: the fastest, for inputs you trust (your
     /// own build's output, NVIDIA's libraries). A crash of nvJitLink on
     /// corrupt contents takes the process down.
-    #[default]
     InProcess,
-    /// In a child process forked for the link (Unix, nvJitLink backend):
-    /// a signal, an abort or an overrun of `timeout` becomes
-    /// [`LinkError::Crashed`] or [`LinkError::TimedOut`], and the calling
-    /// process, its memory and its threads are untouched.
+    /// In a worker process (Unix, nvJitLink backend), forked once and kept
+    /// for the links that follow: a signal, an abort, an overrun of
+    /// `timeout` or of `memory_limit` becomes [`LinkError::Crashed`],
+    /// [`LinkError::TimedOut`] or [`LinkError::MemoryLimit`], and the
+    /// calling process, its memory and its threads are untouched.
     Process {
-        /// Kill the child after this long; `None` waits for it.
+        /// Kill the worker after this long; `None` waits for it.
         timeout: Option<std::time::Duration>,
+        /// Kill the worker when a link adds more than this many bytes to
+        /// its resident memory (a fork starts with the caller's pages);
+        /// `None` lets it grow.
+        memory_limit: Option<u64>,
     },
+}
+
+impl Isolation {
+    /// The default time limit of an isolated link: 5 minutes.
+    pub const DEFAULT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
+
+    /// A worker process with the default limits: [`DEFAULT_TIMEOUT`]
+    /// and [`default_memory_limit`].
+    ///
+    /// [`DEFAULT_TIMEOUT`]: Self::DEFAULT_TIMEOUT
+    /// [`default_memory_limit`]: Self::default_memory_limit
+    pub fn process() -> Self {
+        Isolation::Process {
+            timeout: Some(Self::DEFAULT_TIMEOUT),
+            memory_limit: Some(Self::default_memory_limit()),
+        }
+    }
+
+    /// The default memory limit of an isolated link: half of the
+    /// machine's physical memory (8 GiB where it cannot be read).
+    pub fn default_memory_limit() -> u64 {
+        #[cfg(unix)]
+        {
+            // SAFETY: sysconf has no preconditions; -1 means unknown.
+            let (pages, page) = unsafe {
+                (
+                    libc::sysconf(libc::_SC_PHYS_PAGES),
+                    libc::sysconf(libc::_SC_PAGESIZE),
+                )
+            };
+            if pages > 0 && page > 0 {
+                return (pages as u64).saturating_mul(page as u64) / 2;
+            }
+        }
+        8 << 30
+    }
+}
+
+impl Default for Isolation {
+    /// [`Isolation::process`] on Unix, [`Isolation::InProcess`] elsewhere.
+    fn default() -> Self {
+        if cfg!(unix) {
+            Isolation::process()
+        } else {
+            Isolation::InProcess
+        }
+    }
 }
 
 /// What [`Linker::link`](crate::Linker::link) produces.
@@ -279,7 +336,10 @@ pub(crate) mod tests {
             no_cache: true,
             extra_flags: vec!["-jump-table-density=50".into()],
             backend: Backend::NvJitLink,
-            isolation: Isolation::Process { timeout: None },
+            isolation: Isolation::Process {
+                timeout: None,
+                memory_limit: None,
+            },
         }
     }
 

@@ -145,9 +145,11 @@ impl AsValue for Backend {
 }
 
 impl AsValue for Isolation {
+    /// Set when it asks for other than the default worker: the driver,
+    /// which cannot fork, runs the default in-process.
     fn as_value(&self) -> Value<'_> {
         Value::Other {
-            set: *self != Isolation::default(),
+            set: *self != Isolation::default() && *self != Isolation::InProcess,
         }
     }
 }

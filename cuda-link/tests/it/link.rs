@@ -199,6 +199,7 @@ fn ptx_and_ltoir_outputs() {
 /// with ptxas's words; an ISA at or above nvJitLink's leaves the PTX as
 /// linked.
 #[test]
+#[allow(clippy::result_large_err)]
 fn ptx_output_lowered_to_the_isa_asked() {
     let _serial = cuda_link_tests::serial();
     let Some(main) = ltoir("lto_main.cu", fixtures::LTO_MAIN_CU) else {

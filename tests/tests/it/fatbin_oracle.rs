@@ -230,7 +230,7 @@ fn cuobjdump_extracts_every_entry_the_writer_writes() {
             let what = format!("{codec:?}, {set}");
             let fatbin = builder(codec, &codes).build("ours.fatbin").unwrap();
             let dir = tempfile::tempdir().unwrap();
-            fatbin.write_to(&dir.path().join("ours.fatbin")).unwrap();
+            fatbin.write_to(dir.path().join("ours.fatbin")).unwrap();
             let (listed, listing) =
                 cuobjdump(&tool, dir.path(), &["-lelf", "-lptx"], "ours.fatbin");
             assert!(
@@ -287,7 +287,7 @@ fn ptx_in_a_later_slot_is_listed_there() {
         .and_then(|b| b.build("later.fatbin"))
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    fatbin.write_to(&dir.path().join("later.fatbin")).unwrap();
+    fatbin.write_to(dir.path().join("later.fatbin")).unwrap();
     let (ok, listing) = cuobjdump(&tool, dir.path(), &["-lptx"], "later.fatbin");
     assert!(ok && listing.contains("sm_90.ptx"), "{listing}");
 }

@@ -163,11 +163,23 @@ fn a_file_vanishing_after_from_path_still_links() {
 
 /// An isolated link of `input` on the stub built with `defines`.
 fn isolated_link(name: &str, defines: &[&str], timeout: Option<Duration>) -> LinkError {
+    limited_link(
+        name,
+        defines,
+        Isolation::Process {
+            timeout,
+            memory_limit: None,
+        },
+    )
+}
+
+/// A link of `input` on the stub built with `defines`, isolated as asked.
+fn limited_link(name: &str, defines: &[&str], isolation: Isolation) -> LinkError {
     let dir = tempfile::tempdir().unwrap();
     let path = stub(dir.path(), name, defines);
     // SAFETY: our own stub, with nvJitLink's signatures.
     let lib = Arc::new(unsafe { NvJitLink::open(&path) }.unwrap());
-    let options = LinkerOptions::for_arch(Arch::sm(90)).isolation(Isolation::Process { timeout });
+    let options = LinkerOptions::for_arch(Arch::sm(90)).isolation(isolation);
     let mut linker = Linker::with_nvjitlink(lib, options).unwrap();
     linker.add(&ptx("victim")).unwrap();
     // The handle lived and died in the child: none is open here.
@@ -214,6 +226,48 @@ fn a_hang_in_an_isolated_link_is_stopped_at_its_deadline() {
     assert!(started.elapsed() < Duration::from_secs(30));
 }
 
+/// A worker whose resident memory passes its limit is stopped: a typed
+/// error, within the deadline, and this process untouched.
+#[test]
+fn an_isolated_link_over_its_memory_limit_is_stopped() {
+    let _serial = cuda_link_tests::serial();
+    let started = Instant::now();
+    let error = limited_link(
+        "hog",
+        &["STUB_COMPLETE_FAULT=4"],
+        Isolation::Process {
+            timeout: Some(Duration::from_secs(60)),
+            memory_limit: Some(256 << 20),
+        },
+    );
+    assert!(
+        matches!(&error, LinkError::MemoryLimit { limit, inputs } if *limit == 256 << 20 && inputs == &["victim.ptx"]),
+        "{error:?}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(30));
+}
+
+/// The default linker is isolated, with a time and a memory limit: a
+/// crash of nvJitLink is an error, not the end of this process.
+#[test]
+fn the_default_linker_survives_a_crash() {
+    let _serial = cuda_link_tests::serial();
+    assert_eq!(LinkerOptions::default().isolation, Isolation::process());
+    assert!(matches!(
+        Isolation::default(),
+        Isolation::Process {
+            timeout: Some(Isolation::DEFAULT_TIMEOUT),
+            memory_limit: Some(_),
+        }
+    ));
+    let error = limited_link(
+        "default-segv",
+        &["STUB_COMPLETE_FAULT=1"],
+        Isolation::default(),
+    );
+    assert!(matches!(&error, LinkError::Crashed { .. }), "{error:?}");
+}
+
 #[test]
 fn an_isolated_link_answers_with_the_backends_error_and_log() {
     let _serial = cuda_link_tests::serial();
@@ -221,8 +275,10 @@ fn an_isolated_link_answers_with_the_backends_error_and_log() {
     let path = stub(dir.path(), "failadd-isolated", &["STUB_FAIL_ADD_AT=1"]);
     // SAFETY: our own stub, with nvJitLink's signatures.
     let lib = Arc::new(unsafe { NvJitLink::open(&path) }.unwrap());
-    let options =
-        LinkerOptions::for_arch(Arch::sm(90)).isolation(Isolation::Process { timeout: None });
+    let options = LinkerOptions::for_arch(Arch::sm(90)).isolation(Isolation::Process {
+        timeout: None,
+        memory_limit: None,
+    });
     let mut linker = Linker::with_nvjitlink(lib, options).unwrap();
     linker.add(&ptx("first")).unwrap();
     match linker.link(OutputKind::Cubin).unwrap_err() {
@@ -263,6 +319,7 @@ fn fuzz_regressions_end_in_a_typed_outcome() {
             let lib = Arc::new(unsafe { NvJitLink::open(path) }.unwrap());
             let options = LinkerOptions::for_arch(Arch::sm(90)).isolation(Isolation::Process {
                 timeout: Some(Duration::from_secs(3)),
+                memory_limit: None,
             });
             let mut linker = Linker::with_nvjitlink(lib, options).unwrap();
             let outcome = linker.add(&code).and_then(|l| l.link(OutputKind::Cubin));
@@ -336,6 +393,7 @@ fn a_good_link_follows_a_crashed_one() {
         let lib = Arc::new(unsafe { NvJitLink::open(path) }.unwrap());
         let options = LinkerOptions::for_arch(Arch::sm(90)).isolation(Isolation::Process {
             timeout: Some(Duration::from_secs(60)),
+            memory_limit: None,
         });
         for round in 0..2 {
             let mut linker = Linker::with_nvjitlink(Arc::clone(&lib), options.clone()).unwrap();

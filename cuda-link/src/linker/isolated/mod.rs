@@ -154,21 +154,32 @@ fn os_failure(call: &str) -> LinkError {
     }
 }
 
-/// Runs [`super::nvjitlink::link`] in a worker, within `timeout`.
+/// Runs [`super::nvjitlink::link`] in a worker, within `timeout` and
+/// `memory_limit` (resident bytes).
 pub(super) fn link(
     lib: &Arc<NvJitLink>,
     flags: &[String],
     inputs: &[ObjectCode],
     output: OutputKind,
     timeout: Option<Duration>,
+    memory_limit: Option<u64>,
 ) -> Result<(Vec<u8>, Logs), LinkError> {
     let names = || inputs.iter().map(|i| i.name().to_owned()).collect();
     let request = frame(encode_request(flags, inputs, output));
     let worker = Worker::take(lib)?;
     let started = Instant::now();
     let fd = worker.socket.as_raw_fd();
+    // A fork starts with the caller's resident pages mapped: the limit is
+    // on what the link adds to the worker's size when it starts.
+    let limits = Limits {
+        deadline: timeout.map(|limit| started + limit),
+        memory: memory_limit.map(|limit| {
+            let baseline = resident_bytes(worker.pid).unwrap_or(0);
+            (worker.pid, baseline.saturating_add(limit))
+        }),
+    };
     let answer = if send_all(fd, &request) {
-        read_frame(fd, timeout.map(|limit| started + limit))
+        read_frame(fd, &limits)
     } else {
         Ok(None) // The worker is gone: its status says how.
     };
@@ -183,18 +194,57 @@ pub(super) fn link(
             how: describe(worker.stop()),
             inputs: names(),
         }),
-        Err(Deadline) => {
+        Err(Overrun::Deadline) => {
             worker.stop();
             Err(LinkError::TimedOut {
                 timeout: timeout.unwrap_or_default(),
                 inputs: names(),
             })
         }
+        Err(Overrun::Memory) => {
+            worker.stop();
+            Err(LinkError::MemoryLimit {
+                limit: memory_limit.unwrap_or_default(),
+                inputs: names(),
+            })
+        }
     }
 }
 
-/// The deadline passed before the worker answered.
-struct Deadline;
+/// What a wait for the worker's answer watches.
+struct Limits {
+    deadline: Option<Instant>,
+    /// The worker, and the resident size at which it is stopped.
+    memory: Option<(libc::pid_t, u64)>,
+}
+
+impl Limits {
+    /// None: the worker answers whenever it does. A worker's own waits
+    /// (for the next request) have no limit.
+    const NONE: Limits = Limits {
+        deadline: None,
+        memory: None,
+    };
+}
+
+/// How often a waiting caller reads the worker's resident memory.
+const MEMORY_POLL: Duration = Duration::from_millis(50);
+
+/// A limit the worker passed before it answered.
+enum Overrun {
+    Deadline,
+    Memory,
+}
+
+/// The resident memory of process `pid` in bytes (`/proc/PID/statm`'s
+/// second field), or `None` where it cannot be read.
+fn resident_bytes(pid: libc::pid_t) -> Option<u64> {
+    let statm = std::fs::read_to_string(format!("/proc/{pid}/statm")).ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    Some(pages.saturating_mul(u64::try_from(page).ok()?))
+}
 
 /// Sends all of `bytes` with raw calls: no lock of the standard library is
 /// taken in a worker, and `MSG_NOSIGNAL` keeps a closed peer from raising
@@ -216,9 +266,9 @@ fn send_all(fd: RawFd, mut bytes: &[u8]) -> bool {
 }
 
 /// Reads one frame: `Ok(None)` if the peer closed before all of it came.
-fn read_frame(fd: RawFd, deadline: Option<Instant>) -> Result<Option<Vec<u8>>, Deadline> {
+fn read_frame(fd: RawFd, limits: &Limits) -> Result<Option<Vec<u8>>, Overrun> {
     let mut length = [0u8; 8];
-    if !read_exact(fd, &mut length, deadline)? {
+    if !read_exact(fd, &mut length, limits)? {
         return Ok(None);
     }
     let length = u64::from_le_bytes(length);
@@ -226,18 +276,30 @@ fn read_frame(fd: RawFd, deadline: Option<Instant>) -> Result<Option<Vec<u8>>, D
         return Ok(None);
     }
     let mut bytes = vec![0u8; length as usize];
-    Ok(read_exact(fd, &mut bytes, deadline)?.then_some(bytes))
+    Ok(read_exact(fd, &mut bytes, limits)?.then_some(bytes))
 }
 
-/// Fills `buffer`, waiting at most until `deadline`; `false` at EOF.
-fn read_exact(fd: RawFd, buffer: &mut [u8], deadline: Option<Instant>) -> Result<bool, Deadline> {
+/// Fills `buffer` within `limits`; `false` at EOF.
+fn read_exact(fd: RawFd, buffer: &mut [u8], limits: &Limits) -> Result<bool, Overrun> {
     let mut filled = 0;
     while filled < buffer.len() {
-        if let Some(deadline) = deadline {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Err(Deadline);
+        if limits.deadline.is_some() || limits.memory.is_some() {
+            if let Some((pid, limit)) = limits.memory
+                && resident_bytes(pid).is_some_and(|resident| resident > limit)
+            {
+                return Err(Overrun::Memory);
             }
+            let left = match limits.deadline {
+                Some(deadline) => deadline.saturating_duration_since(Instant::now()),
+                None => Duration::MAX,
+            };
+            if left.is_zero() {
+                return Err(Overrun::Deadline);
+            }
+            let left = match limits.memory {
+                Some(_) => left.min(MEMORY_POLL),
+                None => left,
+            };
             let wait_ms = i32::try_from(left.as_millis().max(1)).unwrap_or(i32::MAX);
             let mut poll = libc::pollfd {
                 fd,
@@ -249,7 +311,7 @@ fn read_exact(fd: RawFd, buffer: &mut [u8], deadline: Option<Instant>) -> Result
             let interrupted = ready < 0
                 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted;
             if ready == 0 || interrupted {
-                continue; // Loop to check the deadline: a read now could block past it.
+                continue; // Loop to check the limits: a read now could block past them.
             }
         }
         let rest = &mut buffer[filled..];
@@ -270,7 +332,8 @@ fn read_exact(fd: RawFd, buffer: &mut [u8], deadline: Option<Instant>) -> Result
 fn serve(socket: OwnedFd, lib: &NvJitLink) -> ! {
     let fd = keep_only(socket);
     loop {
-        let Ok(Some(request)) = read_frame(fd, None).map(|r| r.map(bytes::Bytes::from)) else {
+        let Ok(Some(request)) = read_frame(fd, &Limits::NONE).map(|r| r.map(bytes::Bytes::from))
+        else {
             // SAFETY: `_exit` ends the worker without running the caller's
             // atexit handlers or destructors.
             unsafe { libc::_exit(0) }
