@@ -173,7 +173,10 @@ fn bench_links(c: &mut Criterion) {
         group.bench_function("raw", |b| {
             b.iter(|| black_box(raw_link(&lib, &flags, &raw_inputs)))
         });
-        let options = LinkerOptions::for_arch(Arch::sm(90)).no_cache(true);
+        // In-process, as the raw calls are: the wrapper's own cost.
+        let options = LinkerOptions::for_arch(Arch::sm(90))
+            .no_cache(true)
+            .isolation(Isolation::InProcess);
         group.bench_function("wrapper", |b| {
             b.iter(|| black_box(workload.wrapper_link(&lib, options.clone())))
         });
@@ -211,8 +214,8 @@ fn paired(rounds: usize, mut first: impl FnMut(), mut second: impl FnMut()) -> (
     )
 }
 
-/// The wrapper against raw nvJitLink, and an isolated link
-/// (`Isolation::Process`) against an in-process one, side by side.
+/// The wrapper in-process against raw nvJitLink, and the default
+/// (isolated, with its limits) against an in-process link, side by side.
 fn paired_overhead() {
     let Some((lib, workloads)) = setup() else {
         return;
@@ -221,7 +224,9 @@ fn paired_overhead() {
     for workload in &workloads {
         let rounds = if workload.name == "big" { 30 } else { 60 };
         let (flags, raw_inputs) = (workload.raw_flags(), workload.raw_inputs());
-        let options = LinkerOptions::for_arch(Arch::sm(90)).no_cache(true);
+        let options = LinkerOptions::for_arch(Arch::sm(90))
+            .no_cache(true)
+            .isolation(Isolation::InProcess);
         let (raw, wrapper, ratio) = paired(
             rounds,
             || drop(black_box(raw_link(&lib, &flags, &raw_inputs))),
@@ -234,10 +239,7 @@ fn paired_overhead() {
             wrapper * 1e3,
             (ratio - 1.0) * 100.0
         );
-        let isolated_options = options.clone().isolation(Isolation::Process {
-            timeout: None,
-            memory_limit: None,
-        });
+        let isolated_options = options.clone().isolation(Isolation::default());
         let (in_process, isolated, isolation_ratio) = paired(
             rounds,
             || drop(black_box(workload.wrapper_link(&lib, options.clone()))),

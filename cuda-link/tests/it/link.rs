@@ -50,6 +50,15 @@ fn ltoir(name: &str, source: &str) -> Option<ObjectCode> {
     Some(ObjectCode::from_ltoir(fixtures::ltoir(source, name, "sm_90")?, name).unwrap())
 }
 
+/// `lto_saxpy` and the two modules it calls, as sm_90 LTO-IR.
+fn lto_saxpy_inputs() -> Option<[ObjectCode; 3]> {
+    Some([
+        ltoir("lto_main.cu", fixtures::LTO_MAIN_CU)?,
+        ltoir("lto_scale.cu", fixtures::LTO_SCALE_CU)?,
+        ltoir("lto_offset.cu", fixtures::LTO_OFFSET_CU)?,
+    ])
+}
+
 #[test]
 fn each_input_kind_alone() {
     let _serial = cuda_link_tests::serial();
@@ -143,13 +152,7 @@ fn mixed_kinds_with_lto() {
 #[test]
 fn ptx_and_ltoir_outputs() {
     let _serial = cuda_link_tests::serial();
-    let Some(main) = ltoir("lto_main.cu", fixtures::LTO_MAIN_CU) else {
-        return;
-    };
-    let Some(scale) = ltoir("lto_scale.cu", fixtures::LTO_SCALE_CU) else {
-        return;
-    };
-    let Some(offset) = ltoir("lto_offset.cu", fixtures::LTO_OFFSET_CU) else {
+    let Some([main, scale, offset]) = lto_saxpy_inputs() else {
         return;
     };
     each_nvjitlink(|major, lib| {
@@ -202,13 +205,7 @@ fn ptx_and_ltoir_outputs() {
 #[allow(clippy::result_large_err)]
 fn ptx_output_lowered_to_the_isa_asked() {
     let _serial = cuda_link_tests::serial();
-    let Some(main) = ltoir("lto_main.cu", fixtures::LTO_MAIN_CU) else {
-        return;
-    };
-    let Some(scale) = ltoir("lto_scale.cu", fixtures::LTO_SCALE_CU) else {
-        return;
-    };
-    let Some(offset) = ltoir("lto_offset.cu", fixtures::LTO_OFFSET_CU) else {
+    let Some([main, scale, offset]) = lto_saxpy_inputs() else {
         return;
     };
     let version = |code: &ObjectCode| match code.inspect().unwrap().contents {
