@@ -230,12 +230,19 @@ impl SearchPath<'_> {
         pre_include: &[String],
         key: &mut KeyBuilder,
     ) -> Result<(), String> {
+        let source_includes = Arc::new(includes(source)?);
+        // A program that includes nothing reads nothing but its source
+        // (and NVRTC's own builtins, which its identity names): its key
+        // is a hash, with no folder listed.
+        if source_includes.is_empty() && pre_include.is_empty() {
+            return Ok(());
+        }
         // With the program's folders fingerprinted, no file can appear in
         // them unseen, so NVIDIA's headers need not be followed: what they
         // include can only be shadowed from a fingerprinted folder or from
         // memory, whose headers are all in the key.
         let follow_system = !self.fingerprint(key);
-        let mut queue = vec![Pending::Text(source.to_owned(), self.source_dir.clone())];
+        let mut queue = vec![Pending::Parsed(source_includes, self.source_dir.clone())];
         let mut seen = HashSet::new();
         let cwd = std::env::current_dir().ok();
         for name in pre_include {

@@ -361,3 +361,30 @@ fn another_users_bundled_headers_are_never_read() {
         assert!(uncached.is_ok(), "NVRTC {major}: {uncached:?}");
     }
 }
+
+/// A program that includes nothing is keyed by its text and options
+/// alone: a file appearing beside it changes nothing, and the repeat is
+/// a hit without any folder listed.
+#[test]
+fn a_program_without_includes_is_keyed_by_its_text() {
+    let cache_dir = tempfile::tempdir().unwrap();
+    for (major, compiler) in compilers() {
+        let compiler = compiler.with_cache(Arc::new(LinkCache::new(cache_dir.path())));
+        let project = Project::new();
+        project.write(
+            "src/alone.cu",
+            "__global__ void alone(int *x) { *x = 1; }\n",
+        );
+        let program = Program::from_path(project.path("src/alone.cu")).unwrap();
+        let first = compiler.compile(&program, Target::Ptx, &sm90()).unwrap();
+        project.write("src/new.h", "#define NEW 1\n");
+        let again = compiler.compile(&program, Target::Ptx, &sm90()).unwrap();
+        assert!(!first.from_cache, "NVRTC {major}: cold");
+        assert!(again.from_cache, "NVRTC {major}: a new file beside it");
+        let deps = compiler.dependencies(&program, &sm90()).unwrap();
+        assert_eq!(
+            deps,
+            [std::path::PathBuf::from(project.path("src/alone.cu"))]
+        );
+    }
+}
