@@ -11,6 +11,7 @@ import statistics
 import sys
 import time
 
+from cuda.bindings import driver as cu
 from cuda.core import Device, Program, ProgramOptions
 
 SOURCE = r"""
@@ -47,6 +48,12 @@ def main():
         else:
             code = program.compile("cubin", name_expressions=("saxpy<float>",))
             kernel = code.get_kernel("saxpy<float>")
+        # The same work as the Rust side's `kernel.function(&context)`:
+        # `get_kernel` is `cuLibraryGetKernel` alone, and in LAZY mode the
+        # module is loaded into the context by `cuKernelGetFunction`.
+        handle = getattr(kernel, "handle", None) or kernel._handle
+        err, _ = cu.cuKernelGetFunction(handle)
+        assert err == cu.CUresult.CUDA_SUCCESS, err
         del kernel
         return time.perf_counter() - start
 
