@@ -44,6 +44,18 @@ pub enum Reason {
     /// No bytes at all.
     #[error("empty file: no device code in 0 bytes")]
     Empty,
+    /// More bytes than an input may have
+    /// ([`ObjectCode::max_input_bytes`](crate::ObjectCode::max_input_bytes)).
+    #[error(
+        "{size} bytes, more than the {limit}-byte limit on an input \
+         (CUDA_LINK_MAX_INPUT_BYTES raises it)"
+    )]
+    TooLarge {
+        /// The input's size.
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
     /// CUDA C++ source, which must be compiled before it can be linked.
     #[error(
         "CUDA C++ source, not device code: compile it first, e.g. `nvcc -ptx FILE.cu` (PTX), \

@@ -148,6 +148,15 @@ fn nul_terminated(text: Bytes) -> Bytes {
     Bytes::from(text)
 }
 
+/// [`Reason::TooLarge`] past [`ObjectCode::max_input_bytes`].
+fn check_size(size: u64) -> Result<(), Reason> {
+    let limit = ObjectCode::max_input_bytes();
+    match size > limit {
+        true => Err(Reason::TooLarge { size, limit }),
+        false => Ok(()),
+    }
+}
+
 impl ObjectCode {
     /// Detects the kind from the leading bytes.
     pub fn from_bytes(
@@ -183,6 +192,11 @@ impl ObjectCode {
     pub fn from_path(path: impl AsRef<Path>) -> Result<Self, ObjectError> {
         let path = path.as_ref();
         let name = path.display().to_string();
+        // A file over the limit is refused before it is read.
+        let size = std::fs::metadata(path)
+            .map_err(|e| ObjectError::new(&name, Reason::io(&e)))?
+            .len();
+        check_size(size).map_err(|reason| ObjectError::new(&name, reason))?;
         let data = std::fs::read(path).map_err(|e| ObjectError::new(&name, Reason::io(&e)))?;
         let kind = match ObjectKind::detect(&data) {
             Ok(kind) => kind,
@@ -222,8 +236,23 @@ impl ObjectCode {
         Self::validated(kind, data, name)
     }
 
+    /// The most bytes an input may have: 4 GiB, or
+    /// `CUDA_LINK_MAX_INPUT_BYTES` (read once). Larger inputs are
+    /// [`Reason::TooLarge`] before anything is parsed; NVIDIA's largest
+    /// libraries hold well under 1 GiB of device code.
+    pub fn max_input_bytes() -> u64 {
+        static LIMIT: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+        *LIMIT.get_or_init(|| {
+            std::env::var("CUDA_LINK_MAX_INPUT_BYTES")
+                .ok()
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(4 << 30)
+        })
+    }
+
     /// Validates `data` as `kind`, keeping what validation read.
     fn validated(kind: ObjectKind, data: Bytes, name: String) -> Result<Self, ObjectError> {
+        check_size(data.len() as u64).map_err(|reason| ObjectError::new(&name, reason))?;
         let contents = read::validate(kind, &data).map_err(|r| ObjectError::new(&name, r))?;
         // PTX's terminating NULs are the image's business, not the text's.
         let len = match kind {

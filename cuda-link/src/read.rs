@@ -40,11 +40,15 @@ pub(crate) fn validate(kind: ObjectKind, data: &[u8]) -> ParseResult<Option<Cont
             return Ok(None);
         }
         ObjectKind::Ltoir => Contents::Ltoir(ltoir::inspect(data)?),
-        ObjectKind::Fatbin => Contents::Fatbin(fatbin_info(
-            &fatbin::parse(data)?,
-            &mut Budget::per_object(),
-            Mode::Validate,
-        )?),
+        ObjectKind::Fatbin => {
+            let fatbin = fatbin::parse(data)?;
+            Budget::per_object().take_declared(&fatbin)?;
+            Contents::Fatbin(fatbin_info(
+                &fatbin,
+                &mut Budget::per_object(),
+                Mode::Validate,
+            )?)
+        }
         ObjectKind::Object => Contents::Object(object_info(
             data,
             &mut Budget::per_object(),
@@ -70,6 +74,13 @@ pub(crate) fn object_info(data: &[u8], budget: &mut Budget, mode: Mode) -> Parse
         crate::elf::validate(data, "host object")?;
     }
     let object = host::parse_object(data)?;
+    if mode == Mode::Validate {
+        // The whole object's declared cost, before anything is decoded.
+        let mut declared = Budget::per_object();
+        for embedded in &object.fatbins {
+            declared.take_declared(&embedded.fatbin)?;
+        }
+    }
     let mut fatbins = Vec::with_capacity(object.fatbins.len());
     for embedded in &object.fatbins {
         let place = || format!("{} fatbin at {:#x}", embedded.section, embedded.offset);
@@ -91,6 +102,17 @@ pub(crate) fn object_info(data: &[u8], budget: &mut Budget, mode: Mode) -> Parse
 /// requires, and a symbol table that names members only.
 fn archive_info(data: &[u8]) -> ParseResult<ArchiveInfo> {
     host::check_symbol_table(data)?;
+    // The whole archive's declared cost, before any member is decoded.
+    let mut declared = Budget::per_object();
+    for member in host::members(data)? {
+        if let Ok(object) = host::parse_object(member.data) {
+            for embedded in &object.fatbins {
+                declared
+                    .take_declared(&embedded.fatbin)
+                    .map_err(|r| Reason::inside(format!("member {}", member.name), r))?;
+            }
+        }
+    }
     let mut budget = Budget::per_object();
     let mut members = Vec::new();
     for member in host::members(data)? {

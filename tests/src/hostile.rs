@@ -539,6 +539,23 @@ pub fn zstd_bomb_fatbin(size: u64) -> Vec<u8> {
     wrap_body(body)
 }
 
+/// A fatbin of `entries` zstd PTX entries, each claiming to decode to
+/// `claimed` bytes from `claimed / 1024` stored bytes (the most expansion
+/// the budget takes per entry), which are zeros and no zstd frame.
+pub fn claiming_fatbin(entries: usize, claimed: u64) -> Vec<u8> {
+    let stored = (claimed / 1024).next_multiple_of(8);
+    let mut body = Vec::new();
+    for _ in 0..entries {
+        let mut entry = entry_header(1, 90, stored);
+        entry[0x10..0x14].copy_from_slice(&(stored as u32).to_le_bytes());
+        entry[0x28..0x30].copy_from_slice(&(0x11u64 | 0x8000).to_le_bytes());
+        entry[0x38..0x40].copy_from_slice(&claimed.to_le_bytes());
+        body.extend_from_slice(&entry);
+        body.resize(body.len() + stored as usize, 0);
+    }
+    wrap_body(body)
+}
+
 /// A host object with several device-code sections, in order.
 pub fn host_object_sections(sections: &[(&[u8], &str)]) -> Vec<u8> {
     use object::write::{Object, StandardSection};

@@ -374,6 +374,20 @@ impl Budget {
         }
     }
 
+    /// Takes the declared cost of every entry of `fatbin` from its headers
+    /// alone, decoding nothing: a budget that a whole object (or archive)
+    /// overruns is refused before any entry is decompressed. Entries whose
+    /// header does not read stop the sum there; the full pass says why.
+    pub(crate) fn take_declared(&mut self, fatbin: &Fatbin<'_>) -> ParseResult<()> {
+        for entry in fatbin.entries() {
+            let Ok(entry) = entry else { break };
+            if !matches!(entry.kind, EntryKind::Unknown(_)) {
+                self.take(&entry)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Takes what reading `entry` costs, before it is read: its
     /// decompressed size (after the ratio check), or its stored size when
     /// plain. An entry over the remaining total is refused unread. Opaque

@@ -390,3 +390,39 @@ fn entries_without_an_options_descriptor_are_refused() {
     }
     assert_eq!(seen, 3);
 }
+
+/// An object whose entries claim more than the budget in total is
+/// refused from its headers, before any entry is decoded: three entries
+/// of 1 GiB each, whose payloads are no zstd at all, give the budget's
+/// error, not the first entry's decoding error. Inside a host object and
+/// an archive too.
+#[test]
+fn the_budget_is_taken_before_anything_is_decoded() {
+    let _serial = cuda_link_tests::serial();
+    let fatbin = hostile::claiming_fatbin(3, 1 << 30);
+    let object = cuda_link_tests::host_object(&fatbin, ".nv_fatbin");
+    let archive = cuda_link_tests::ar_archive("big.o", &object);
+    for (name, bytes) in [
+        ("fatbin", fatbin.clone()),
+        ("object", object),
+        ("archive", archive),
+    ] {
+        let started = std::time::Instant::now();
+        let err = ObjectCode::from_bytes(bytes, name).map(drop).unwrap_err();
+        assert!(
+            matches!(innermost(&err.reason), Reason::DecompressionBudget { .. }),
+            "{name}: {err}"
+        );
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(5),
+            "{name}"
+        );
+    }
+    // Within the budget, the same entries fail on their contents.
+    let two = hostile::claiming_fatbin(1, 1 << 30);
+    let err = ObjectCode::from_bytes(two, "one").map(drop).unwrap_err();
+    assert!(
+        !matches!(innermost(&err.reason), Reason::DecompressionBudget { .. }),
+        "{err}"
+    );
+}

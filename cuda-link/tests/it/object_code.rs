@@ -386,3 +386,42 @@ fn objects_write_themselves_and_images_are_bytes() {
     assert_eq!(image.last(), Some(&0));
     assert!(code.write_to(dir.path().join("missing/k.ptx")).is_err());
 }
+
+/// An input over the size limit is refused before it is parsed, from
+/// memory and from a file (which is not read). The limit comes from
+/// `CUDA_LINK_MAX_INPUT_BYTES`, read once: checked in a child process.
+#[test]
+fn inputs_over_the_size_limit_are_refused() {
+    let ptx =
+        ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() { ret; }\n".repeat(4);
+    if std::env::var_os("CUDA_LINK_MAX_INPUT_BYTES").is_some() {
+        assert_eq!(cuda_link::ObjectCode::max_input_bytes(), 100);
+        let err = ObjectCode::from_bytes(ptx.clone(), "big.ptx").unwrap_err();
+        assert_eq!(
+            err.reason,
+            Reason::TooLarge {
+                size: ptx.len() as u64,
+                limit: 100
+            }
+        );
+        let (_dir, path) = cuda_link_tests::temp_file("big.ptx", ptx.as_bytes());
+        let err = ObjectCode::from_path(&path).unwrap_err();
+        assert!(matches!(err.reason, Reason::TooLarge { .. }), "{err}");
+        return;
+    }
+    assert_eq!(ObjectCode::max_input_bytes(), 4 << 30);
+    ObjectCode::from_bytes(ptx, "big.ptx").unwrap();
+    let child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "object_code::inputs_over_the_size_limit_are_refused",
+        ])
+        .env("CUDA_LINK_MAX_INPUT_BYTES", "100")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&child.stdout);
+    assert!(
+        child.status.success() && said.contains("1 passed"),
+        "{said}"
+    );
+}
