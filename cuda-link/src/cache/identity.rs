@@ -9,10 +9,15 @@ use std::path::Path;
 pub(crate) const UNIDENTIFIED: &str = "\0unidentified library file";
 
 /// The identity of the file that holds `symbol`, a function of a loaded
-/// library, for a cache key: the file `dladdr` names for the address (for a library opened
-/// by a bare name, or behind a versioned symbolic link, the file the loader
-/// actually mapped, not the name asked for), resolved with `realpath`,
-/// then its device, inode, size and modification time.
+/// library, for a cache key: the file the loader mapped, as the address
+/// space records it (`/proc/self/maps`: its device and inode, which stay
+/// those of the mapped file when the path is replaced after the load),
+/// with the size and modification time of the path when it still leads
+/// to that file. Where the maps cannot be read: the file `dladdr` names
+/// for the address (for a library opened by a bare name, or behind a
+/// versioned symbolic link, the file the loader mapped, not the name
+/// asked for), resolved with `realpath`, then its device, inode, size and
+/// modification time.
 #[cfg(unix)]
 pub fn library_file_identity(
     symbol: Option<*const c_void>,
@@ -34,6 +39,38 @@ pub fn library_file_identity(
     // library is loaded; it stays resident, and is copied at once.
     let mapped = unsafe { CStr::from_ptr(info.dli_fname) };
     let mapped = Path::new(OsStr::from_bytes(mapped.to_bytes()));
+    if let Some((device, inode)) = mapping_of(symbol as usize) {
+        // Taken once per mapping: the path may be replaced after the load,
+        // and this process still runs the mapped file.
+        static TAKEN: std::sync::Mutex<Vec<((usize, String, u64), String)>> =
+            std::sync::Mutex::new(Vec::new());
+        let mapping = (info.dli_fbase as usize, device.clone(), inode);
+        let mut taken = TAKEN.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, identity)) = taken.iter().find(|(m, _)| *m == mapping) {
+            return Ok(identity.clone());
+        }
+        // Its size and time are the mapped file's while the path still
+        // leads to the same device and inode.
+        let now = std::fs::canonicalize(mapped)
+            .and_then(|real| Ok((std::fs::metadata(&real)?, real)))
+            .ok()
+            .filter(|(meta, _)| meta.ino() == inode && maps_device(meta.dev()) == device);
+        let identity = match now {
+            Some((meta, real)) => format!(
+                "{} | mapped device {device} inode {inode} | {} bytes | modified {}.{:09}",
+                real.display(),
+                meta.len(),
+                meta.mtime(),
+                meta.mtime_nsec()
+            ),
+            None => format!(
+                "{} | mapped device {device} inode {inode} | replaced since the load",
+                mapped.display()
+            ),
+        };
+        taken.push((mapping, identity.clone()));
+        return Ok(identity);
+    }
     let real = std::fs::canonicalize(mapped).map_err(|e| format!("{}: {e}", mapped.display()))?;
     let metadata = std::fs::metadata(&real).map_err(|e| format!("{}: {e}", real.display()))?;
     Ok(format!(
@@ -45,6 +82,38 @@ pub fn library_file_identity(
         metadata.mtime(),
         metadata.mtime_nsec()
     ))
+}
+
+/// `dev` as `/proc/self/maps` spells it: `major:minor`, in hex (glibc's
+/// encoding of the two numbers in a `dev_t`).
+#[cfg(unix)]
+fn maps_device(dev: u64) -> String {
+    let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
+    let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
+    format!("{major:02x}:{minor:02x}")
+}
+
+/// The device (as `/proc/self/maps` spells it, `major:minor` in hex) and
+/// inode of the file mapped at `address`, or `None` where the maps cannot
+/// be read or name no file there.
+#[cfg(unix)]
+fn mapping_of(address: usize) -> Option<(String, u64)> {
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    maps.lines().find_map(|line| {
+        // `start-end perms offset dev inode path`
+        let mut fields = line.split_whitespace();
+        let (start, end) = fields.next()?.split_once('-')?;
+        let (start, end) = (
+            usize::from_str_radix(start, 16).ok()?,
+            usize::from_str_radix(end, 16).ok()?,
+        );
+        if !(start..end).contains(&address) {
+            return None;
+        }
+        let device = fields.nth(2)?.to_owned();
+        let inode: u64 = fields.next()?.parse().ok()?;
+        (inode != 0).then_some((device, inode))
+    })
 }
 
 /// The identity of the file opened as `opened`, for a cache key: its

@@ -442,3 +442,36 @@ fn a_missing_library_says_how_to_get_it_readably() {
         "{shown}"
     );
 }
+
+/// A library's identity in cache keys is that of the file the loader
+/// mapped, taken once: replacing the file on disk after the load (as pip
+/// does, by a rename) changes nothing for this process, whose code is
+/// still the old file's; a load of another file is another identity.
+/// (Before, the path was resolved when a key was made: the new file's
+/// inode, size and time named the old file's code.)
+#[test]
+fn a_librarys_identity_is_the_mapped_files() {
+    let _serial = cuda_link_tests::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let path = stub(dir.path(), "identity", &[]);
+    // SAFETY: our own stub, with nvJitLink's signatures.
+    let lib = unsafe { NvJitLink::open(&path) }.unwrap();
+    let symbol = lib.nvJitLinkVersion.map(|f| f as *const std::ffi::c_void);
+    let before = cuda_link::library_file_identity(symbol, &path).unwrap();
+    assert!(before.contains("mapped device"), "{before}");
+    let newer = stub(dir.path(), "identity-newer", &["STUB_MAJOR=12"]);
+    std::fs::rename(&newer, &path).unwrap();
+    let after = cuda_link::library_file_identity(symbol, &path).unwrap();
+    assert_eq!(before, after, "the mapped file did not change");
+    // The new file, loaded under another name (the loader reuses a name
+    // it has loaded): another mapping, another identity.
+    let alias = dir.path().join("libnvJitLink-alias.so");
+    std::fs::copy(&path, &alias).unwrap();
+    // SAFETY: as above.
+    let reloaded = unsafe { NvJitLink::open(&alias) }.unwrap();
+    let symbol = reloaded
+        .nvJitLinkVersion
+        .map(|f| f as *const std::ffi::c_void);
+    let other = cuda_link::library_file_identity(symbol, &alias).unwrap();
+    assert_ne!(before, other, "another file was mapped");
+}
