@@ -90,8 +90,10 @@ echo "fuzz: $seed batches of $batch in ${seconds}s: $tried mutants, $valid passe
 /// `fatbin_stress.sh [PROCESSES] [REPEAT] [MUTANTS] [SEED]`: every fatbin of
 /// `fatbin-stress make` and of `cuda-link link -arch a,b,c` loaded, run
 /// and checked in PROCESSES fresh processes per loading mode and REPEAT
-/// times in one; the PTX ISAs the driver JITs; MUTANTS hostile fatbins,
-/// each accepted one loaded in a process of its own.
+/// times in one, and the build example built for sm_80 alone in
+/// PROCESSES fresh processes per mode; the PTX ISAs the driver JITs;
+/// MUTANTS hostile fatbins, each accepted one loaded in a process of its
+/// own.
 const FATBIN_STRESS_SH: &str = r#"processes=${1:-50} repeat=${2:-50} mutants=${3:-600} seed=${4:-$(date +%s)}
 dir=stress-fatbins
 rm -rf "$dir"
@@ -110,6 +112,13 @@ for mode in EAGER LAZY; do
     [ "$failed" -eq 0 ] || status=1
     echo "== $mode: $repeat rounds in one process"
     CUDA_MODULE_LOADING=$mode ./fatbin-stress run "$dir" "$repeat" || status=1
+    # The build example built for sm_80 alone: its PTX is what runs here.
+    failed=0
+    for i in $(seq 1 "$processes"); do
+        CUDA_MODULE_LOADING=$mode ./cuda-build-example-sm80 > stress-last.txt 2>&1 || { failed=$((failed + 1)); cat stress-last.txt; }
+    done
+    echo "== $mode: cuda-build-example-sm80 in $processes fresh processes, $failed failed"
+    [ "$failed" -eq 0 ] || status=1
 done
 echo "== PTX ISA versions the driver JIT-compiles"
 ./fatbin-stress isa || status=1
