@@ -60,7 +60,9 @@ pub enum Isolation {
         timeout: Option<std::time::Duration>,
         /// Kill the worker when a link adds more than this many bytes to
         /// its resident memory (a fork starts with the caller's pages);
-        /// `None` lets it grow.
+        /// `None` lets it grow. Read from `/proc` every 50 ms while the
+        /// caller waits: where `/proc` is missing (Unix other than Linux)
+        /// only the deadline holds.
         memory_limit: Option<u64>,
     },
 }
