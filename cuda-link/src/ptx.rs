@@ -83,6 +83,7 @@ impl std::str::FromStr for PtxIsa {
 /// `data` with its `.version` lowered to `isa`, or `None` when it states
 /// `isa` or an older one. Only the number changes; whether the code fits
 /// the older ISA is for ptxas to say.
+#[cfg(feature = "link")]
 pub fn lower_isa(data: &[u8], isa: PtxIsa) -> ParseResult<Option<Vec<u8>>> {
     let text = text(data)?;
     let mut tokens = Tokens::new(text);
@@ -471,6 +472,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "link")]
     fn isa_lowering_changes_the_number_only() {
         let ptx = b"// c\n.version 9.5\n.target sm_80\n.address_size 64\n\0";
         let lowered = lower_isa(ptx, PtxIsa::new(9, 0)).unwrap().unwrap();

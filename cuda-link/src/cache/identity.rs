@@ -42,8 +42,9 @@ pub fn library_file_identity(
     if let Some((device, inode)) = mapping_of(symbol as usize) {
         // Taken once per mapping: the path may be replaced after the load,
         // and this process still runs the mapped file.
-        static TAKEN: std::sync::Mutex<Vec<((usize, String, u64), String)>> =
-            std::sync::Mutex::new(Vec::new());
+        /// A mapping: the library's base address, device and inode.
+        type Mapping = (usize, String, u64);
+        static TAKEN: std::sync::Mutex<Vec<(Mapping, String)>> = std::sync::Mutex::new(Vec::new());
         let mapping = (info.dli_fbase as usize, device.clone(), inode);
         let mut taken = TAKEN.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((_, identity)) = taken.iter().find(|(m, _)| *m == mapping) {
