@@ -61,12 +61,13 @@ pub enum FatbinError {
         /// The input.
         input: String,
     },
-    /// Two entries of one kind for one arch, or with one identifier.
+    /// Two entries of one kind for one arch. (Two entries may share an
+    /// identifier: nvFatbin writes that when its caller names them alike.)
     #[error("{input}: the fatbin already has {what}")]
     Duplicate {
         /// The input.
         input: String,
-        /// `"a sm_90 cubin"` or `"an entry named kernels.cu"`.
+        /// `"a sm_90 cubin"`.
         what: String,
     },
     /// A fatbin added to a fatbin: add its entries instead.
@@ -396,23 +397,10 @@ impl FatbinBuilder {
             .entries
             .iter()
             .any(|e| e.kind == entry.kind && e.arch == entry.arch);
-        let same_name = entry.identifier.is_some()
-            && self
-                .entries
-                .iter()
-                .any(|e| e.identifier == entry.identifier);
-        if same_slot || same_name {
-            let what = if same_slot {
-                format!("a {} {}", entry.arch, entry.kind.name())
-            } else {
-                format!(
-                    "an entry named {}",
-                    entry.identifier.as_deref().unwrap_or_default()
-                )
-            };
+        if same_slot {
             return Err(FatbinError::Duplicate {
+                what: format!("a {} {}", entry.arch, entry.kind.name()),
                 input: entry.name,
-                what,
             });
         }
         self.entries.push(entry);
@@ -633,6 +621,51 @@ fn as_nvcc_frame(frame: Vec<u8>, size: u64) -> ParseResult<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Two PTX entries named alike, for sm_80 and sm_90, as nvFatbin
+    /// writes them when its caller gives both one identifier: copied, with
+    /// their identifiers.
+    #[test]
+    fn entries_sharing_an_identifier_are_copied() {
+        let mut ptx =
+            b".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k() { ret; }\n\0"
+                .to_vec();
+        pad(&mut ptx);
+        let mut body = Vec::new();
+        for sm in [80, 90] {
+            let header = EntryHeader::new(
+                EntryKind::Ptx,
+                88,
+                ptx.len() as u64,
+                0,
+                72,
+                (8, 0),
+                sm,
+                (64, 4),
+                FLAG_64BIT | FLAG_HOST_LINUX,
+                0,
+                0,
+            );
+            body.extend_from_slice(zerocopy::IntoBytes::as_bytes(&header));
+            body.extend_from_slice(b"same\0\0\0\0");
+            body.extend_from_slice(&80u32.to_le_bytes());
+            body.extend_from_slice(&[0; 12]);
+            body.extend_from_slice(&ptx);
+        }
+        let mut fatbin =
+            zerocopy::IntoBytes::as_bytes(&FileHeader::new(body.len() as u64)).to_vec();
+        fatbin.extend_from_slice(&body);
+        let code = ObjectCode::from_fatbin(fatbin, "same.fatbin").unwrap();
+        let copy = FatbinBuilder::from_fatbin(&code)
+            .and_then(|builder| builder.build("copy"))
+            .unwrap();
+        let info = copy.inspect().unwrap();
+        let names: Vec<_> = info
+            .fatbin_entries()
+            .map(|e| e.identifier.clone())
+            .collect();
+        assert_eq!(names, [Some("same".to_owned()), Some("same".to_owned())]);
+    }
 
     /// ruzstd's frames get the content size nvcc's have and lose their
     /// checksum, and still decode to the same bytes, for sizes on each side
