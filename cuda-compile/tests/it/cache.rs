@@ -388,3 +388,121 @@ fn a_program_without_includes_is_keyed_by_its_text() {
         );
     }
 }
+
+/// The scan against NVRTC itself: a project of headers, included in every
+/// spelling the scan must read as the preprocessor does (after a comment,
+/// after a multi-line comment, continued over lines, with spaces after
+/// `#`, from the include path, commented out, inside `#if 0`), edited at
+/// random: moved between the source's folder and the include path (one
+/// then shadows the other), changed, unshadowed, respelt. After each edit a
+/// cached compile must give what a fresh compile gives; a hit that differs
+/// is a stale result. Seeded, so a failure names its seed.
+#[test]
+fn the_scan_agrees_with_nvrtc_under_random_edits() {
+    const HEADERS: usize = 4;
+    const ROUNDS: usize = 40;
+    let spellings: [fn(&str) -> String; 8] = [
+        |h| format!("#include \"{h}\"\n"),
+        |h| format!("/* c */ #include \"{h}\"\n"),
+        |h| format!("/* a\n b */ #include \"{h}\"\n"),
+        |h| format!("#inc\\\nlude \"{h}\"\n"),
+        |h| format!("#  include <{h}>\n"),
+        |h| format!("// #include \"{h}\"\n"),
+        |h| format!("#if 0\n#include \"{h}\"\n#endif\n"),
+        |h| {
+            format!(
+                "__device__ const char *s_{} = \"/*\"; // */\n#include \"{h}\"\n",
+                &h[..2]
+            )
+        },
+    ];
+    for (major, compiler) in compilers() {
+        let seed = 0x5eed_0000 + u64::from(major);
+        let mut rng = cuda_link_tests::Rng(seed);
+        let cache_dir = tempfile::tempdir().unwrap();
+        let cached = compiler.with_cache(Arc::new(LinkCache::new(cache_dir.path())));
+        let fresh = crate::compile::compilers()
+            .into_iter()
+            .find(|(m, _)| *m == major)
+            .unwrap()
+            .1;
+        let project = tempfile::tempdir().unwrap();
+        let (src, inc) = (project.path().join("src"), project.path().join("inc"));
+        std::fs::create_dir_all(&src).unwrap();
+        std::fs::create_dir_all(&inc).unwrap();
+        let mut spelled = vec![0usize; HEADERS];
+        let write_source = |spelled: &[usize]| {
+            let mut text = String::new();
+            for (i, &s) in spelled.iter().enumerate() {
+                text.push_str(&spellings[s](&format!("h{i}.h")));
+            }
+            text.push_str("__global__ void k(int *o) {\n  int s = 0;\n");
+            for i in 0..HEADERS {
+                text.push_str(&format!(
+                    "#ifdef V{i}\n  s += V{i} * {};\n#endif\n",
+                    1 << (4 * i)
+                ));
+            }
+            text.push_str("  o[0] = s;\n}\n");
+            std::fs::write(src.join("kernel.cu"), text).unwrap();
+        };
+        write_source(&spelled);
+        for i in 0..HEADERS {
+            std::fs::write(inc.join(format!("h{i}.h")), format!("#define V{i} 1\n")).unwrap();
+        }
+        let options = sm90().include_path([inc.display().to_string()]);
+        let (mut hits, mut compiled, mut edits) = (0, 0, Vec::new());
+        for round in 0..ROUNDS {
+            let header = rng.below(HEADERS);
+            let name = format!("h{header}.h");
+            let edit = match rng.below(5) {
+                0 => {
+                    let value = rng.below(15);
+                    let dir = if rng.below(2) == 0 { &src } else { &inc };
+                    std::fs::write(dir.join(&name), format!("#define V{header} {value}\n"))
+                        .unwrap();
+                    format!(
+                        "{name}={value} in {}",
+                        dir.file_name().unwrap().to_string_lossy()
+                    )
+                }
+                1 => {
+                    // The include path's copy stays: the shadow goes.
+                    let _ = std::fs::remove_file(src.join(&name));
+                    format!("{name} removed from src")
+                }
+                2 => {
+                    spelled[header] = rng.below(spellings.len());
+                    write_source(&spelled);
+                    format!("{name} spelt {}", spelled[header])
+                }
+                _ => "nothing".to_owned(),
+            };
+            edits.push(edit);
+            let program = Program::from_path(src.join("kernel.cu")).unwrap();
+            let theirs = fresh.compile(&program, Target::Ptx, &options);
+            let ours = cached.compile(&program, Target::Ptx, &options);
+            match (ours, theirs) {
+                (Ok(ours), Ok(theirs)) => {
+                    hits += usize::from(ours.from_cache);
+                    compiled += 1;
+                    assert!(
+                        ours.code.as_bytes() == theirs.code.as_bytes(),
+                        "NVRTC {major}, seed {seed:#x}, round {round}: stale (hit: {}) after {edits:?}",
+                        ours.from_cache
+                    );
+                }
+                (Err(_), Err(_)) => {}
+                (ours, theirs) => panic!(
+                    "NVRTC {major}, seed {seed:#x}, round {round}: cached {:?} but fresh {:?}",
+                    ours.map(|c| c.from_cache),
+                    theirs.map(|c| c.from_cache)
+                ),
+            }
+        }
+        assert!(
+            hits >= 5 && compiled >= ROUNDS / 2,
+            "NVRTC {major}: {compiled} compiles, {hits} hits in {ROUNDS} rounds"
+        );
+    }
+}
