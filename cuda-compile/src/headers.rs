@@ -238,10 +238,16 @@ impl SearchPath<'_> {
             return Ok(());
         }
         // With the program's folders fingerprinted, no file can appear in
-        // them unseen, so NVIDIA's headers need not be followed: what they
-        // include can only be shadowed from a fingerprinted folder or from
-        // memory, whose headers are all in the key.
-        let follow_system = !self.fingerprint(key);
+        // them unseen, so NVIDIA's headers need not be followed to catch a
+        // shadow: what they include can only be shadowed from a
+        // fingerprinted folder or from memory, whose headers are all in
+        // the key. They are followed all the same, each file reached keyed
+        // by its identity, unless they are NVRTC's bundled ones: those are
+        // installed per NVRTC file into a folder only this user writes,
+        // which the key's NVRTC identity names, while the toolkit's and
+        // the wheels' change file by file under an upgrade.
+        let listed = self.fingerprint(key);
+        let follow_system = !listed || !self.bundled();
         let mut queue = vec![Pending::Parsed(source_includes, self.source_dir.clone())];
         let mut seen = HashSet::new();
         let cwd = std::env::current_dir().ok();
@@ -274,6 +280,14 @@ impl SearchPath<'_> {
                 .field(file_identity(dir).as_bytes());
         }
         Ok(())
+    }
+
+    /// Whether NVIDIA's folders are NVRTC's bundled headers, as installed
+    /// (their version marker).
+    fn bundled(&self) -> bool {
+        self.system
+            .iter()
+            .any(|dir| dir.join(".nvrtc_headers_version").is_file())
     }
 
     /// Adds to `key` the listing of the source's folder and of every

@@ -506,3 +506,84 @@ fn the_scan_agrees_with_nvrtc_under_random_edits() {
         );
     }
 }
+
+/// NVIDIA's headers from the wheels are keyed by the files a program
+/// reaches: an edit deep in CCCL (a pip upgrade replaces files one by
+/// one, the top folder's time unchanged) misses. Checked with NVRTC 12 in
+/// a child process whose site-packages list points at a copy of the
+/// runtime's and CCCL's wheels, which it may edit.
+#[test]
+fn an_edit_deep_in_nvidias_headers_misses() {
+    const COPY: &str = "CUDA_COMPILE_TEST_HEADER_COPY";
+    if let Some(root) = std::env::var_os(COPY) {
+        return deep_edit_child(std::path::Path::new(&root));
+    }
+    let Some(site) = cuda_link_tests::redist("CUDA_LINK_SITE_PACKAGES") else {
+        return;
+    };
+    let copy = tempfile::tempdir().unwrap();
+    let mut copies = Vec::new();
+    for (index, wheel) in std::env::split_paths(&site).enumerate() {
+        let to = copy.path().join(format!("wheel{index}"));
+        let status = std::process::Command::new("cp")
+            .arg("-r")
+            .arg(&wheel)
+            .arg(&to)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        copies.push(to);
+    }
+    let child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "cache::an_edit_deep_in_nvidias_headers_misses"])
+        .env(
+            "CUDA_LINK_SITE_PACKAGES",
+            std::env::join_paths(&copies).unwrap(),
+        )
+        .env(COPY, copy.path())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&child.stdout);
+    assert!(
+        child.status.success() && said.contains("1 passed"),
+        "{said}{}",
+        String::from_utf8_lossy(&child.stderr)
+    );
+}
+
+fn deep_edit_child(root: &std::path::Path) {
+    let Some((_, compiler)) = compilers().into_iter().find(|(major, _)| *major == 12) else {
+        return;
+    };
+    let compiler = compiler.with_cache(Arc::new(LinkCache::new(root.join("cache"))));
+    let src = root.join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(
+        src.join("k.cu"),
+        "#include <cuda/std/cstdint>\n__global__ void k(cuda::std::int32_t *x) { *x = 1; }\n",
+    )
+    .unwrap();
+    let program = Program::from_path(src.join("k.cu")).unwrap();
+    let compile = || compiler.compile(&program, Target::Ptx, &sm90()).unwrap();
+    assert!(!compile().from_cache);
+    assert!(compile().from_cache, "warm");
+    let header = std::fs::read_dir(root)
+        .unwrap()
+        .map(|e| {
+            e.unwrap()
+                .path()
+                .join("nvidia/cuda_cccl/include/cuda/std/cstdint")
+        })
+        .find(|p| p.is_file())
+        .expect("CCCL's cuda/std/cstdint in the copy");
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&header)
+        .unwrap();
+    std::io::Write::write_all(&mut file, b"\n// a newer CCCL\n").unwrap();
+    drop(file);
+    assert!(
+        !compile().from_cache,
+        "an edit inside CCCL was served stale"
+    );
+}
