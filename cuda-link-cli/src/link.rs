@@ -110,7 +110,11 @@ fn read_input(path: &Path, options: &LinkerOptions) -> Result<ObjectCode, Failur
         cuda_compile::ProgramOptions::for_arch(lowest).relocatable_device_code(true);
     let compiled = program
         .compile(cuda_compile::Target::Ltoir, &compile_options)
-        .map_err(|e| Failure::Reported(report(&e)))?;
+        .map_err(|e| match e {
+            // No NVRTC: exit 3, as `--help` says of a missing library.
+            cuda_compile::CompileError::Load(_) => Failure::NoBackend(report(&e)),
+            _ => Failure::Reported(report(&e)),
+        })?;
     for warning in &compiled.warnings {
         say::err(format!("warning: {warning}"));
     }
@@ -195,6 +199,15 @@ fn options(args: &LinkArgs) -> Result<LinkerOptions, Failure> {
         return Err(Failure::Usage(
             "--ptx and --ltoir make one output; a multi-arch link makes a fatbin".into(),
         ));
+    }
+    // A fatbin under a single-output name would be read as the wrong kind.
+    let extension = args.output.extension().and_then(|e| e.to_str());
+    if let (false, Some(kind @ ("cubin" | "ptx" | "ltoir"))) = (targets.is_empty(), extension) {
+        return Err(Failure::Usage(format!(
+            "-o {}: a multi-arch link writes a fatbin, not a .{kind}; name the output \
+             .fatbin, or give one -arch",
+            args.output.display()
+        )));
     }
     options.targets = targets;
     // The options that stay unset unless given.

@@ -841,3 +841,35 @@ fn ptx_isa_lowers_the_ptx_slot() {
         .unwrap();
     assert_eq!(run.status.code(), Some(2));
 }
+
+/// A multi-arch link to a `.cubin`, `.ptx` or `.ltoir` name is refused
+/// (exit 2) with the remedy, before anything is linked; a `.cu` input
+/// without an NVRTC to load exits 3, as `--help` says of a missing
+/// library.
+#[test]
+fn multi_arch_to_a_single_output_name_and_a_missing_nvrtc() {
+    let (dir, input) = temp_file("saxpy.cu", fixtures::SAXPY_CU.as_bytes());
+    for name in ["x.cubin", "x.ptx", "x.ltoir"] {
+        let run = cuda_link()
+            .args(["link", "-arch", "sm_80,sm_90", "-o"])
+            .arg(dir.path().join(name))
+            .arg(&input)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(2), "{name}: {stderr}");
+        assert!(stderr.contains(".fatbin"), "{name}: {stderr}");
+    }
+    let run = cuda_link()
+        .env(
+            "CUDA_LINK_NVRTC_PATH",
+            dir.path().join("no-such-libnvrtc.so"),
+        )
+        .args(["link", "-arch", "sm_90", "-o"])
+        .arg(dir.path().join("x.cubin"))
+        .arg(&input)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(3), "{stderr}");
+}
