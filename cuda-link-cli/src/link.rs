@@ -322,6 +322,38 @@ mod tests {
         super::options(&args).unwrap_or_else(|_| panic!("options refused: {command_line}"))
     }
 
+    /// A link is isolated with a deadline and a memory limit unless told
+    /// otherwise: a 4 MB fatbin of 1 GiB of PTX once ran past 400 s with
+    /// no end. `0` turns a limit off; `--in-process` turns isolation off.
+    #[test]
+    fn links_are_limited_by_default() {
+        use cuda_link::Isolation;
+        let default = options_of("cuda-link link -arch sm_90 -o out.cubin in.ptx");
+        assert_eq!(default.isolation, Isolation::process());
+        let unlimited = options_of(
+            "cuda-link link -arch sm_90 --timeout 0 --memory-limit 0 -o out.cubin in.ptx",
+        );
+        assert_eq!(
+            unlimited.isolation,
+            Isolation::Process {
+                timeout: None,
+                memory_limit: None
+            }
+        );
+        let set = options_of(
+            "cuda-link link -arch sm_90 --timeout 2.5 --memory-limit 0.5 -o out.cubin in.ptx",
+        );
+        assert_eq!(
+            set.isolation,
+            Isolation::Process {
+                timeout: Some(std::time::Duration::from_millis(2500)),
+                memory_limit: Some(512 << 20)
+            }
+        );
+        let trusted = options_of("cuda-link link -arch sm_90 --in-process -o out.cubin in.ptx");
+        assert_eq!(trusted.isolation, Isolation::InProcess);
+    }
+
     /// Every `LinkerOptions` field has a flag: two command lines (one
     /// output, or a multi-arch fatbin, which `--ptx` cannot be) set every
     /// option between them.
