@@ -263,14 +263,20 @@ fn reads_options(kind: u16) -> bool {
 fn entry_identifier(header: &[u8], offset: u64, len: u64, index: usize) -> ParseResult<&[u8]> {
     const WHAT: &str = "fatbin entry identifier";
     let bytes = slice(header, offset, len, WHAT)?;
-    let terminated = bytes.contains(&0) || slice(header, offset + len, 1, WHAT) == Ok(&[0][..]);
-    if !terminated {
+    if !ends_in_header(header, bytes, offset + len) {
         return Err(Reason::Malformed {
             what: WHAT,
             detail: format!("entry {index}: not NUL-terminated inside the header"),
         });
     }
     Ok(bytes)
+}
+
+/// Whether `bytes`, read from `header` up to `end`, hold the NUL that ends
+/// them as a C string, or the byte at `end` is one: a reader that goes on
+/// to the NUL stays inside the header.
+fn ends_in_header(header: &[u8], bytes: &[u8], end: u64) -> bool {
+    bytes.contains(&0) || slice(header, end, 1, "fatbin entry header") == Ok(&[0][..])
 }
 
 /// The options slot: a `{u32 offset, u32 len}` descriptor at `slot`, and
@@ -307,12 +313,8 @@ fn entry_options(
     };
     let bytes =
         slice(header, text_offset, text_len, "fatbin entry options").map_err(|_| outside())?;
-    if !cubin {
-        let terminated = bytes.contains(&0)
-            || slice(header, text_offset + text_len, 1, "fatbin entry options") == Ok(&[0][..]);
-        if !terminated {
-            return Err(bad("are not NUL-terminated inside the header".into()));
-        }
+    if !cubin && !ends_in_header(header, bytes, text_offset + text_len) {
+        return Err(bad("are not NUL-terminated inside the header".into()));
     }
     Ok(Some(bytes))
 }
