@@ -80,11 +80,11 @@ impl std::str::FromStr for PtxIsa {
     }
 }
 
-/// `data` with its `.version` lowered to `isa`, or `None` when it states
-/// `isa` or an older one. Only the number changes; whether the code fits
-/// the older ISA is for ptxas to say.
+/// `data` with its `.version` lowered to `isa`, and the ISA it stated, or
+/// `None` when it states `isa` or an older one. Only the number changes;
+/// whether the code fits the older ISA is for ptxas to say.
 #[cfg(feature = "link")]
-pub fn lower_isa(data: &[u8], isa: PtxIsa) -> ParseResult<Option<Vec<u8>>> {
+pub fn lower_isa(data: &[u8], isa: PtxIsa) -> ParseResult<Option<(PtxIsa, Vec<u8>)>> {
     let text = text(data)?;
     let mut tokens = Tokens::new(text);
     if tokens.next() != Some(".version") {
@@ -103,7 +103,7 @@ pub fn lower_isa(data: &[u8], isa: PtxIsa) -> ParseResult<Option<Vec<u8>>> {
     let mut lowered = data[..start].to_vec();
     lowered.extend_from_slice(isa.to_string().as_bytes());
     lowered.extend_from_slice(&data[start + number.len()..]);
-    Ok(Some(lowered))
+    Ok(Some((stated, lowered)))
 }
 
 /// Decodes PTX bytes: trailing NULs and a BOM removed, UTF-8 required.
@@ -475,7 +475,8 @@ mod tests {
     #[cfg(feature = "link")]
     fn isa_lowering_changes_the_number_only() {
         let ptx = b"// c\n.version 9.5\n.target sm_80\n.address_size 64\n\0";
-        let lowered = lower_isa(ptx, PtxIsa::new(9, 0)).unwrap().unwrap();
+        let (stated, lowered) = lower_isa(ptx, PtxIsa::new(9, 0)).unwrap().unwrap();
+        assert_eq!(stated, PtxIsa::new(9, 5));
         assert_eq!(
             lowered,
             b"// c\n.version 9.0\n.target sm_80\n.address_size 64\n\0"
@@ -483,7 +484,10 @@ mod tests {
         assert_eq!(lower_isa(ptx, PtxIsa::new(9, 5)).unwrap(), None);
         assert_eq!(lower_isa(ptx, PtxIsa::new(10, 0)).unwrap(), None);
         let two_digits = lower_isa(b".version 8.10 .target sm_80", PtxIsa::new(8, 8));
-        assert_eq!(two_digits.unwrap().unwrap(), b".version 8.8 .target sm_80");
+        assert_eq!(
+            two_digits.unwrap().unwrap().1,
+            b".version 8.8 .target sm_80"
+        );
         assert!(lower_isa(b".version x.y .target sm_80", PtxIsa::new(8, 0)).is_err());
         assert!(lower_isa(b".target sm_80", PtxIsa::new(8, 0)).is_err());
         assert_eq!("9.0".parse(), Ok(PtxIsa::new(9, 0)));

@@ -324,12 +324,10 @@ impl Linker {
 
     /// `ptx` with its `.version` lowered to `isa` when it states a newer
     /// one, after ptxas (inside nvJitLink) has assembled the lowered text
-    /// for the link's arch: ptxas refuses what the older ISA lacks.
+    /// for the link's arch: ptxas refuses what the older ISA lacks. Any
+    /// other failure of that check (a crash, a deadline) is itself.
     fn lower_ptx(&self, ptx: ObjectCode, isa: crate::PtxIsa) -> Result<ObjectCode, LinkError> {
-        let stated = crate::ptx::inspect(ptx.as_bytes())
-            .map(|info| info.version)
-            .unwrap_or_default();
-        let Some(lowered) = crate::ptx::lower_isa(ptx.as_bytes(), isa)
+        let Some((stated, lowered)) = crate::ptx::lower_isa(ptx.as_bytes(), isa)
             .map_err(|reason| crate::ObjectError::new(ptx.name(), reason))?
         else {
             return Ok(ptx);
@@ -345,11 +343,12 @@ impl Linker {
         check.add(&lowered)?;
         match check.link_once(OutputKind::Cubin) {
             Ok(_) => Ok(lowered),
-            Err(error) => Err(LinkError::PtxIsaTooLow {
+            Err(error @ LinkError::NvJitLink { .. }) => Err(LinkError::PtxIsaTooLow {
                 isa,
-                stated,
+                stated: stated.to_string(),
                 log: error.error_log().unwrap_or_default().trim().to_owned(),
             }),
+            Err(other) => Err(other),
         }
     }
 
