@@ -102,8 +102,8 @@ pub(crate) struct SearchPath<'a> {
     pub source_dir: Option<PathBuf>,
     /// `--include-path` folders, as given.
     pub user: Vec<PathBuf>,
-    /// NVIDIA's folders: their files are identified by path, size and
-    /// modification time, and followed, not hashed.
+    /// NVIDIA's folders: their files are identified by path, inode, size
+    /// and modification time, not hashed.
     pub system: Vec<PathBuf>,
     /// The compile cache's folder, never listed: each store would change
     /// the listing of a folder that holds it.
@@ -215,10 +215,11 @@ impl SearchPath<'_> {
     /// the listing of its folders (the source's and the include path's:
     /// each file's path, size and modification time), each header reached
     /// by an `#include` (the bytes of ours and the program's; NVIDIA's by
-    /// path, and when the folders are too big to list, followed through
-    /// NVIDIA's headers, by size and modification time too), and each
-    /// include that resolves nowhere (so that its appearing changes the
-    /// key). Directives are read as the preprocessor reads them, after
+    /// path, inode, size and modification time, followed through what they
+    /// include, except NVRTC's bundled headers while the program's folders
+    /// are listed), and each include that resolves nowhere (so that its
+    /// appearing changes the key). A program that includes nothing adds
+    /// nothing. Directives are read as the preprocessor reads them, after
     /// comments (`/* c */ #include "x.h"` is one). The scan is
     /// conservative: an `#include` inside `#if 0` is followed too, and
     /// every place a name may resolve to is, which only costs a miss. `Err` names
