@@ -143,20 +143,27 @@ const LOAD_GAP_SH: &str = r#"for mode in EAGER LAZY; do
 done
 "#;
 
-/// `compile_bench.sh [PAIRS]`: a warm compile-cache hit plus load and
-/// first lookup, ours (`compile-bench`) against cuda.core's
+/// `compile_bench.sh [PAIRS] [includes]`: a warm compile-cache hit plus
+/// load and first lookup, ours (`compile-bench`) against cuda.core's
 /// (`compile_bench.py`, with cuda.core's program cache when it has one),
 /// as ABBA pairs of processes; prints each pair's ratio and the median.
+/// With `includes`, the kernel includes a header from an include folder.
 const COMPILE_BENCH_SH: &str = r#"pairs=${1:-6}
+include_dir=""
+if [ "${2:-}" = includes ]; then
+    include_dir="$PWD/compile-bench-include"
+    mkdir -p "$include_dir"
+    printf '#pragma once\ntemplate <typename T>\n__device__ T saxpy_op(T a, T x, T y) { return a * x + y; }\n' > "$include_dir/saxpy_op.h"
+fi
 rm -rf compile-cache-rust compile-cache-python
 ratios=""
 for i in $(seq 1 "$pairs"); do
     if [ $((i % 2)) -eq 1 ]; then
-        rust=$(./compile-bench compile-cache-rust) || exit 1
-        python=$(python3 compile_bench.py compile-cache-python) || exit 1
+        rust=$(./compile-bench compile-cache-rust $include_dir) || exit 1
+        python=$(python3 compile_bench.py compile-cache-python $include_dir) || exit 1
     else
-        python=$(python3 compile_bench.py compile-cache-python) || exit 1
-        rust=$(./compile-bench compile-cache-rust) || exit 1
+        python=$(python3 compile_bench.py compile-cache-python $include_dir) || exit 1
+        rust=$(./compile-bench compile-cache-rust $include_dir) || exit 1
     fi
     echo "$rust"
     echo "$python"
