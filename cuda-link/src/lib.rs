@@ -71,4 +71,22 @@ pub use linker::live_handles;
 pub mod fuzzing {
     pub use crate::fatbin::{MAX_DECOMPRESSED_SIZE, parse_all};
     pub use crate::ptx::{inspect, looks_like_ptx, validate};
+
+    /// [`inspect`] of `data` read as a stream, in reads of `step` bytes:
+    /// what a big compressed PTX entry goes through.
+    pub fn inspect_streamed(
+        data: &[u8],
+        step: usize,
+    ) -> Result<crate::inspect::PtxInfo, crate::Reason> {
+        struct Steps<'a>(&'a [u8], usize);
+        impl std::io::Read for Steps<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                let n = self.1.max(1).min(buf.len()).min(self.0.len());
+                buf[..n].copy_from_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                Ok(n)
+            }
+        }
+        crate::ptx::inspect_reader(Steps(data, step)).expect("a slice reads without failing")
+    }
 }

@@ -182,15 +182,20 @@ fn payload(entry: &Entry<'_>, budget: &mut Budget) -> ParseResult<Payload> {
         return Ok(Payload::Opaque);
     }
     budget.take(entry)?;
+    let is_ptx = matches!(entry.kind, EntryKind::Ptx | EntryKind::RelocatablePtx);
+    if is_ptx && entry.compression != Compression::None && entry.uncompressed_size > STREAM_ABOVE {
+        return streamed_ptx(entry);
+    }
+    decoded(entry)
+}
+
+/// [`payload`] of an entry decoded into memory first.
+fn decoded(entry: &Entry<'_>) -> ParseResult<Payload> {
     let bytes = entry.decompress_exact()?;
-    let inside = |reason| Reason::inside(format!("fatbin entry {}", entry.index), reason);
-    let listed = |result: ParseResult<Payload>| {
-        result.unwrap_or_else(|reason| Payload::Error(reason.to_string()))
-    };
     Ok(match entry.kind {
-        EntryKind::Cubin => Payload::Cubin(cubin::read(&bytes).map_err(inside)?),
+        EntryKind::Cubin => Payload::Cubin(cubin::read(&bytes).map_err(inside(entry))?),
         EntryKind::Ptx | EntryKind::RelocatablePtx => {
-            check_ptx_text(&bytes).map_err(inside)?;
+            check_ptx_text(bytes.first().copied(), bytes.contains(&0)).map_err(inside(entry))?;
             listed(ptx::inspect(fatbin::trim_ptx_padding(&bytes)).map(Payload::Ptx))
         }
         EntryKind::Ltoir => listed(ltoir::inspect(&bytes).map(Payload::Ltoir)),
@@ -198,16 +203,61 @@ fn payload(entry: &Entry<'_>, budget: &mut Budget) -> ParseResult<Payload> {
     })
 }
 
-/// PTX as the C libraries read it: text up to the first NUL, which must
-/// exist and must not come first.
-fn check_ptx_text(text: &[u8]) -> ParseResult<()> {
+/// Compressed PTX that decodes to more than this is inspected as it is
+/// decoded, never held whole: a 1 MiB bomb cannot cost its gigabyte.
+/// Below it, decoding into memory first is faster.
+const STREAM_ABOVE: u64 = 64 << 20;
+
+/// [`payload`] of a PTX entry, inspected as it is decoded: the same
+/// checks, in the same order (decoding, then the NUL, then the text).
+fn streamed_ptx(entry: &Entry<'_>) -> ParseResult<Payload> {
+    let mut text = NulWatch {
+        reader: entry.reader()?,
+        first: None,
+        has_nul: false,
+    };
+    let info = ptx::inspect_reader(&mut text).map_err(|e| entry.decompress_error(e.to_string()))?;
+    check_ptx_text(text.first, text.has_nul).map_err(inside(entry))?;
+    Ok(listed(info.map(Payload::Ptx)))
+}
+
+/// A reader that notes its first byte and whether a NUL went through.
+struct NulWatch<R> {
+    reader: R,
+    first: Option<u8>,
+    has_nul: bool,
+}
+
+impl<R: std::io::Read> std::io::Read for NulWatch<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let read = self.reader.read(buf)?;
+        let bytes = &buf[..read];
+        self.first = self.first.or(bytes.first().copied());
+        self.has_nul |= memchr::memchr(0, bytes).is_some();
+        Ok(read)
+    }
+}
+
+fn inside(entry: &Entry<'_>) -> impl Fn(Reason) -> Reason {
+    let index = entry.index;
+    move |reason| Reason::inside(format!("fatbin entry {index}"), reason)
+}
+
+fn listed(result: ParseResult<Payload>) -> Payload {
+    result.unwrap_or_else(|reason| Payload::Error(reason.to_string()))
+}
+
+/// PTX as the C libraries read it, from its first byte and whether it
+/// holds a NUL: text up to the first NUL, which must exist and must not
+/// come first.
+fn check_ptx_text(first: Option<u8>, has_nul: bool) -> ParseResult<()> {
     let malformed = |detail: &str| Reason::Malformed {
         what: "fatbin entry",
         detail: detail.to_owned(),
     };
-    match text.first() {
+    match first {
         None | Some(0) => Err(malformed("PTX text is empty")),
-        _ if !text.contains(&0) => Err(malformed("PTX text is not NUL-terminated")),
+        _ if !has_nul => Err(malformed("PTX text is not NUL-terminated")),
         _ => Ok(()),
     }
 }
@@ -228,5 +278,71 @@ fn entry_info(entry: &Entry<'_>, payload: Payload) -> EntryInfo {
         identifier: entry.identifier(),
         options: entry.options.map(str::to_owned),
         payload,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn entry(kind: EntryKind, compression: Compression, stored: &[u8], size: u64) -> Entry<'_> {
+        Entry {
+            index: 0,
+            kind,
+            arch: crate::Arch::sm(90),
+            flags: 0,
+            compression,
+            version: (0x101, 0),
+            options: None,
+            options_raw: None,
+            identifier: None,
+            reserved: 0,
+            payload: stored,
+            compressed_size: stored.len() as u32,
+            uncompressed_size: size,
+        }
+    }
+
+    proptest! {
+        /// A compressed PTX entry inspected as it is decoded gives what
+        /// decoding it first gives, refusal for refusal, with any text, a
+        /// wrong declared size, and damaged compressed bytes.
+        #[test]
+        fn streamed_ptx_reads_as_decoded_ptx(
+            text in proptest::collection::vec(prop_oneof![
+                Just(b".version 8.0 ".to_vec()), Just(b".target sm_90 ".to_vec()),
+                Just(b".entry k() { ret; } ".to_vec()), Just(b"/* c */".to_vec()),
+                Just(b"\0".to_vec()), Just(b"\xFF".to_vec()), Just(b"\"".to_vec()),
+                proptest::collection::vec(any::<u8>(), 0..8),
+            ], 0..20),
+            zstd in any::<bool>(),
+            size_change in -2i64..3,
+            flip in proptest::option::of((any::<usize>(), any::<u8>())),
+        ) {
+            let text = text.concat();
+            let (codec, mut stored) = match zstd {
+                true => (Compression::Zstd, ruzstd::encoding::compress_to_vec(
+                    &text[..], ruzstd::encoding::CompressionLevel::Fastest)),
+                false => (Compression::Lz4, lz4_flex::block::compress(&text)),
+            };
+            if let Some((at, byte)) = flip.filter(|_| !stored.is_empty()) {
+                let at = at % stored.len();
+                stored[at] = byte;
+            }
+            let size = (text.len() as i64 + size_change).max(0) as u64;
+            let entry = entry(EntryKind::Ptx, codec, &stored, size);
+            let streamed = format!("{:?}", streamed_ptx(&entry));
+            let decoded = format!("{:?}", decoded(&entry));
+            // The messages of a failed decoding differ between decoders;
+            // that it failed, and where, may not.
+            let decoding_failed = |s: &str| s.starts_with("Err(Decompress");
+            if decoding_failed(&decoded) || decoding_failed(&streamed) {
+                prop_assert!(decoding_failed(&decoded) && decoding_failed(&streamed),
+                    "decoded {decoded}, streamed {streamed}");
+            } else {
+                prop_assert_eq!(streamed, decoded);
+            }
+        }
     }
 }

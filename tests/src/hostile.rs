@@ -539,6 +539,40 @@ pub fn zstd_bomb_fatbin(size: u64) -> Vec<u8> {
     wrap_body(body)
 }
 
+/// A fatbin of one LZ4 PTX entry that really decodes to about `size`
+/// bytes of valid PTX: a kernel `k`, then a comment of `x` that one match
+/// repeats (a byte of stream for every 255 of text).
+pub fn lz4_ptx_bomb_fatbin(size: u64) -> Vec<u8> {
+    let head = b".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() { ret; }\n//x";
+    let tail = b"\n\0";
+    let repeat = size as usize - head.len() - tail.len();
+    let length = |mut n: usize, out: &mut Vec<u8>| {
+        while n >= 255 {
+            out.push(255);
+            n -= 255;
+        }
+        out.push(n as u8);
+    };
+    // One sequence of the head's literals and a match of `x` (offset 1),
+    // then the tail's literals, which end the block.
+    let mut block = vec![0xFF];
+    length(head.len() - 15, &mut block);
+    block.extend_from_slice(head);
+    block.extend_from_slice(&1u16.to_le_bytes());
+    length(repeat - 4 - 15, &mut block);
+    block.push((tail.len() as u8) << 4);
+    block.extend_from_slice(tail);
+    let stored = block.len().next_multiple_of(8);
+    let mut body = entry_header(1, 90, stored as u64);
+    let header_size = body.len();
+    body[0x10..0x14].copy_from_slice(&(block.len() as u32).to_le_bytes());
+    body[0x28..0x30].copy_from_slice(&(0x11u64 | 0x2000).to_le_bytes());
+    body[0x38..0x40].copy_from_slice(&size.to_le_bytes());
+    body.extend_from_slice(&block);
+    body.resize(header_size + stored, 0);
+    wrap_body(body)
+}
+
 /// A fatbin of `entries` zstd PTX entries, each claiming to decode to
 /// `claimed` bytes from `claimed / 1024` stored bytes (the most expansion
 /// the budget takes per entry), which are zeros and no zstd frame.

@@ -8,6 +8,7 @@
 mod layout;
 #[cfg(feature = "nvfatbin")]
 mod nvfatbin;
+mod stream;
 #[cfg(feature = "fatbin")]
 mod write;
 
@@ -182,7 +183,7 @@ pub struct Entry<'a> {
     /// Version of the payload: PTX ISA, ELF ABI or LTO-IR format.
     pub version: (u16, u16),
     /// The identifier's bytes, if any (see [`Entry::identifier`]).
-    identifier: Option<&'a [u8]>,
+    pub(crate) identifier: Option<&'a [u8]>,
     /// Compile options recorded with the entry, if textual.
     pub options: Option<&'a str>,
     /// The options slot's bytes as stored: the text, or sm_100+ cubins'
@@ -260,6 +261,30 @@ impl<'a> Entry<'a> {
 
     /// The payload as the driver sees it: decompressed, padding kept.
     pub(crate) fn decompress_exact(&self) -> ParseResult<Cow<'a, [u8]>> {
+        let Some(input) = self.compressed_input()? else {
+            return Ok(Cow::Borrowed(self.payload));
+        };
+        let expected = self.uncompressed_size;
+        let err = |detail: String| self.decompress_error(detail);
+        let output = match self.compression {
+            Compression::Lz4 => lz4_flex::block::decompress(input, expected as usize)
+                .map_err(|e| err(e.to_string()))?,
+            Compression::Zstd => decompress_zstd(input, expected).map_err(err)?,
+            Compression::None => unreachable!("handled by compressed_input"),
+        };
+        if output.len() as u64 != expected {
+            return Err(err(format!(
+                "decoded {} bytes, header says {expected}",
+                output.len()
+            )));
+        }
+        Ok(Cow::Owned(output))
+    }
+
+    /// The compressed bytes, after every check that needs no decoding
+    /// (declared size, ratio, bounds, zstd's declared content size); `None`
+    /// for a payload stored plain.
+    fn compressed_input(&self) -> ParseResult<Option<&'a [u8]>> {
         if self.is_opaque() {
             return Err(Reason::Malformed {
                 what: "fatbin entry",
@@ -269,15 +294,10 @@ impl<'a> Entry<'a> {
                 ),
             });
         }
-        let codec = self.compression.name();
         let expected = self.uncompressed_size;
-        let err = |detail: String| Reason::Decompress {
-            index: self.index,
-            codec,
-            detail,
-        };
+        let err = |detail: String| self.decompress_error(detail);
         if self.compression == Compression::None {
-            return Ok(Cow::Borrowed(self.payload));
+            return Ok(None);
         }
         if expected > MAX_DECOMPRESSED_SIZE {
             return Err(err(format!(
@@ -289,22 +309,19 @@ impl<'a> Entry<'a> {
             .payload
             .get(..self.compressed_size as usize)
             .ok_or_else(|| err("compressed size exceeds the payload".into()))?;
-        let output = match self.compression {
-            Compression::Lz4 => lz4_flex::block::decompress(input, expected as usize)
-                .map_err(|e| err(e.to_string()))?,
-            Compression::Zstd => {
-                check_zstd_content_size(input, expected).map_err(err)?;
-                decompress_zstd(input, expected).map_err(err)?
-            }
-            Compression::None => unreachable!("handled above"),
-        };
-        if output.len() as u64 != expected {
-            return Err(err(format!(
-                "decoded {} bytes, header says {expected}",
-                output.len()
-            )));
+        if self.compression == Compression::Zstd {
+            check_zstd_content_size(input, expected).map_err(err)?;
         }
-        Ok(Cow::Owned(output))
+        Ok(Some(input))
+    }
+
+    /// A decoding failure of this entry.
+    pub(crate) fn decompress_error(&self, detail: String) -> Reason {
+        Reason::Decompress {
+            index: self.index,
+            codec: self.compression.name(),
+            detail,
+        }
     }
 }
 

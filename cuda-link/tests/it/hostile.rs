@@ -295,6 +295,36 @@ fn inspecting_a_bomb_does_not_decode_it() {
     );
 }
 
+/// Big compressed PTX (256 MiB from 1 MiB) is inspected as it is decoded:
+/// the kernel is read, and the process's peak memory grows by far less
+/// than the text. (`docs/benchmarks.md` has a gigabyte through the CLI.)
+#[test]
+fn big_compressed_ptx_is_inspected_as_a_stream() {
+    let _serial = cuda_link_tests::serial();
+    let bomb = hostile::lz4_ptx_bomb_fatbin(256 << 20);
+    assert!(bomb.len() < 2 << 20, "{}", bomb.len());
+    // Writing 5 resets the peak (VmHWM) to the current resident size.
+    let reset = std::fs::write("/proc/self/clear_refs", "5").is_ok();
+    let before = peak_resident_bytes();
+    let code = ObjectCode::from_bytes(bomb, "bomb.fatbin").unwrap();
+    assert_eq!(code.inspect().unwrap().kernels(), ["k"]);
+    if let (true, Some(before), Some(after)) = (reset, before, peak_resident_bytes()) {
+        assert!(
+            after - before < 128 << 20,
+            "peak grew by {} bytes",
+            after - before
+        );
+    }
+}
+
+/// The process's peak resident size, from `/proc/self/status`.
+fn peak_resident_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib << 10)
+}
+
 /// Valid PTX behind a licence header longer than any detection window.
 #[test]
 fn ptx_after_a_long_comment_is_ptx() {

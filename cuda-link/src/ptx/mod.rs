@@ -1,9 +1,15 @@
 //! PTX text: header directives and kernel names, without a full parser.
 
 use std::hash::BuildHasher;
+use std::io::Read;
 
 use crate::error::{ParseResult, Reason};
 use crate::names::NameList;
+
+mod tokens;
+
+pub(crate) use tokens::StreamError;
+use tokens::{StreamTokens, Tokens};
 
 /// What a PTX module declares.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -145,38 +151,68 @@ pub fn validate(data: &[u8]) -> ParseResult<()> {
 /// tokens, holding none of them: time and memory stay linear in the text.
 pub fn inspect(data: &[u8]) -> ParseResult<PtxInfo> {
     let text = text(data)?;
-    let mut tokens = Tokens::new(text).peekable();
-    let (mut version, mut target, mut address_size) = (None, None, None);
     // Every `.entry` bounds the kernels (a definition takes at least 16
     // bytes), so the list and the dedup table are allocated once: rehashing
-    // as the set grew was 6 % of the time for 40,000 kernels. The table
-    // holds indices into the list, about half the memory of a set of
-    // `&str`, to stay in cache. foldhash: SipHash's cost dominated, and
-    // foldhash's per-process seed still keeps hostile names from colliding.
+    // as the set grew was 6 % of the time for 40,000 kernels.
     let entries = memchr::memmem::find_iter(text.as_bytes(), ".entry").count();
-    let bound = entries.min(text.len() / 16);
+    let mut tokens = Tokens::capped(text);
+    let info = parse(&mut tokens, Some((entries, entries.min(text.len() / 16))));
+    match tokens.too_long {
+        true => Err(tokens::word_too_long()),
+        false => info,
+    }
+}
+
+/// [`inspect`] of the text `reader` gives, read a chunk at a time: what
+/// it holds is a chunk, the current token and the lists it returns. The
+/// outer error is the reader's (decoding, or a size other than declared),
+/// after which the text does not matter; the inner result is
+/// [`inspect`]'s of the whole text.
+pub(crate) fn inspect_reader(reader: impl Read) -> Result<ParseResult<PtxInfo>, std::io::Error> {
+    let mut tokens = StreamTokens::new(reader);
+    let info = parse(&mut tokens, None);
+    match tokens.finish() {
+        Some(StreamError::Read(error)) => Err(error),
+        Some(StreamError::Text(reason)) => Ok(Err(reason)),
+        None => Ok(info),
+    }
+}
+
+/// The header directives and kernel names of `tokens`. `entries`, when
+/// known, is the count of `.entry` in the text and a bound on the kernels,
+/// to allocate once.
+fn parse<T: AsRef<str>>(
+    tokens: impl Iterator<Item = T>,
+    entries: Option<(usize, usize)>,
+) -> ParseResult<PtxInfo> {
+    let mut tokens = tokens.peekable();
+    let (mut version, mut target, mut address_size) = (None, None, None);
+    // The dedup table holds indices into the list, about half the memory
+    // of a set of names, to stay in cache. foldhash: SipHash's cost
+    // dominated, and foldhash's per-process seed still keeps hostile
+    // names from colliding.
+    let (count, bound) = entries.unwrap_or((usize::MAX, 0));
     let mut kernels: Vec<String> = Vec::with_capacity(bound);
     let hasher = foldhash::fast::RandomState::default();
-    let mut seen =
-        hashbrown::HashTable::<usize>::with_capacity(if entries < 2 { 0 } else { bound });
+    let mut seen = hashbrown::HashTable::<usize>::with_capacity(if count < 2 { 0 } else { bound });
     let mut strong_symbols = NameList::new();
     let mut functions = Vec::new();
     // An entry's name and whether it is `.visible`, until its `{` (a
     // definition) or `;` (a declaration).
-    let mut pending: Option<(&str, usize, bool)> = None;
+    let mut pending: Option<(T, usize, bool)> = None;
     // Whether the previous token was `.visible`.
     let mut visible = false;
     while let Some(token) = tokens.next() {
         if let Some((name, depth, exported)) = pending.as_mut() {
-            match token {
+            match token.as_ref() {
                 "(" => *depth += 1,
                 ")" => *depth = depth.saturating_sub(1),
                 "{" if *depth == 0 => {
                     // With one `.entry` there is nothing to deduplicate,
                     // and no set to allocate (PTX fatbin entries often
                     // hold one kernel).
-                    let name = *name;
-                    let first = entries < 2 || {
+                    let name = name.as_ref();
+                    let first = count < 2 || {
                         let hash = hasher.hash_one(name);
                         let same = |&i: &usize| kernels[i] == name;
                         let rehash = |&i: &usize| hasher.hash_one(kernels[i].as_str());
@@ -199,42 +235,46 @@ pub fn inspect(data: &[u8]) -> ParseResult<PtxInfo> {
                 ";" if *depth == 0 => pending = None,
                 _ => {}
             }
-            if !matches!(token, ".entry" | ".func") {
+            if !matches!(token.as_ref(), ".entry" | ".func") {
                 continue;
             }
             pending = None;
         }
-        let after_visible = std::mem::replace(&mut visible, token == ".visible");
-        match token {
-            ".version" if version.is_none() => version = Some(tokens.next()),
+        let after_visible = std::mem::replace(&mut visible, token.as_ref() == ".visible");
+        match token.as_ref() {
+            ".version" if version.is_none() => {
+                version = Some(tokens.next().map(|v| v.as_ref().to_owned()))
+            }
             ".target" if target.is_none() => {
                 let mut list = Vec::new();
                 while let Some(item) = tokens.next() {
-                    list.push(item.to_owned());
-                    if tokens.next_if_eq(&",").is_none() {
+                    list.push(item.as_ref().to_owned());
+                    if tokens.next_if(|t| t.as_ref() == ",").is_none() {
                         break;
                     }
                 }
                 target = Some(list);
             }
             ".address_size" if address_size.is_none() => {
-                address_size = Some(tokens.next().and_then(|v| v.parse().ok()))
+                address_size = Some(tokens.next().and_then(|v| v.as_ref().parse().ok()))
             }
             ".entry" => {
                 pending = tokens
-                    .next_if(|name| is_identifier(name))
+                    .next_if(|name| is_identifier(name.as_ref()))
                     .map(|name| (name, 0, after_visible));
             }
             ".func" => {
                 if let Some(name) = defined_function(&mut tokens) {
-                    functions.push(name.to_owned());
+                    functions.push(name.as_ref().to_owned());
                     if after_visible {
-                        strong_symbols.push(name);
+                        strong_symbols.push(name.as_ref());
                     }
                 }
             }
             ".global" | ".const" if after_visible => {
-                strong_symbols.extend(visible_variable(&mut tokens));
+                if let Some(name) = visible_variable(&mut tokens) {
+                    strong_symbols.push(name.as_ref());
+                }
             }
             _ => {}
         }
@@ -242,8 +282,7 @@ pub fn inspect(data: &[u8]) -> ParseResult<PtxInfo> {
     let version = version
         .flatten()
         .filter(|v| v.contains('.') && v.bytes().all(|b| b.is_ascii_digit() || b == b'.'))
-        .ok_or(Reason::PtxMissingDirective(".version"))?
-        .to_owned();
+        .ok_or(Reason::PtxMissingDirective(".version"))?;
     let target = target
         .filter(|list| !list.is_empty())
         .ok_or(Reason::PtxMissingDirective(".target"))?;
@@ -257,15 +296,17 @@ pub fn inspect(data: &[u8]) -> ParseResult<PtxInfo> {
     })
 }
 
+type Peek<I> = std::iter::Peekable<I>;
+
 /// After `.func`: the name, if a body `{` follows its signature.
-fn defined_function<'a>(tokens: &mut std::iter::Peekable<Tokens<'a>>) -> Option<&'a str> {
-    if tokens.next_if_eq(&"(").is_some() {
+fn defined_function<T: AsRef<str>>(tokens: &mut Peek<impl Iterator<Item = T>>) -> Option<T> {
+    if tokens.next_if(|t| t.as_ref() == "(").is_some() {
         skip_group(tokens);
     }
-    let name = tokens.next_if(|name| is_identifier(name))?;
+    let name = tokens.next_if(|name| is_identifier(name.as_ref()))?;
     let mut depth = 0usize;
     for token in tokens.by_ref() {
-        match token {
+        match token.as_ref() {
             "(" => depth += 1,
             ")" => depth = depth.saturating_sub(1),
             "{" if depth == 0 => return Some(name),
@@ -277,13 +318,13 @@ fn defined_function<'a>(tokens: &mut std::iter::Peekable<Tokens<'a>>) -> Option<
 }
 
 /// After `.visible .global`: the last identifier before `;`, `=` or `[`.
-fn visible_variable<'a>(tokens: &mut std::iter::Peekable<Tokens<'a>>) -> Option<&'a str> {
+fn visible_variable<T: AsRef<str>>(tokens: &mut Peek<impl Iterator<Item = T>>) -> Option<T> {
     let mut name = None;
     while let Some(token) = tokens.next() {
-        match token {
+        match token.as_ref() {
             ";" | "=" | "[" => return name,
             "(" => skip_group(tokens),
-            _ if is_identifier(token) => name = Some(token),
+            t if is_identifier(t) => name = Some(token),
             _ => {}
         }
     }
@@ -291,74 +332,16 @@ fn visible_variable<'a>(tokens: &mut std::iter::Peekable<Tokens<'a>>) -> Option<
 }
 
 /// Skips to the `)` that closes an already-consumed `(`.
-fn skip_group(tokens: &mut std::iter::Peekable<Tokens<'_>>) {
+fn skip_group<T: AsRef<str>>(tokens: &mut Peek<impl Iterator<Item = T>>) {
     let mut depth = 1usize;
     for token in tokens.by_ref() {
-        match token {
+        match token.as_ref() {
             "(" => depth += 1,
             ")" if depth == 1 => return,
             ")" => depth -= 1,
             _ => {}
         }
     }
-}
-
-/// The tokens of PTX text: identifiers and directives, and single
-/// punctuation characters; whitespace, comments and string literals are
-/// skipped.
-struct Tokens<'a> {
-    source: &'a str,
-    at: usize,
-}
-
-impl<'a> Tokens<'a> {
-    fn new(source: &'a str) -> Self {
-        Tokens { source, at: 0 }
-    }
-}
-
-impl<'a> Iterator for Tokens<'a> {
-    type Item = &'a str;
-
-    fn next(&mut self) -> Option<&'a str> {
-        let bytes = self.source.as_bytes();
-        loop {
-            let b = *bytes.get(self.at)?;
-            let rest = &bytes[self.at..];
-            if b.is_ascii_whitespace() {
-                self.at += 1;
-            } else if rest.starts_with(b"//") {
-                self.at += rest.iter().position(|&c| c == b'\n').unwrap_or(rest.len());
-            } else if rest.starts_with(b"/*") {
-                let end = self.source[self.at + 2..].find("*/");
-                self.at = end.map_or(bytes.len(), |end| self.at + 2 + end + 2);
-            } else if b == b'"' {
-                let mut i = self.at + 1;
-                while i < bytes.len() && bytes[i] != b'"' && bytes[i] != b'\n' {
-                    i += if bytes[i] == b'\\' { 2 } else { 1 };
-                }
-                self.at = (i + 1).min(bytes.len());
-            } else if is_word_byte(b) {
-                let start = self.at;
-                while self.at < bytes.len() && is_word_byte(bytes[self.at]) {
-                    self.at += 1;
-                }
-                return Some(&self.source[start..self.at]);
-            } else {
-                let start = self.at;
-                let len = self.source[start..]
-                    .chars()
-                    .next()
-                    .map_or(1, char::len_utf8);
-                self.at += len;
-                return Some(&self.source[start..self.at]);
-            }
-        }
-    }
-}
-
-fn is_word_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'%' | b'.')
 }
 
 fn is_identifier(token: &str) -> bool {
@@ -504,4 +487,161 @@ mod tests {
         assert!(!looks_like_ptx(b".target sm_90 .version 8.0"));
         assert!(!looks_like_ptx(b"/* unterminated"));
     }
+
+    /// Gives `data` in reads of the sizes listed, round and round.
+    struct Dribble<'a> {
+        data: &'a [u8],
+        sizes: Vec<usize>,
+        turn: usize,
+    }
+
+    impl std::io::Read for Dribble<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let size = self.sizes[self.turn % self.sizes.len()];
+            self.turn += 1;
+            let n = size.min(buf.len()).min(self.data.len());
+            buf[..n].copy_from_slice(&self.data[..n]);
+            self.data = &self.data[n..];
+            Ok(n)
+        }
+    }
+
+    fn streamed(data: &[u8], sizes: Vec<usize>) -> ParseResult<PtxInfo> {
+        let turn = 0;
+        inspect_reader(Dribble { data, sizes, turn }).unwrap()
+    }
+
+    #[test]
+    fn a_stream_reads_as_memory_does() {
+        let mut big = String::from("\u{feff}.version 8.0 .target sm_90\n");
+        for i in 0..20_000 {
+            big.push_str(&format!(
+                "/* {i} */ .visible .entry k{}() {{ ret; }} // \"x\n",
+                i % 5000
+            ));
+        }
+        big.push_str("\0\0\0");
+        let expected = inspect(big.as_bytes());
+        assert_eq!(expected.as_ref().unwrap().kernels.len(), 5000);
+        for sizes in [vec![1], vec![3, 7], vec![1 << 16], vec![65_535, 2]] {
+            assert_eq!(streamed(big.as_bytes(), sizes), expected);
+        }
+    }
+
+    #[test]
+    fn words_over_the_cap_are_refused_in_both() {
+        let mut ptx = b".version 8.0 .target sm_90 .entry ".to_vec();
+        ptx.extend(std::iter::repeat_n(b'k', tokens::MAX_WORD + 1));
+        ptx.extend_from_slice(b"() {}");
+        assert_eq!(inspect(&ptx), Err(tokens::word_too_long()));
+        assert_eq!(streamed(&ptx, vec![4096]), Err(tokens::word_too_long()));
+        // Text that is not UTF-8 later still says so first, as in memory.
+        ptx.push(0xFF);
+        assert_eq!(inspect(&ptx), Err(Reason::PtxNotText(ptx.len() - 1)));
+        assert_eq!(
+            streamed(&ptx, vec![4096]),
+            Err(Reason::PtxNotText(ptx.len() - 1))
+        );
+    }
+
+    #[test]
+    fn a_failing_reader_is_the_outer_error() {
+        struct Failing;
+        impl std::io::Read for Failing {
+            fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+                Err(std::io::Error::other("corrupt"))
+            }
+        }
+        assert!(inspect_reader(Failing).is_err());
+    }
+
+    /// The tokens `inspect` reads from text in memory, or its failure.
+    fn tokens_in_memory(data: &[u8]) -> ParseResult<Vec<String>> {
+        let mut tokens = Tokens::capped(text(data)?);
+        let list = tokens.by_ref().map(str::to_owned).collect();
+        match tokens.too_long {
+            true => Err(tokens::word_too_long()),
+            false => Ok(list),
+        }
+    }
+
+    /// The tokens `inspect_reader` reads, or its failure.
+    fn tokens_streamed(data: &[u8], sizes: Vec<usize>) -> ParseResult<Vec<String>> {
+        let mut tokens = StreamTokens::new(Dribble {
+            data,
+            sizes,
+            turn: 0,
+        });
+        let list = tokens.by_ref().collect();
+        match tokens.finish() {
+            Some(StreamError::Text(reason)) => Err(reason),
+            Some(StreamError::Read(error)) => panic!("{error}"),
+            None => Ok(list),
+        }
+    }
+
+    proptest::proptest! {
+        /// Text built from the pieces that change the tokenizer's state,
+        /// read in any chunks: the same tokens and the same result as in
+        /// memory.
+        #[test]
+        fn any_text_in_any_chunks_reads_as_memory_does(
+            pieces in proptest::collection::vec(0usize..PIECES.len(), 0..80),
+            sizes in proptest::collection::vec(1usize..9, 1..5),
+        ) {
+            let data: Vec<u8> = pieces.iter().flat_map(|&i| PIECES[i].iter().copied()).collect();
+            proptest::prop_assert_eq!(tokens_streamed(&data, sizes.clone()), tokens_in_memory(&data));
+            proptest::prop_assert_eq!(streamed(&data, sizes), inspect(&data));
+        }
+
+        /// Any bytes at all.
+        #[test]
+        fn any_bytes_read_as_memory_does(
+            data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..300),
+            sizes in proptest::collection::vec(1usize..9, 1..5),
+        ) {
+            proptest::prop_assert_eq!(tokens_streamed(&data, sizes.clone()), tokens_in_memory(&data));
+            proptest::prop_assert_eq!(streamed(&data, sizes), inspect(&data));
+        }
+    }
+
+    const PIECES: &[&[u8]] = &[
+        b".version 8.0",
+        b".target sm_90",
+        b", sm_80",
+        b".address_size 64",
+        b".entry",
+        b".func",
+        b".visible",
+        b".global",
+        b".const",
+        b" k1",
+        b" _Z3fooPf",
+        b"(",
+        b")",
+        b"{",
+        b"}",
+        b";",
+        b"=",
+        b"[",
+        b" ",
+        b"\n",
+        b"/",
+        b"*",
+        b"//",
+        b"/*",
+        b"*/",
+        b"\"",
+        b"\\",
+        b"\0",
+        b"\xEF\xBB\xBF",
+        b"\xC3\xA9",
+        b"\xE2\x82",
+        b"\xAC",
+        b"\xFF",
+        b".param .u64 p",
+        b"ret;",
+        b"$x",
+        b"%r1",
+    ];
 }
