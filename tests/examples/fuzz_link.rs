@@ -1,7 +1,8 @@
 //! Differential fuzzing of the validator against nvJitLink itself: mutants
 //! of real device code (cubin, LTO-IR, PTX, fatbin, host object) go through
 //! `ObjectCode::from_bytes`, and each accepted one is linked by every
-//! provisioned nvJitLink major in a child process (`Isolation::Process`).
+//! provisioned nvJitLink major through the default linker (the kept
+//! worker with its memory limit), with a 10 s deadline instead of 300 s.
 //!
 //! Run by `cargo xtask fuzz-link SECONDS [--seed N] [--count N]`, which
 //! provisions the libraries; one seed and count give the same mutants.
@@ -105,7 +106,7 @@ fn main() {
     std::fs::create_dir_all(&save).expect("create the save folder");
     let options = LinkerOptions::for_arch(Arch::sm(90)).isolation(Isolation::Process {
         timeout: Some(Duration::from_secs(10)),
-        memory_limit: None,
+        memory_limit: Some(Isolation::default_memory_limit()),
     });
 
     println!(

@@ -6,11 +6,13 @@
 //! installed and no hook in `main`. A fork per link cost 9 ms on a 10 ms
 //! link (page tables, then copy-on-write faults in the caller too), and a
 //! re-exec (`procspawn`'s design) costs a process start and a fresh load of
-//! a 50 MB library; a kept worker costs one socket round trip of the
-//! inputs. Workers are pooled per library, one per concurrent link.
+//! a 50 MB library; a kept worker costs one copy of the inputs into the
+//! memory it shares with the caller (`shared.rs`) and a socket round trip
+//! of two lengths. Workers are pooled per library, one per concurrent link.
 //!
-//! A worker first closes every descriptor it inherited but its socket (a
-//! kept pipe end would hide an EOF from its reader), then reads requests,
+//! A worker first closes every descriptor it inherited but its socket and
+//! its shared file (a kept pipe end would hide an EOF from its reader),
+//! then reads requests,
 //! links with nvJitLink's own code on memory it has, and answers. It leaves
 //! with `_exit`, running no destructor and flushing none of the caller's
 //! buffers. glibc's `fork` resets its allocator's locks in the child, so
@@ -27,16 +29,19 @@ use std::time::{Duration, Instant};
 
 use nvjitlink_sys::NvJitLink;
 
+mod shared;
 mod wire;
 
 use super::{LinkError, Logs, OutputKind};
 use crate::ObjectCode;
-use wire::{decode, decode_request, encode, encode_request, frame};
+use shared::Shared;
+use wire::{decode, decode_request, encode};
 
-/// A worker process and the socket it listens on.
+/// A worker process, the socket it listens on and the memory it shares.
 struct Worker {
     pid: libc::pid_t,
     socket: OwnedFd,
+    shared: Shared,
     /// The library it was forked with: the worker calls it at the same
     /// address, and holding it keeps that address from another library.
     lib: Arc<NvJitLink>,
@@ -48,6 +53,9 @@ static IDLE: Mutex<Vec<Worker>> = Mutex::new(Vec::new());
 const MAX_IDLE: usize = 8;
 /// No answer of a worker is larger (a linked image and two logs).
 const MAX_ANSWER: u64 = 1 << 34;
+/// A worker whose shared file grew past this is stopped after its link,
+/// not kept: the file cannot shrink, and it holds memory.
+const MAX_KEPT_SHARED: usize = 64 << 20;
 
 impl Worker {
     /// Forks a worker for `lib`.
@@ -68,17 +76,19 @@ impl Worker {
         // SAFETY: both descriptors were just created and are owned by no one else.
         let (ours, theirs) =
             unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        let shared = Shared::create()?;
         // SAFETY: the child runs only `serve`, which never returns (see the
         // module docs for why that is sound after a fork of a threaded
         // process).
         match unsafe { libc::fork() } {
             -1 => Err(os_failure("fork")),
-            0 => serve(theirs, lib),
+            0 => serve(theirs, shared.fd(), lib),
             pid => {
                 drop(theirs);
                 Ok(Worker {
                     pid,
                     socket: ours,
+                    shared,
                     lib: Arc::clone(lib),
                 })
             }
@@ -165,8 +175,15 @@ pub(super) fn link(
     memory_limit: Option<u64>,
 ) -> Result<(Vec<u8>, Logs), LinkError> {
     let names = || inputs.iter().map(|i| i.name().to_owned()).collect();
-    let request = frame(encode_request(flags, inputs, output));
-    let worker = Worker::take(lib)?;
+    let mut worker = Worker::take(lib)?;
+    let len = wire::request_len(flags, inputs, output);
+    let written = worker
+        .shared
+        .write(len, |out| wire::write_request(out, flags, inputs, output));
+    if let Err(error) = written {
+        worker.put_back(); // It saw nothing.
+        return Err(error);
+    }
     let started = Instant::now();
     let fd = worker.socket.as_raw_fd();
     // A fork starts with the caller's resident pages mapped: the limit is
@@ -178,15 +195,31 @@ pub(super) fn link(
             (worker.pid, baseline.saturating_add(limit))
         }),
     };
-    let answer = if send_all(fd, &request) {
-        read_frame(fd, &limits)
+    let answer = if send_all(fd, &(len as u64).to_le_bytes()) {
+        read_length(fd, &limits)
     } else {
         Ok(None) // The worker is gone: its status says how.
     };
     match answer {
-        Ok(Some(answer)) => {
-            worker.put_back();
-            decode(&answer, inputs)
+        Ok(Some(len)) => {
+            let answer = worker
+                .shared
+                .read(len)
+                .map(|view| decode(view.as_ref(), inputs));
+            match answer {
+                Ok(decoded) => {
+                    match worker.shared.file_len() {
+                        Ok(kept) if kept <= MAX_KEPT_SHARED => worker.put_back(),
+                        _ => drop(worker.stop()),
+                    }
+                    decoded
+                }
+                // It said more than it wrote.
+                Err(_) => Err(LinkError::Crashed {
+                    how: describe(worker.stop()),
+                    inputs: names(),
+                }),
+            }
         }
         // The worker closed its end as it died (a signal or an exit keep
         // their status against the kill), or answered nonsense.
@@ -265,18 +298,17 @@ fn send_all(fd: RawFd, mut bytes: &[u8]) -> bool {
     true
 }
 
-/// Reads one frame: `Ok(None)` if the peer closed before all of it came.
-fn read_frame(fd: RawFd, limits: &Limits) -> Result<Option<Vec<u8>>, Overrun> {
+/// Reads a message's length: `Ok(None)` if the peer closed before all of
+/// it came, or sent one over [`MAX_ANSWER`].
+fn read_length(fd: RawFd, limits: &Limits) -> Result<Option<usize>, Overrun> {
     let mut length = [0u8; 8];
     if !read_exact(fd, &mut length, limits)? {
         return Ok(None);
     }
     let length = u64::from_le_bytes(length);
-    if length > MAX_ANSWER {
-        return Ok(None);
-    }
-    let mut bytes = vec![0u8; length as usize];
-    Ok(read_exact(fd, &mut bytes, limits)?.then_some(bytes))
+    Ok((length <= MAX_ANSWER)
+        .then(|| usize::try_from(length).ok())
+        .flatten())
 }
 
 /// Fills `buffer` within `limits`; `false` at EOF.
@@ -329,50 +361,74 @@ fn read_exact(fd: RawFd, buffer: &mut [u8], limits: &Limits) -> Result<bool, Ove
 
 /// A worker's whole life: close what it inherited, then answer requests
 /// until the caller closes the socket.
-fn serve(socket: OwnedFd, lib: &NvJitLink) -> ! {
-    let fd = keep_only(socket);
+fn serve(socket: OwnedFd, shared: RawFd, lib: &NvJitLink) -> ! {
+    let (fd, shared) = keep_only(socket, shared);
+    // SAFETY: `shared` is open, and this worker's alone to close.
+    let Ok(mut shared) = Shared::open(unsafe { OwnedFd::from_raw_fd(shared) }) else {
+        // SAFETY: `_exit` ends the worker without running the caller's
+        // atexit handlers or destructors.
+        unsafe { libc::_exit(1) }
+    };
     loop {
-        let Ok(Some(request)) = read_frame(fd, &Limits::NONE).map(|r| r.map(bytes::Bytes::from))
-        else {
-            // SAFETY: `_exit` ends the worker without running the caller's
-            // atexit handlers or destructors.
+        let Ok(Some(len)) = read_length(fd, &Limits::NONE) else {
+            // SAFETY: as above.
             unsafe { libc::_exit(0) }
+        };
+        let Ok(request) = shared.read(len).map(bytes::Bytes::from_owner) else {
+            // SAFETY: as above; the caller sees the worker's end.
+            unsafe { libc::_exit(1) }
         };
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             decode_request(&request).and_then(|(flags, inputs, output)| {
                 super::nvjitlink::link(lib, &flags, &inputs, output)
             })
         }));
+        // The answer goes where the request was.
+        drop(request);
         let Ok(result) = outcome else {
-            // SAFETY: as above; the caller sees the worker's end.
+            // SAFETY: as above.
             unsafe { libc::_exit(101) }
         };
-        if !send_all(fd, &frame(encode(&result))) {
+        let answer = encode(&result);
+        let written = shared.write(answer.len(), |out| out.copy_from_slice(&answer));
+        if written.is_err() || !send_all(fd, &(answer.len() as u64).to_le_bytes()) {
             // SAFETY: as above.
             unsafe { libc::_exit(1) }
         }
     }
 }
 
-/// Moves `socket` to descriptor 3 and closes every other one above 2.
-fn keep_only(socket: OwnedFd) -> RawFd {
-    const KEPT: RawFd = 3;
-    let fd = socket.as_raw_fd();
-    if fd != KEPT {
-        // SAFETY: `fd` is open; dup2 makes 3 a copy of it, whatever 3 was.
-        unsafe { libc::dup2(fd, KEPT) };
+/// Moves `socket` to descriptor 3 and `shared` to 4, and closes every
+/// other one above 2.
+fn keep_only(socket: OwnedFd, shared: RawFd) -> (RawFd, RawFd) {
+    const SOCKET: RawFd = 3;
+    const SHARED: RawFd = 4;
+    // Copies above both targets first: placing one at 3 or 4 must not
+    // close the other.
+    // SAFETY: both descriptors are open; F_DUPFD makes a copy at or above 5.
+    let (high_socket, high_shared) = unsafe {
+        (
+            libc::fcntl(socket.as_raw_fd(), libc::F_DUPFD, SHARED + 1),
+            libc::fcntl(shared, libc::F_DUPFD, SHARED + 1),
+        )
+    };
+    std::mem::forget(socket); // Closed below with the rest.
+    // SAFETY: the copies are open; dup2 makes 3 and 4 copies of them,
+    // whatever 3 and 4 were.
+    unsafe {
+        libc::dup2(high_socket, SOCKET);
+        libc::dup2(high_shared, SHARED);
     }
-    std::mem::forget(socket); // Closed below with the rest, or kept as 3.
     // SAFETY: closes descriptors of this process only; none is in use by
     // this thread, the only one the fork left.
-    let closed = unsafe { libc::syscall(libc::SYS_close_range, KEPT + 1, u32::MAX, 0) };
+    let closed = unsafe { libc::syscall(libc::SYS_close_range, SHARED + 1, u32::MAX, 0) };
     if closed != 0 {
-        for other in KEPT + 1..4096 {
+        for other in SHARED + 1..4096 {
             // SAFETY: as above; closing an unused number fails harmlessly.
             unsafe { libc::close(other) };
         }
     }
-    KEPT
+    (SOCKET, SHARED)
 }
 
 /// How the child ended, in words.

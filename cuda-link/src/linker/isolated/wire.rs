@@ -1,7 +1,8 @@
-//! The messages between the caller and a link worker: a u64 length, then
-//! the body. A request holds the flags, the output kind and each input's
-//! kind, name and validated image; an answer a tag and the link's outcome.
-//! Fields are a u64 length and their bytes.
+//! The messages between the caller and a link worker, written into their
+//! shared memory (`shared.rs`) while the socket carries their lengths. A
+//! request holds the flags, the output kind and each input's kind, name
+//! and validated image; an answer a tag and the link's outcome. Fields are
+//! a u64 length and their bytes.
 
 use nvjitlink_sys::{NvJitLinkError, sys::nvJitLinkResult};
 
@@ -34,34 +35,18 @@ fn call_name(name: &str) -> &'static str {
         .unwrap_or("nvJitLink")
 }
 
-/// A message buffer with room for its length in front (see [`frame`]).
-pub(super) fn message() -> Vec<u8> {
-    vec![0; 8]
-}
-
-/// Writes the length of a [`message`] into its first 8 bytes.
-pub(super) fn frame(mut bytes: Vec<u8>) -> Vec<u8> {
-    let len = (bytes.len() - 8) as u64;
-    bytes[..8].copy_from_slice(&len.to_le_bytes());
-    bytes
-}
-
 /// The request: flags, the output kind, then each input's kind, name and
-/// validated image, as fields of a u64 length and its bytes.
-pub(super) fn encode_request(
+/// validated image, as fields of a u64 length and its bytes, each given
+/// to `put` in order.
+fn request_fields(
     flags: &[String],
     inputs: &[ObjectCode],
     output: OutputKind,
-) -> Vec<u8> {
-    let size: usize = inputs
-        .iter()
-        .map(|i| i.image().as_bytes().len() + i.name().len() + 40)
-        .sum();
-    let mut out = message();
-    out.reserve(size + 64 * flags.len() + 64);
+    mut put: impl FnMut(&[u8]),
+) {
     let mut field = |bytes: &[u8]| {
-        out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
-        out.extend_from_slice(bytes);
+        put(&(bytes.len() as u64).to_le_bytes());
+        put(bytes);
     };
     field(&(flags.len() as u64).to_le_bytes());
     for flag in flags {
@@ -82,7 +67,27 @@ pub(super) fn encode_request(
         field(input.name().as_bytes());
         field(input.image().as_bytes());
     }
-    out
+}
+
+/// The length of the request.
+pub(super) fn request_len(flags: &[String], inputs: &[ObjectCode], output: OutputKind) -> usize {
+    let mut len = 0;
+    request_fields(flags, inputs, output, |bytes| len += bytes.len());
+    len
+}
+
+/// Writes the request into `out`, which is [`request_len`] long.
+pub(super) fn write_request(
+    out: &mut [u8],
+    flags: &[String],
+    inputs: &[ObjectCode],
+    output: OutputKind,
+) {
+    let mut at = 0;
+    request_fields(flags, inputs, output, |bytes| {
+        out[at..at + bytes.len()].copy_from_slice(bytes);
+        at += bytes.len();
+    });
 }
 
 /// Reads fields of a u64 length and its bytes.
@@ -147,7 +152,7 @@ const INVALID_OPTION: u8 = 2;
 const SYMBOL_UNAVAILABLE: u8 = 3;
 
 pub(super) fn encode(result: &Result<(Vec<u8>, Logs), LinkError>) -> Vec<u8> {
-    let mut out = message();
+    let mut out = Vec::new();
     let mut field = |bytes: &[u8]| {
         out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
         out.extend_from_slice(bytes);
@@ -189,7 +194,7 @@ pub(super) fn encode(result: &Result<(Vec<u8>, Logs), LinkError>) -> Vec<u8> {
             INVALID_OPTION
         }
     };
-    out.insert(8, tag);
+    out.insert(0, tag);
     out
 }
 
@@ -241,7 +246,7 @@ mod tests {
     fn answers_round_trip() {
         let linked: Result<(Vec<u8>, Logs), LinkError> =
             Ok((vec![1, 2, 3], ("info".into(), "error".into())));
-        let (bytes, logs) = decode(&encode(&linked)[8..], &[]).unwrap();
+        let (bytes, logs) = decode(&encode(&linked), &[]).unwrap();
         assert_eq!(bytes, [1, 2, 3]);
         assert_eq!(logs, ("info".to_owned(), "error".to_owned()));
         let failed: Result<(Vec<u8>, Logs), LinkError> = Err(LinkError::NvJitLink {
@@ -254,7 +259,7 @@ mod tests {
             error_log: "undefined reference".into(),
             info_log: String::new(),
         });
-        match decode(&encode(&failed)[8..], &[]) {
+        match decode(&encode(&failed), &[]) {
             Err(LinkError::NvJitLink {
                 call: "nvJitLinkComplete",
                 error,
@@ -268,8 +273,8 @@ mod tests {
             other => panic!("{other:?}"),
         }
         let answer = encode(&linked);
-        for cut in 8..answer.len() {
-            assert!(decode(&answer[8..cut], &[]).is_err(), "{cut}");
+        for cut in 0..answer.len() {
+            assert!(decode(&answer[..cut], &[]).is_err(), "{cut}");
         }
     }
 
@@ -281,19 +286,18 @@ mod tests {
         )
         .unwrap();
         let flags = ["-arch=sm_90".to_owned(), "-lto".to_owned()];
-        let request = bytes::Bytes::from(encode_request(
-            &flags,
-            std::slice::from_ref(&ptx),
-            OutputKind::Ptx,
-        ));
-        let (decoded_flags, inputs, output) = decode_request(&request.slice(8..)).unwrap();
+        let inputs = std::slice::from_ref(&ptx);
+        let mut request = vec![0; request_len(&flags, inputs, OutputKind::Ptx)];
+        write_request(&mut request, &flags, inputs, OutputKind::Ptx);
+        let request = bytes::Bytes::from(request);
+        let (decoded_flags, inputs, output) = decode_request(&request).unwrap();
         assert_eq!(decoded_flags, flags);
         assert_eq!(output, OutputKind::Ptx);
         assert_eq!(inputs[0].name(), "k.ptx");
         assert_eq!(inputs[0].kind(), ObjectKind::Ptx);
         assert_eq!(inputs[0].image().as_bytes(), ptx.image().as_bytes());
-        for cut in 8..request.len() {
-            assert!(decode_request(&request.slice(8..cut)).is_err(), "{cut}");
+        for cut in 0..request.len() {
+            assert!(decode_request(&request.slice(..cut)).is_err(), "{cut}");
         }
     }
 }
