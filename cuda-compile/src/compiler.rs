@@ -129,7 +129,7 @@ impl Compiler {
     ) -> Result<Vec<PathBuf>, CompileError> {
         let memory = memory_headers(program, options);
         let system = self.system_dirs(options)?;
-        let search = search_path(program, options, &memory, system, self.cache.as_deref());
+        let search = search_path(program, options, &memory, system);
         let mut scratch = CacheKey::builder("dependencies");
         let followed = search.closure(&program.source, &options.pre_include, &mut scratch);
         let reached = search.reached.into_inner();
@@ -358,7 +358,7 @@ impl Compiler {
         if let Some(pch) = &options.use_pch {
             key.field(&std::fs::read(pch).ok()?);
         }
-        search_path(program, options, memory, system, self.cache.as_deref())
+        search_path(program, options, memory, system)
             .closure(&program.source, &options.pre_include, &mut key)
             .ok()?;
         Some(key.finish())
@@ -385,7 +385,6 @@ fn search_path<'a>(
     options: &ProgramOptions,
     memory: &'a [(String, String)],
     system: Vec<PathBuf>,
-    cache: Option<&LinkCache>,
 ) -> SearchPath<'a> {
     SearchPath {
         memory,
@@ -394,7 +393,6 @@ fn search_path<'a>(
             .flatten(),
         user: options.include_path.iter().map(PathBuf::from).collect(),
         system,
-        cache_dir: cache.map(|cache| cache.dir().to_path_buf()),
         reached: Default::default(),
     }
 }

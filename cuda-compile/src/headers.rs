@@ -105,9 +105,6 @@ pub(crate) struct SearchPath<'a> {
     /// NVIDIA's folders: their files are identified by path, inode, size
     /// and modification time, not hashed.
     pub system: Vec<PathBuf>,
-    /// The compile cache's folder, never listed: each store would change
-    /// the listing of a folder that holds it.
-    pub cache_dir: Option<PathBuf>,
     /// What the scan reached of the program's own files.
     pub reached: RefCell<Reached>,
 }
@@ -127,11 +124,13 @@ pub(crate) struct Reached {
     pub candidates: Vec<PathBuf>,
 }
 
-/// One place an `#include` resolves to.
+/// One place an `#include` resolves to, or could: a header appearing at
+/// an absent candidate changes what the program reads.
 enum Found<'a> {
     Memory(&'a str, &'a str),
     File(PathBuf),
     System(PathBuf),
+    Absent(PathBuf),
 }
 
 /// One `#include` to follow.
@@ -139,8 +138,6 @@ struct Step<'a> {
     name: &'a str,
     quoted: bool,
     includer_dir: Option<&'a Path>,
-    /// Whether NVIDIA's headers are read for what they include.
-    follow_system: bool,
 }
 
 /// What a scanned text includes.
@@ -185,10 +182,18 @@ impl SearchPath<'_> {
         let mut found = Vec::new();
         let file = |dir: &Path, found: &mut Vec<Found<'_>>| {
             let path = dir.join(name);
-            self.reached.borrow_mut().candidates.push(path.clone());
-            if path.is_file() {
-                found.push(Found::File(path));
+            if self.system.iter().any(|system| path.starts_with(system)) {
+                // Next to one of NVIDIA's headers: one of NVIDIA's.
+                if path.is_file() {
+                    found.push(Found::System(path));
+                }
+                return;
             }
+            self.reached.borrow_mut().candidates.push(path.clone());
+            found.push(match path.is_file() {
+                true => Found::File(path),
+                false => Found::Absent(path),
+            });
         };
         if quoted && let Some(dir) = includer_dir {
             file(dir, &mut found);
@@ -212,13 +217,12 @@ impl SearchPath<'_> {
     }
 
     /// Adds to `key` everything the program may read besides its source:
-    /// the listing of its folders (the source's and the include path's:
-    /// each file's path, size and modification time), each header reached
-    /// by an `#include` (the bytes of ours and the program's; NVIDIA's by
-    /// path, inode, size and modification time, followed through what they
-    /// include, except NVRTC's bundled headers while the program's folders
-    /// are listed), and each include that resolves nowhere (so that its
-    /// appearing changes the key). A program that includes nothing adds
+    /// each header reached by an `#include` (the bytes of ours and the
+    /// program's; NVIDIA's by path, inode, size and modification time,
+    /// followed through what they include), and each place in the
+    /// program's folders where an `#include` was looked for and nothing
+    /// is (so that a header appearing there changes the key): a `stat`
+    /// per candidate, no folder listed. A program that includes nothing adds
     /// nothing. Directives are read as the preprocessor reads them, after
     /// comments (`/* c */ #include "x.h"` is one). The scan is
     /// conservative: an `#include` inside `#if 0` is followed too, and
@@ -238,17 +242,11 @@ impl SearchPath<'_> {
         if source_includes.is_empty() && pre_include.is_empty() {
             return Ok(());
         }
-        // With the program's folders fingerprinted, no file can appear in
-        // them unseen, so NVIDIA's headers need not be followed to catch a
-        // shadow: what they include can only be shadowed from a
-        // fingerprinted folder or from memory, whose headers are all in
-        // the key. They are followed all the same, each file reached keyed
-        // by its identity, unless they are NVRTC's bundled ones: those are
-        // installed per NVRTC file into a folder only this user writes,
-        // which the key's NVRTC identity names, while the toolkit's and
-        // the wheels' change file by file under an upgrade.
-        let listed = self.fingerprint(key);
-        let follow_system = !listed || !self.bundled();
+        // Every place an `#include` of the program or of NVIDIA's headers
+        // is looked for at is keyed, found or absent: a header can only
+        // change what NVRTC reads by appearing at one of them, so nothing
+        // else of the program's folders is looked at (a cache, or another
+        // tool's files, beside the source changes no key).
         let mut queue = vec![Pending::Parsed(source_includes, self.source_dir.clone())];
         let mut seen = HashSet::new();
         let cwd = std::env::current_dir().ok();
@@ -257,7 +255,6 @@ impl SearchPath<'_> {
                 name,
                 quoted: true,
                 includer_dir: cwd.as_deref(),
-                follow_system,
             };
             self.follow(step, key, &mut queue, &mut seen)?;
         }
@@ -271,7 +268,6 @@ impl SearchPath<'_> {
                     name,
                     quoted: *quoted,
                     includer_dir: dir.as_deref(),
-                    follow_system,
                 };
                 self.follow(step, key, &mut queue, &mut seen)?;
             }
@@ -281,83 +277,6 @@ impl SearchPath<'_> {
                 .field(file_identity(dir).as_bytes());
         }
         Ok(())
-    }
-
-    /// Whether NVIDIA's folders are NVRTC's bundled headers, as installed
-    /// (their version marker).
-    fn bundled(&self) -> bool {
-        self.system
-            .iter()
-            .any(|dir| dir.join(".nvrtc_headers_version").is_file())
-    }
-
-    /// Adds to `key` the listing of the source's folder and of every
-    /// include-path folder, recursively: each file's path, so that no
-    /// header can appear there unseen, and the size and modification time
-    /// of each file that may shadow one of NVIDIA's (its path under the
-    /// folder exists under one of NVIDIA's folders), which NVIDIA's
-    /// headers may read without the scan following them. The contents of
-    /// the headers the scan reaches are in the key on their own, so an
-    /// edit elsewhere in the folders changes no other program's key.
-    /// `false` when a folder is too big to list on every compile (a
-    /// project root with its `target/`): the scan then follows NVIDIA's
-    /// headers instead.
-    fn fingerprint(&self, key: &mut KeyBuilder) -> bool {
-        const MAX_ENTRIES: usize = 4096;
-        let mut listed = Vec::new();
-        let roots = self.user.iter().cloned().chain(self.source_dir.clone());
-        let mut stack: Vec<(PathBuf, PathBuf)> = roots
-            .map(|dir| match dir.as_os_str().is_empty() {
-                true => PathBuf::from("."),
-                false => dir,
-            })
-            .map(|dir| (dir.clone(), dir))
-            .collect();
-        let cache = self
-            .cache_dir
-            .as_deref()
-            .and_then(|d| d.canonicalize().ok());
-        while let Some((root, dir)) = stack.pop() {
-            let Ok(entries) = std::fs::read_dir(&dir) else {
-                listed.push(format!("unreadable:{}", dir.display()));
-                continue;
-            };
-            for entry in entries.flatten() {
-                if listed.len() > MAX_ENTRIES {
-                    return false;
-                }
-                let path = entry.path();
-                match entry.file_type() {
-                    // Caches are not sources: the compile cache's folder,
-                    // and folders tagged as caches (cargo's `target/`).
-                    Ok(kind)
-                        if kind.is_dir()
-                            && (cache.is_some() && path.canonicalize().ok() == cache
-                                || path.join("CACHEDIR.TAG").is_file()) => {}
-                    Ok(kind) if kind.is_dir() => stack.push((root.clone(), path)),
-                    _ => {
-                        let relative = path.strip_prefix(&root).unwrap_or(&path);
-                        let shadows = self.system.iter().any(|s| s.join(relative).exists());
-                        listed.push(match shadows {
-                            true => file_identity(&path),
-                            false => format!("name:{}", path.display()),
-                        });
-                    }
-                }
-            }
-        }
-        self.reached.borrow_mut().folders = self
-            .user
-            .iter()
-            .cloned()
-            .chain(self.source_dir.clone())
-            .collect();
-        listed.sort_unstable();
-        key.count(listed.len());
-        for entry in &listed {
-            key.field(entry.as_bytes());
-        }
-        true
     }
 
     fn follow(
@@ -371,10 +290,9 @@ impl SearchPath<'_> {
             name,
             quoted,
             includer_dir,
-            follow_system,
         } = step;
         let found = self.resolve_all(name, quoted, includer_dir);
-        if found.is_empty() {
+        if found.iter().all(|place| matches!(place, Found::Absent(_))) {
             let label = format!("missing:{name}:{quoted}:{includer_dir:?}");
             if seen.insert(label.clone()) {
                 key.field(label.as_bytes());
@@ -386,6 +304,7 @@ impl SearchPath<'_> {
                 Found::Memory(name, _) => format!("memory:{name}"),
                 Found::File(path) => format!("file:{}", path.display()),
                 Found::System(path) => format!("system:{}", path.display()),
+                Found::Absent(path) => format!("absent:{}", path.display()),
             };
             if !seen.insert(label.clone()) {
                 continue;
@@ -401,13 +320,13 @@ impl SearchPath<'_> {
                     let text = String::from_utf8_lossy(&bytes).into_owned();
                     queue.push(Pending::Text(text, path.parent().map(Path::to_path_buf)));
                 }
-                Found::System(path) if follow_system => {
+                Found::System(path) => {
                     let stamp = file_identity(&path);
                     key.field(stamp.as_bytes());
                     let names = system_includes(&path, &stamp);
                     queue.push(Pending::Parsed(names, path.parent().map(Path::to_path_buf)));
                 }
-                Found::System(_) => {}
+                Found::Absent(_) => {}
             }
         }
         Ok(())

@@ -295,6 +295,15 @@ fn a_cache_inside_the_scanned_folder_hits() {
                 "NVRTC {major}: warm compile {round} missed"
             );
         }
+        // Another tool's files beside the source, untagged (cuda.core's
+        // program cache in the working folder, on the H200), are no
+        // place an `#include` looks: still a hit.
+        project.write("src/other-tool-cache/entries/ab/cd", "an entry\n");
+        project.write("src/notes.txt", "unrelated\n");
+        assert!(
+            compile(&compiler, &program, &options),
+            "NVRTC {major}: a file no include can reach made a miss"
+        );
     }
 }
 
