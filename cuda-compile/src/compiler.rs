@@ -117,8 +117,8 @@ impl Compiler {
     /// with `options` may read, for a build script's `rerun-if-changed`:
     /// the source file, each header the cache's scan reaches in the
     /// program's folders, and those folders themselves (the source's and
-    /// the include path's) when they are small enough for the cache key to
-    /// list them, else every path in them a header was looked for at,
+    /// the include path's) when they are small enough for cargo to scan on
+    /// every build, else every path in them a header was looked for at,
     /// found or not. NVIDIA's headers and the in-memory ones are not files of
     /// the program's. When the scan cannot follow the program (an
     /// `#include MACRO`), the folders are named whatever their size.
@@ -134,13 +134,24 @@ impl Compiler {
         let followed = search.closure(&program.source, &options.pre_include, &mut scratch);
         let reached = search.reached.into_inner();
         let mut found = vec![PathBuf::from(&program.name)];
-        let folders = search.user.iter().cloned().chain(search.source_dir.clone());
+        let folders: Vec<PathBuf> = search
+            .user
+            .iter()
+            .cloned()
+            .chain(search.source_dir.clone())
+            .collect();
+        let cache_dir = self.cache.as_deref().map(LinkCache::dir);
         match followed {
-            // Folders too big to list: every place a header was looked for
-            // instead, found or not, so that a new one that would shadow
-            // another is seen.
-            Ok(()) if reached.folders.is_empty() => found.extend(reached.candidates),
-            Ok(()) => found.extend(reached.folders),
+            // The folders themselves when cargo can scan them on every
+            // build: a path that does not exist makes cargo rerun the
+            // script every time, so absent candidates are named only when
+            // the folders are too big.
+            Ok(()) if !reached.candidates.is_empty() && headers::watchable(&folders, cache_dir) => {
+                found.extend(folders)
+            }
+            // Else every place a header was looked for, found or not, so
+            // that a new one that would shadow another is seen.
+            Ok(()) => found.extend(reached.candidates),
             Err(_) => found.extend(folders),
         }
         found.extend(reached.files);

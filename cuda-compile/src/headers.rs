@@ -115,12 +115,9 @@ pub(crate) struct SearchPath<'a> {
 pub(crate) struct Reached {
     /// Headers found in the program's folders.
     pub files: Vec<PathBuf>,
-    /// The folders listed whole (the source's and the include path's),
-    /// when they were small enough to list.
-    pub folders: Vec<PathBuf>,
     /// Every path in the program's folders an `#include` was looked for
     /// at, found or not: where a new header would shadow another. What
-    /// a build watches when the folders are too big to list.
+    /// the compile key holds, and what a build watches.
     pub candidates: Vec<PathBuf>,
 }
 
@@ -331,6 +328,45 @@ impl SearchPath<'_> {
         }
         Ok(())
     }
+}
+
+/// Whether `folders` (recursively) hold few enough files for a build
+/// script to name them to cargo, which scans them on every build: about
+/// 4,096, not counting the compile cache's folder and folders tagged
+/// `CACHEDIR.TAG` (cargo's `target/`).
+pub(crate) fn watchable(folders: &[PathBuf], cache_dir: Option<&Path>) -> bool {
+    const MAX_ENTRIES: usize = 4096;
+    let cache = cache_dir.and_then(|dir| dir.canonicalize().ok());
+    let mut stack: Vec<PathBuf> = folders
+        .iter()
+        .map(|dir| match dir.as_os_str().is_empty() {
+            true => PathBuf::from("."),
+            false => dir.clone(),
+        })
+        .collect();
+    // Files counted, as the cache key once listed them.
+    let mut files = 0usize;
+    while let Some(dir) = stack.pop() {
+        let Ok(listing) = std::fs::read_dir(&dir) else {
+            files += 1;
+            continue;
+        };
+        for entry in listing.flatten() {
+            if files > MAX_ENTRIES {
+                return false;
+            }
+            let path = entry.path();
+            match entry.file_type() {
+                Ok(kind)
+                    if kind.is_dir()
+                        && (cache.is_some() && path.canonicalize().ok() == cache
+                            || path.join("CACHEDIR.TAG").is_file()) => {}
+                Ok(kind) if kind.is_dir() => stack.push(path),
+                _ => files += 1,
+            }
+        }
+    }
+    true
 }
 
 /// Every `#include "name"` / `#include <name>` of `text`, in order, with

@@ -398,6 +398,30 @@ fn a_program_without_includes_is_keyed_by_its_text() {
     }
 }
 
+/// A build script names the program's folders to cargo when they are
+/// small, never a path that does not exist: cargo reruns a script that
+/// names one on every build (`first/inc.h` is looked for and absent).
+#[test]
+fn dependencies_name_small_folders_not_absent_paths() {
+    for (major, compiler) in compilers() {
+        let project = Project::new();
+        let deps = compiler
+            .dependencies(&project.program(), &project.options())
+            .unwrap();
+        assert!(
+            deps.iter().all(|path| path.exists()),
+            "NVRTC {major}: {deps:?}"
+        );
+        for folder in ["src", "first", "inc"] {
+            let folder = std::path::PathBuf::from(project.path(folder));
+            assert!(
+                deps.contains(&folder),
+                "NVRTC {major}: {folder:?} in {deps:?}"
+            );
+        }
+    }
+}
+
 /// The scan against NVRTC itself: a project of headers, included in every
 /// spelling the scan must read as the preprocessor does (after a comment,
 /// after a multi-line comment, continued over lines, with spaces after
