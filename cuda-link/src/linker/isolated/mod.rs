@@ -204,8 +204,8 @@ pub(super) fn link(
         Ok(Some(len)) => {
             let answer = worker
                 .shared
-                .read(len)
-                .map(|view| decode(view.as_ref(), inputs));
+                .copy_out(len)
+                .map(|answer| decode(&answer, inputs));
             match answer {
                 Ok(decoded) => {
                     match worker.shared.file_len() {

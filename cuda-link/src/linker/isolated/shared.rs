@@ -154,7 +154,8 @@ impl Shared {
         Ok(())
     }
 
-    /// Writes a message of `len` bytes with `write`, which must fill them.
+    /// Writes a message of `len` bytes with `write`, which must fill them
+    /// without reading them (both callers copy into the slice).
     pub(super) fn write(
         &mut self,
         len: usize,
@@ -169,15 +170,35 @@ impl Shared {
         }
         self.cover(len, true)?;
         // SAFETY: `len` is within the mapping; no view of it is alive
-        // (checked above: older mappings went with their views), and the
-        // other side does not touch the memory while this side writes (the
-        // module's protocol).
+        // (checked above: older mappings went with their views); `write`
+        // only writes through the slice, and the other side does not touch
+        // the memory meanwhile (the module's protocol; a worker corrupted
+        // into breaking it could only change the request it reads next).
         let bytes = unsafe { std::slice::from_raw_parts_mut(self.mapping.ptr, len) };
         write(bytes);
         Ok(())
     }
 
-    /// A view of the first `len` bytes, which the other side wrote.
+    /// A copy of the first `len` bytes, which the worker wrote: the
+    /// caller's read. A worker is trusted to keep the protocol only as far
+    /// as nvJitLink does not corrupt it, so the caller never holds a
+    /// reference into the memory, it copies.
+    pub(super) fn copy_out(&mut self, len: usize) -> Result<Vec<u8>, LinkError> {
+        self.cover(len, false)?;
+        let mut out = Vec::with_capacity(len);
+        // SAFETY: `len` is within the mapping and `out` has room for it;
+        // the pages of a file are always initialized. Bytes a worker that
+        // broke the protocol writes meanwhile are copied as some bytes,
+        // which the caller decodes as it decodes any answer.
+        unsafe {
+            std::ptr::copy_nonoverlapping(self.mapping.ptr, out.as_mut_ptr(), len);
+            out.set_len(len);
+        }
+        Ok(out)
+    }
+
+    /// A view of the first `len` bytes, which the caller wrote: the
+    /// worker's read (the caller keeps the protocol: it is this crate).
     pub(super) fn read(&mut self, len: usize) -> Result<View, LinkError> {
         self.cover(len, false)?;
         Ok(View {
@@ -216,8 +237,10 @@ mod tests {
         // A longer message grows the file and both sides map it again.
         writer.write(100_000, |b| b.fill(7)).unwrap();
         assert_eq!(reader.read(100_000).unwrap().as_ref()[99_999], 7);
+        assert_eq!(reader.copy_out(3).unwrap(), [7, 7, 7]);
         // More than was ever written is an error, never a read past the end.
         assert!(reader.read(1 << 30).is_err());
+        assert!(reader.copy_out(1 << 30).is_err());
         // The file cannot shrink.
         // SAFETY: a valid descriptor.
         assert_ne!(unsafe { libc::ftruncate(writer.fd(), 0) }, 0);
