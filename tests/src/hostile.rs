@@ -528,15 +528,7 @@ pub fn zstd_bomb_fatbin(size: u64) -> Vec<u8> {
         frame.extend_from_slice(&header.to_le_bytes()[..3]);
         frame.push(0);
     }
-    let stored = frame.len().next_multiple_of(8);
-    let mut body = entry_header(1, 90, stored as u64);
-    let header_size = body.len();
-    body[0x10..0x14].copy_from_slice(&(frame.len() as u32).to_le_bytes());
-    body[0x28..0x30].copy_from_slice(&(0x11u64 | 0x8000).to_le_bytes());
-    body[0x38..0x40].copy_from_slice(&size.to_le_bytes());
-    body.extend_from_slice(&frame);
-    body.resize(header_size + stored, 0);
-    wrap_body(body)
+    compressed_ptx_fatbin(&frame, 0x8000, size)
 }
 
 /// A fatbin of one LZ4 PTX entry that really decodes to about `size`
@@ -562,13 +554,19 @@ pub fn lz4_ptx_bomb_fatbin(size: u64) -> Vec<u8> {
     length(repeat - 4 - 15, &mut block);
     block.push((tail.len() as u8) << 4);
     block.extend_from_slice(tail);
-    let stored = block.len().next_multiple_of(8);
+    compressed_ptx_fatbin(&block, 0x2000, size)
+}
+
+/// A fatbin of one sm_90 PTX entry holding `stream`, compressed with the
+/// codec of `codec_flag` (LZ4 0x2000, zstd 0x8000), declaring `size`.
+fn compressed_ptx_fatbin(stream: &[u8], codec_flag: u64, size: u64) -> Vec<u8> {
+    let stored = stream.len().next_multiple_of(8);
     let mut body = entry_header(1, 90, stored as u64);
     let header_size = body.len();
-    body[0x10..0x14].copy_from_slice(&(block.len() as u32).to_le_bytes());
-    body[0x28..0x30].copy_from_slice(&(0x11u64 | 0x2000).to_le_bytes());
+    body[0x10..0x14].copy_from_slice(&(stream.len() as u32).to_le_bytes());
+    body[0x28..0x30].copy_from_slice(&(0x11u64 | codec_flag).to_le_bytes());
     body[0x38..0x40].copy_from_slice(&size.to_le_bytes());
-    body.extend_from_slice(&block);
+    body.extend_from_slice(stream);
     body.resize(header_size + stored, 0);
     wrap_body(body)
 }

@@ -71,7 +71,8 @@ impl Read for EntryReader<'_> {
             Decoder::Zstd(zstd) => zstd.read(buf)?,
         };
         self.produced += read as u64;
-        if self.produced > self.expected || (read == 0 && !buf.is_empty() && self.short()) {
+        let short = self.produced < self.expected;
+        if self.produced > self.expected || (read == 0 && !buf.is_empty() && short) {
             return Err(io::Error::other(format!(
                 "decoded {}{} bytes, header says {}",
                 self.produced,
@@ -84,12 +85,6 @@ impl Read for EntryReader<'_> {
             )));
         }
         Ok(read)
-    }
-}
-
-impl EntryReader<'_> {
-    fn short(&self) -> bool {
-        self.produced < self.expected
     }
 }
 

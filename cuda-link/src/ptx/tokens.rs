@@ -135,7 +135,7 @@ const CHUNK: usize = 64 << 10;
 /// The tokens [`Tokens::capped`] gives on the output of
 /// [`text`](super::text), read from `reader` a chunk at a time: trailing
 /// NULs dropped, a leading BOM skipped, UTF-8 checked as it arrives. A
-/// failure ends the tokens and is kept in [`error`](Self::error).
+/// failure ends the tokens; [`finish`](Self::finish) returns it.
 pub(crate) struct StreamTokens<R> {
     reader: R,
     /// What one read fills.
@@ -179,7 +179,7 @@ impl<R: Read> StreamTokens<R> {
     /// failure of the text came first, and returns the first failure: the
     /// reader's before the text's, as decoding comes before reading text.
     pub(crate) fn finish(mut self) -> Option<StreamError> {
-        while !self.eof && !matches!(self.error, Some(StreamError::Read(_))) {
+        while !self.eof && self.error_is_not_read() {
             self.chunk.clear();
             self.at = 0;
             if self.checks_text() {
