@@ -2,7 +2,10 @@
 
 Usage:
     python3 cuda_core_bench.py measure DATA_DIR OUT.json
+    python3 cuda_core_bench.py phases DATA_DIR OUT.json
 
+`phases` times each step of cuda.core's small link + load + first
+lookup (the same work as gpu_phases) and writes their medians.
 `measure` writes medians in seconds; `gpu_pairs.py` (the bundle's
 `bench.sh`) pairs them with the Rust side's and writes the report. Part
 of `cargo xtask bench-gpu`.
@@ -114,8 +117,56 @@ def measure(data_dir, out_path):
             print(f"{key:<40} {value * 1e6:>10.1f} µs", file=sys.stderr)
 
 
+def phases(data_dir, out_path, runs=40):
+    """cuda.core's small link + load + lookup, step by step: the medians
+    per step over `runs` iterations, after three warm-up iterations."""
+    core = import_core()
+    from cuda.bindings import driver as cu
+
+    core.Device(0).set_current()
+    ptx = open(os.path.join(data_dir, "small.ptx"), "rb").read()
+    options = core.LinkerOptions(arch="sm_90", no_cache=True)
+    steps = (
+        # (name, what cuda.core calls in it)
+        ("ObjectCode.from_ptx", "stores the bytes"),
+        ("Linker(...)", "nvJitLinkCreate, options rendered, nvJitLinkAddData"),
+        ("Linker.link", "nvJitLinkComplete, nvJitLinkGetLinkedCubin, logs"),
+        ("get_kernel", "cuLibraryLoadData, cuLibraryGetKernel"),
+        ("cuKernelGetFunction", "the module's load in LAZY mode"),
+        ("e2e", "the sum"),
+    )
+    samples = {name: [] for name, _ in steps}
+    for run in range(runs + 3):
+        t0 = time.perf_counter()
+        code = core.ObjectCode.from_ptx(ptx)
+        t1 = time.perf_counter()
+        linker = make_linker(core, [code], options)
+        t2 = time.perf_counter()
+        cubin = linker.link("cubin")
+        t3 = time.perf_counter()
+        kernel = cubin.get_kernel("saxpy")
+        t4 = time.perf_counter()
+        handle = getattr(kernel, "handle", None) or kernel._handle
+        err, _ = cu.cuKernelGetFunction(handle)
+        assert err == cu.CUresult.CUDA_SUCCESS, err
+        t5 = time.perf_counter()
+        if run < 3:
+            continue
+        for (name, _), seconds in zip(steps, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t5 - t0)):
+            samples[name].append(seconds)
+    results = {name: statistics.median(values) for name, values in samples.items()}
+    with open(out_path, "w") as out:
+        json.dump(results, out, indent=1)
+    print(f"== cuda.core {getattr(core, '__version__', '?')}: median per iteration of {runs}",
+          file=sys.stderr)
+    for name, calls in steps:
+        print(f"{name:<24} {results[name] * 1e6:>9.1f} µs  ({calls})", file=sys.stderr)
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "measure":
         measure(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) == 4 and sys.argv[1] == "phases":
+        phases(sys.argv[2], sys.argv[3])
     else:
         sys.exit(__doc__)

@@ -5,6 +5,11 @@
 // returned once per link, so their size costs nothing that matters.
 #![allow(clippy::result_large_err)]
 
+// First: the modules below use its macro. Public for `cuda-module`'s
+// steps, not part of the API.
+#[doc(hidden)]
+#[macro_use]
+pub mod phase;
 mod arch;
 #[cfg(feature = "cache")]
 mod cache;

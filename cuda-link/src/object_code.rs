@@ -252,6 +252,7 @@ impl ObjectCode {
 
     /// Validates `data` as `kind`, keeping what validation read.
     fn validated(kind: ObjectKind, data: Bytes, name: String) -> Result<Self, ObjectError> {
+        let _phase = phase!("validate");
         check_size(data.len() as u64).map_err(|reason| ObjectError::new(&name, reason))?;
         let contents = read::validate(kind, &data).map_err(|r| ObjectError::new(&name, r))?;
         // PTX's terminating NULs are the image's business, not the text's.

@@ -17,7 +17,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use cuda_driver_sys::{Driver, sys::CUresult};
-use cuda_link::{Arch, LinkCache, Linker, LinkerOptions, NvJitLink, ObjectCode, OutputKind};
+use cuda_link::{
+    Arch, Isolation, LinkCache, Linker, LinkerOptions, NvJitLink, ObjectCode, OutputKind,
+};
 use cuda_link_tests::{fixtures, nvrtc, workloads};
 use cuda_module::{Context, Library, LoadOptions};
 
@@ -41,39 +43,63 @@ fn time(runs: usize, mut f: impl FnMut()) -> f64 {
     )
 }
 
+/// Links `ptx` for sm_90 through the default (isolated) linker.
 fn link(ptx: &ObjectCode) -> ObjectCode {
-    let mut linker = Linker::new(LinkerOptions::for_arch(Arch::sm(90)).no_cache(true)).unwrap();
+    link_with(ptx, Isolation::default())
+}
+
+fn link_with(ptx: &ObjectCode, isolation: Isolation) -> ObjectCode {
+    let options = LinkerOptions::for_arch(Arch::sm(90))
+        .no_cache(true)
+        .isolation(isolation);
+    let mut linker = Linker::new(options).unwrap();
     linker.add(ptx).unwrap();
     linker.link(OutputKind::Cubin).unwrap()
 }
 
 /// `cuLibraryLoadData` + `cuLibraryGetKernel` + `cuKernelGetFunction` +
-/// `cuLibraryUnload`, straight through the driver table.
-fn raw_load_and_lookup(driver: &Driver, image: &[u8], kernel: &CString) {
+/// `cuLibraryUnload`, straight through the driver table; with `log`, the
+/// load is given a JIT error log buffer of that many bytes, as
+/// `Library::load` gives one.
+fn raw_load_and_lookup(driver: &Driver, image: &[u8], kernel: &CString, log: usize) {
+    use cuda_driver_sys::sys::CUjit_option;
+    use std::ffi::c_void;
+    use std::ptr::null_mut;
     let ok = CUresult::CUDA_SUCCESS;
-    // SAFETY: a valid image and out-pointers; the library is unloaded.
+    let mut buffer = vec![0u8; log];
+    let mut keys = [
+        CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
+        CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+    ];
+    let mut values = [
+        buffer.as_mut_ptr().cast::<c_void>(),
+        std::ptr::without_provenance_mut(log),
+    ];
+    let count = if log == 0 { 0 } else { keys.len() as u32 };
+    // SAFETY: a valid image and out-pointers; the option arrays hold
+    // `count` entries and the log buffer outlives the library, which is
+    // unloaded here.
     unsafe {
-        let mut library = std::ptr::null_mut();
-        use std::ptr::null_mut;
+        let mut library = null_mut();
         let loaded = driver.cuLibraryLoadData(
             &mut library,
             image.as_ptr().cast(),
-            null_mut(),
-            null_mut(),
-            0,
+            keys.as_mut_ptr(),
+            values.as_mut_ptr(),
+            count,
             null_mut(),
             null_mut(),
             0,
         );
         assert_eq!(loaded.unwrap(), ok);
-        let mut handle = std::ptr::null_mut();
+        let mut handle = null_mut();
         assert_eq!(
             driver
                 .cuLibraryGetKernel(&mut handle, library, kernel.as_ptr())
                 .unwrap(),
             ok
         );
-        let mut function = std::ptr::null_mut();
+        let mut function = null_mut();
         assert_eq!(
             driver.cuKernelGetFunction(&mut function, handle).unwrap(),
             ok
@@ -144,7 +170,13 @@ fn measure(data_dir: &Path) {
         let image = cubin.as_bytes().to_vec();
         record(
             &format!("{name}/raw_load_lookup"),
-            time(50, || raw_load_and_lookup(driver, &image, &c_kernel)),
+            time(50, || raw_load_and_lookup(driver, &image, &c_kernel, 0)),
+        );
+        record(
+            &format!("{name}/raw_load_lookup_with_log"),
+            time(50, || {
+                raw_load_and_lookup(driver, &image, &c_kernel, 16 * 1024)
+            }),
         );
         record(
             &format!("{name}/load_lookup"),
@@ -204,6 +236,15 @@ fn measure(data_dir: &Path) {
         "small/e2e_link_load_lookup",
         time(30, || {
             let cubin = link(&ptx);
+            let library = Library::load(&cubin).unwrap();
+            black_box(library.kernel("saxpy").unwrap().function(&context).unwrap());
+        }),
+    );
+    // The same in the caller's process: the opt-in for trusted inputs.
+    record(
+        "small/e2e_link_load_lookup_in_process",
+        time(30, || {
+            let cubin = link_with(&ptx, Isolation::InProcess);
             let library = Library::load(&cubin).unwrap();
             black_box(library.kernel("saxpy").unwrap().function(&context).unwrap());
         }),

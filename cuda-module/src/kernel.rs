@@ -142,6 +142,7 @@ impl Kernel {
     /// Asks the driver for the function in `context`, and remembers the
     /// context so that unloading waits for its work.
     fn resolve(&self, context: &Context) -> Result<CUfunction, ModuleError> {
+        let _phase = phase!("function");
         let function = context.with_current(|| self.function_in_current())?;
         self.inner.loaded.record_context(&context.inner);
         Ok(function)

@@ -10,6 +10,14 @@
 //   2  loaded, memory                 a loaded handle; DeviceBuffer
 //   1  context, jit_log               Context, CurrentGuard; the JIT log
 //   0  error                          ModuleError, the driver, `check`
+/// A step of this crate, as a `tracing` span with the `tracing` feature
+/// (see cuda-link's `phase` module).
+macro_rules! phase {
+    ($name:literal) => {
+        cuda_link::__phase!("cuda_module", $name)
+    };
+}
+
 mod attributes;
 mod context;
 mod error;

@@ -163,6 +163,7 @@ impl Library {
         name: &str,
         options: LoadOptions,
     ) -> Result<Self, ModuleError> {
+        let _phase = phase!("load");
         let driver = driver()?;
         let log = JitLog::new();
         let mut jit_keys = [
@@ -330,6 +331,7 @@ impl Library {
 
     /// The handle of the kernel of exactly this (mangled) name, or `None`.
     fn find(&self, name: &str) -> Result<Option<KernelHandle>, ModuleError> {
+        let _phase = phase!("kernel");
         let driver = driver()?;
         let c = c_name(name)?;
         let about = About::symbol(self.name(), name);

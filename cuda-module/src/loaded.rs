@@ -71,7 +71,9 @@ impl Loaded {
 
 impl Drop for Loaded {
     fn drop(&mut self) {
+        let _phase = phase!("unload");
         let Ok(driver) = driver() else { return };
+        let sync_phase = phase!("synchronize");
         let contexts = std::mem::take(self.contexts.get_mut().unwrap_or_else(|p| p.into_inner()));
         for context in contexts.iter().filter_map(Weak::upgrade) {
             // Work queued there may still run this library's code.
@@ -81,6 +83,7 @@ impl Drop for Loaded {
                 Ok(())
             });
         }
+        drop(sync_phase);
         // SAFETY: unloads what `Library::load_image` loaded, once, after the
         // work that used it.
         let _ = unsafe {

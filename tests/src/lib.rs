@@ -14,6 +14,7 @@ pub mod corpus;
 pub mod crash_report;
 pub mod fixtures;
 pub mod hostile;
+pub mod phases;
 pub mod workloads;
 
 /// The path in `var`, or `None` to skip. Panics when the test run promised

@@ -264,6 +264,22 @@ pub fn bench_gpu(workspace: &Path, run_here: bool) -> Result<()> {
     let bundle = workspace.join("target/gpu-bundle");
     std::fs::create_dir_all(&bundle)?;
     std::fs::copy(executable, bundle.join("gpu-bench"))?;
+    // The step-by-step timings, with the `tracing` spans compiled in.
+    let phases = build_executable(
+        workspace,
+        &[
+            "build",
+            "--release",
+            "-p",
+            "cuda-module",
+            "--features",
+            "tracing",
+            "--example",
+            "gpu_phases",
+        ],
+        "gpu_phases",
+    )?;
+    std::fs::copy(phases, bundle.join("gpu-phases"))?;
     std::fs::copy(
         workspace.join("bench/cuda_core_bench.py"),
         bundle.join("cuda_core_bench.py"),

@@ -27,6 +27,10 @@ Rust side links with the nvJitLink that cuda.core loads (when cuda.core
 links with nvJitLink), so that both link with the same library. Unless
 --no-pin is given, every process runs on the CPUs of GPU 0's NUMA node.
 
+Then, when the bundle has gpu-phases, each side's small link + load +
+lookup is timed step by step per mode (results/phases.txt and
+results/phases-MODE-SIDE.json).
+
 Writes results/MODE-ROUND-SIDE.json (each process's medians),
 results/log.txt (their stderr), results/table.md (the report, also printed)
 and results/summary.json.
@@ -49,8 +53,11 @@ DATA = "data"
 # reference / ours (above 1: cuda-link is faster), "overhead" reports
 # ours / reference - 1, "time" reports ours alone.
 FIGURES = [
-    ("small: link + load + first lookup",
+    ("small: link + load + first lookup (default: isolated link)",
      ("rust", "small/e2e_link_load_lookup"), "cuda.core",
+     ("python", "small/cuda_core_e2e_link_load_lookup"), "speedup"),
+    ("small: link + load + first lookup (in-process link)",
+     ("rust", "small/e2e_link_load_lookup_in_process"), "cuda.core",
      ("python", "small/cuda_core_e2e_link_load_lookup"), "speedup"),
     ("small: the same, persistent link cache warm",
      ("rust", "small/e2e_link_load_lookup_cached"), "cuda.core (no cache)",
@@ -60,6 +67,9 @@ for _name in ("small", "big"):
     FIGURES += [
         (f"{_name}: load + get kernel",
          ("rust", f"{_name}/load_lookup"), "raw cuLibraryLoadData (Rust)",
+         ("rust", f"{_name}/raw_load_lookup"), "overhead"),
+        (f"{_name}: raw, with a 16 KiB JIT log buffer",
+         ("rust", f"{_name}/raw_load_lookup_with_log"), "raw (Rust)",
          ("rust", f"{_name}/raw_load_lookup"), "overhead"),
         (f"{_name}: load + get kernel, binary preserved",
          ("rust", f"{_name}/load_lookup_preserved"), "raw (Rust)",
@@ -280,10 +290,34 @@ def run(args):
             print(f"stopping after {round_} rounds: the next would end past "
                   f"{budget:.0f} s", file=sys.stderr)
             break
+    phases(log)
     log.close()
     report(RESULTS)
     if failed:
         sys.exit(f"{failed} runs failed; their pairs are left out")
+
+
+def phases(log):
+    """Each side's small link + load + lookup step by step, per mode
+    (`gpu-phases` and `cuda_core_bench.py phases`): results/phases.txt."""
+    if not os.path.exists("./gpu-phases"):
+        return
+    with open(os.path.join(RESULTS, "phases.txt"), "w") as out:
+        for mode in MODES:
+            env = dict(os.environ, CUDA_MODULE_LOADING=mode)
+            out.write(f"\n### CUDA_MODULE_LOADING={mode}\n")
+            out.flush()
+            for command in (["./gpu-phases", DATA],
+                            [sys.executable, "cuda_core_bench.py", "phases", DATA,
+                             os.path.join(RESULTS, f"phases-{mode}-python.json")]):
+                done = subprocess.run(command, env=env, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True)
+                out.write(done.stderr)
+                log.write(done.stderr)
+                if command[0] == "./gpu-phases" and done.returncode == 0:
+                    with open(os.path.join(RESULTS, f"phases-{mode}-rust.json"), "w") as f:
+                        f.write(done.stdout)
+    print(open(os.path.join(RESULTS, "phases.txt")).read(), file=sys.stderr)
 
 
 def load_pairs(results, mode):

@@ -66,6 +66,7 @@ impl Linker {
         flags: &[String],
     ) -> Option<(Arc<LinkCache>, CacheKey)> {
         let cache = self.cache.as_ref()?;
+        let _phase = phase!("cache_key");
         let identity = self.backend_identity();
         if identity.contains(UNIDENTIFIED) {
             // Two different files could share such an identity: no caching.

@@ -203,6 +203,7 @@ impl Linker {
     /// would drop its kernels), a strong symbol an earlier input already
     /// defines, and LTO-IR on the driver backend.
     pub fn add(&mut self, input: &ObjectCode) -> Result<&mut Self, LinkError> {
+        let _phase = phase!("add");
         Self::admit(self.backend(), &mut self.definitions, input)?;
         self.inputs.push(input.clone());
         Ok(self)
@@ -284,6 +285,7 @@ impl Linker {
 
     /// The link's target and nvJitLink's flags for `output`.
     fn flags_for(&self, output: OutputKind) -> Result<(Target, Vec<String>), LinkError> {
+        let _phase = phase!("options");
         let target = target(&self.options, &self.inputs, driver::current_device_arch)?;
         let flags = self
             .options
@@ -315,6 +317,7 @@ impl Linker {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn link(&mut self, output: OutputKind) -> Result<ObjectCode, LinkError> {
+        let _phase = phase!("link");
         let linked = self.link_once(output)?;
         match self.options.ptx_isa {
             Some(isa) if output == OutputKind::Ptx => self.lower_ptx(linked, isa),
@@ -428,7 +431,10 @@ impl Linker {
             }
         };
         (self.info_log, self.error_log) = logs;
-        let linked = ObjectCode::with_kind(kind, bytes, name)?;
+        let linked = {
+            let _phase = phase!("output");
+            ObjectCode::with_kind(kind, bytes, name)?
+        };
         #[cfg(feature = "cache")]
         if let Some((cache, key)) = cached {
             cache.store(&key, linked.as_bytes(), &self.info_log);

@@ -101,6 +101,7 @@ pub(super) fn link(
     inputs: &[ObjectCode],
     output: OutputKind,
 ) -> Result<(Vec<u8>, Logs), LinkError> {
+    let created_phase = phase!("create");
     let flags = c_strings(flags, "flags")?;
     let mut flag_ptrs: Vec<*const c_char> = flags.iter().map(|f| f.as_ptr()).collect();
     let names: Vec<CString> = inputs.iter().map(c_input_name).collect();
@@ -130,7 +131,9 @@ pub(super) fn link(
         });
     }
     let handle = Handle::new(lib, raw);
+    drop(created_phase);
 
+    let added_phase = phase!("add_data");
     for (input, name) in inputs.iter().zip(&names) {
         let bytes = input.image().as_bytes();
         // SAFETY: a live handle; a pointer and size of a live buffer whose
@@ -154,12 +157,16 @@ pub(super) fn link(
             return Err(handle.fail(added, Some(input.name()), inputs));
         }
     }
+    drop(added_phase);
+    let completed_phase = phase!("complete");
     // SAFETY: a live handle.
     let completed = unsafe { nvjitlink_call!(lib, nvJitLinkComplete(raw)) }?;
     if completed.result != nvJitLinkResult::NVJITLINK_SUCCESS {
         return Err(handle.fail(completed, None, inputs));
     }
 
+    drop(completed_phase);
+    let _phase = phase!("copy_output");
     let mut size = 0usize;
     // SAFETY: a live, completed handle and an out-pointer.
     let sized = unsafe {

@@ -175,7 +175,10 @@ pub(super) fn link(
     memory_limit: Option<u64>,
 ) -> Result<(Vec<u8>, Logs), LinkError> {
     let names = || inputs.iter().map(|i| i.name().to_owned()).collect();
+    let taken_phase = phase!("worker");
     let mut worker = Worker::take(lib)?;
+    drop(taken_phase);
+    let request_phase = phase!("request");
     let len = wire::request_len(flags, inputs, output);
     let written = worker
         .shared
@@ -184,6 +187,8 @@ pub(super) fn link(
         worker.put_back(); // It saw nothing.
         return Err(error);
     }
+    drop(request_phase);
+    let wait_phase = phase!("wait");
     let started = Instant::now();
     let fd = worker.socket.as_raw_fd();
     // A fork starts with the caller's resident pages mapped: the limit is
@@ -200,8 +205,10 @@ pub(super) fn link(
     } else {
         Ok(None) // The worker is gone: its status says how.
     };
+    drop(wait_phase);
     match answer {
         Ok(Some(len)) => {
+            let _phase = phase!("answer");
             let answer = worker
                 .shared
                 .copy_out(len)
