@@ -173,8 +173,8 @@ impl Context {
         Ok(guard)
     }
 
-    /// Runs `f` with this context pushed, popping it afterwards (also when
-    /// `f` panics).
+    /// Runs `f` with this context current on the calling thread, which is
+    /// left as it was afterwards (also when `f` panics).
     pub(crate) fn with_current<T>(
         &self,
         f: impl FnOnce() -> Result<T, ModuleError>,
@@ -238,13 +238,22 @@ impl StreamContexts {
 }
 
 impl ContextInner {
-    /// Runs `f` with this context pushed on the calling thread, and pops it
+    /// Runs `f` with this context current on the calling thread. Where it
+    /// already is, `f` just runs: one driver call instead of two, as
+    /// cudarc's launches do. Otherwise the context is pushed, and popped
     /// afterwards: when `f` returns, and while a panic unwinds out of it.
     pub(crate) fn with_current<T>(
         &self,
         f: impl FnOnce() -> Result<T, ModuleError>,
     ) -> Result<T, ModuleError> {
         let driver = driver()?;
+        let mut current = std::ptr::null_mut();
+        // SAFETY: an out-pointer.
+        let call = unsafe { driver_call!(driver, cuCtxGetCurrent(&mut current)) }?;
+        check(driver, call, About::NOTHING)?;
+        if current == self.raw {
+            return f();
+        }
         // SAFETY: a live context: `self` is borrowed from a strong reference.
         let call = unsafe { driver_call!(driver, cuCtxPushCurrent_v2(self.raw)) }?;
         check(driver, call, About::NOTHING)?;

@@ -6,6 +6,7 @@ use std::ffi::c_void;
 use std::sync::Arc;
 
 use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, SyncOnDrop};
+use smallvec::SmallVec;
 
 use crate::context::Context;
 use crate::error::ModuleError;
@@ -55,9 +56,12 @@ impl<T: DeviceRepr> ScalarArg for T {}
 enum Arg {
     /// A scalar's address and size; it outlives the builder.
     Value(*const c_void, usize),
-    /// A device pointer, at this index of `Launch::pointers`.
-    Pointer(usize),
+    /// A device pointer, passed by the address of this field.
+    Pointer(u64),
 }
+
+/// Arguments a launch holds without allocating; more spill to the heap.
+const INLINE_ARGS: usize = 12;
 
 /// A launch of one kernel on one cudarc stream, its arguments checked
 /// against the kernel's parameters (`cuKernelGetParamInfo`, read once per
@@ -91,11 +95,10 @@ pub struct Launch<'a> {
     /// The stream's context, as ours: the kernel's function is cached for it.
     context: Context,
     stream: &'a CudaStream,
-    args: Vec<Arg>,
-    pointers: Vec<u64>,
+    args: SmallVec<[Arg; INLINE_ARGS]>,
     /// Record each buffer's use on the stream when dropped, after the
     /// launch is queued (or on an error, harmlessly).
-    _uses: Vec<SyncOnDrop<'a>>,
+    _uses: SmallVec<[SyncOnDrop<'a>; INLINE_ARGS]>,
 }
 
 impl Kernel {
@@ -159,9 +162,8 @@ impl Kernel {
             kernel: self,
             context,
             stream,
-            args: Vec::new(),
-            pointers: Vec::new(),
-            _uses: Vec::new(),
+            args: SmallVec::new(),
+            _uses: SmallVec::new(),
         }
     }
 }
@@ -191,8 +193,7 @@ impl<'a> Launch<'a> {
     }
 
     fn push_pointer(&mut self, pointer: u64, used: SyncOnDrop<'a>) -> &mut Self {
-        self.args.push(Arg::Pointer(self.pointers.len()));
-        self.pointers.push(pointer);
+        self.args.push(Arg::Pointer(pointer));
         self._uses.push(used);
         self
     }
@@ -217,14 +218,12 @@ impl<'a> Launch<'a> {
         let config = config.into();
         self.check_arguments()?;
         let function = self.kernel.function(&self.context)?;
-        let mut params: Vec<*mut c_void> = self
+        let mut params: SmallVec<[*mut c_void; INLINE_ARGS]> = self
             .args
             .iter()
-            .map(|arg| match *arg {
+            .map(|arg| match arg {
                 Arg::Value(address, _) => address.cast_mut(),
-                Arg::Pointer(index) => std::ptr::from_ref(&self.pointers[index])
-                    .cast::<c_void>()
-                    .cast_mut(),
+                Arg::Pointer(pointer) => std::ptr::from_ref(pointer).cast::<c_void>().cast_mut(),
             })
             .collect();
         // An error cudarc recorded from earlier asynchronous work comes

@@ -37,6 +37,18 @@ fn with_current_pops_when_the_closure_panics_or_fails() {
     assert_eq!(depth(), 1);
 }
 
+/// A context already current is used as it is: nothing is pushed, and it
+/// stays current after the call, also when the call fails.
+#[test]
+fn with_current_runs_in_place_when_the_context_is_current() {
+    let context = created();
+    let seen = context.with_current(|| Ok((current(), depth()))).unwrap();
+    assert_eq!(seen, (context.as_raw(), 1));
+    let failed = context.with_current(|| Err::<(), _>(ModuleError::BadName("x".into())));
+    assert!(matches!(failed, Err(ModuleError::BadName(_))));
+    assert_eq!((current(), depth()), (context.as_raw(), 1));
+}
+
 /// `Kernel::launch` pushes the launch's context and pops it, whether the
 /// launch succeeds or fails, with a context current before it or none.
 #[test]
