@@ -46,6 +46,8 @@ pub struct Build {
     files: Vec<PathBuf>,
     includes: Vec<PathBuf>,
     defines: Vec<String>,
+    undefines: Vec<String>,
+    flags: Vec<String>,
     archs: Option<Vec<String>>,
     ptx: Ptx,
     ptx_isa: PtxIsaChoice,
@@ -118,6 +120,8 @@ impl Build {
             files: Vec::new(),
             includes: Vec::new(),
             defines: Vec::new(),
+            undefines: Vec::new(),
+            flags: Vec::new(),
             archs: None,
             ptx: Ptx::Lowest,
             ptx_isa: PtxIsaChoice::FirstOfRelease,
@@ -157,6 +161,22 @@ impl Build {
             Some(value) => format!("{name}={value}"),
             None => name.to_owned(),
         });
+        self
+    }
+
+    /// Undefines a macro (`-U name`), after every definition: nvcc's
+    /// `-U__CUDA_NO_HALF_OPERATORS__` family.
+    pub fn undefine(mut self, name: &str) -> Self {
+        self.undefines.push(name.to_owned());
+        self
+    }
+
+    /// An NVRTC option as it is written (`"-default-device"`), for what
+    /// has no setter here or in [`ProgramOptions`], as `cc::Build::flag`.
+    /// One the loaded NVRTC does not know fails the build, naming it. The
+    /// nvcc fallback does not get it: its options are nvcc's.
+    pub fn flag(mut self, flag: &str) -> Self {
+        self.flags.push(flag.to_owned());
         self
     }
 
@@ -612,6 +632,12 @@ impl<'a> Session<'a> {
             .define_macro
             .extend(self.build.defines.iter().cloned());
         options
+            .undefine_macro
+            .extend(self.build.undefines.iter().cloned());
+        options
+            .extra_options
+            .extend(self.build.flags.iter().cloned());
+        options
     }
 
     /// `file` for `arch` to LTO-IR: NVRTC, else (opted in) nvcc.
@@ -681,6 +707,7 @@ impl<'a> Session<'a> {
             arch,
             &self.build.includes,
             &self.build.defines,
+            &self.build.undefines,
             &self.out_dir,
         )?;
         Ok(Compiled {

@@ -34,6 +34,7 @@ pub(crate) fn compile(
     arch: Arch,
     includes: &[PathBuf],
     defines: &[String],
+    undefines: &[String],
     out_dir: &Path,
 ) -> Result<ObjectCode, BuildError> {
     let fail = |detail: String| BuildError::Nvcc {
@@ -57,6 +58,9 @@ pub(crate) fn compile(
     }
     for define in defines {
         command.arg(format!("-D{define}"));
+    }
+    for undefine in undefines {
+        command.arg(format!("-U{undefine}"));
     }
     command.arg(file);
     let run = command

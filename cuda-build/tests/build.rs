@@ -448,3 +448,50 @@ fn a_shadowing_header_in_a_big_folder_is_seen() {
     assert!(!shadowed.unchanged, "the shadowing header was not seen");
     assert_eq!((shadowed.compiled, shadowed.cached), (2, 2));
 }
+
+/// `undefine` comes after every `define`, as nvcc's `-U`; `flag` passes an
+/// NVRTC option as it is written (`-default-device` makes a helper
+/// without `__device__` device code), and one NVRTC does not know fails
+/// the build naming it.
+#[test]
+fn undefine_and_raw_flags_reach_nvrtc() {
+    if !have_libraries() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("relaxed.cu");
+    std::fs::write(
+        &file,
+        "#ifdef NO_HALF_OPERATORS\n#error undefined too late\n#endif\n\
+         constexpr float twice(float x) { return 2 * x; }\n\
+         extern \"C\" __global__ void relaxed(float *y) { y[0] = twice(y[0]); }\n",
+    )
+    .unwrap();
+    let build = |dir: &Path| {
+        Build::new()
+            .file(&file)
+            .archs(["sm_90"])
+            .define("NO_HALF_OPERATORS", None)
+            .undefine("NO_HALF_OPERATORS")
+            .out_dir(dir.join("out"))
+            .cache_dir(dir.join("cache"))
+            .cargo_metadata(false)
+    };
+    let built = build(dir.path())
+        .flag("-default-device")
+        .compile("relaxed")
+        .unwrap();
+    assert_eq!(built.kernels, ["relaxed"]);
+    let error = build(dir.path())
+        .flag("--expt-relaxed-constexpr")
+        .compile("relaxed")
+        .unwrap_err();
+    match &error {
+        BuildError::Compile { error, .. } => assert!(
+            matches!(&**error, cuda_compile::CompileError::UnknownOption { option, .. }
+                if option == "--expt-relaxed-constexpr"),
+            "{error:?}"
+        ),
+        other => panic!("{other:?}"),
+    }
+}

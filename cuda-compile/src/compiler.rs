@@ -161,6 +161,37 @@ impl Compiler {
         Ok(found)
     }
 
+    /// The program's own files a compile with `options` reads: the source
+    /// file, then each header the scan reaches in the program's folders
+    /// (the source's and the include path's), for a make or ninja depfile
+    /// (nvcc's `-MMD`: NVIDIA's headers and in-memory ones are left out).
+    ///
+    /// # Errors
+    /// [`CompileError::Io`] when the scan cannot follow an include (an
+    /// `#include MACRO`): a depfile missing a header would leave builds
+    /// stale.
+    pub fn included_files(
+        &self,
+        program: &Program,
+        options: &ProgramOptions,
+    ) -> Result<Vec<PathBuf>, CompileError> {
+        let memory = memory_headers(program, options);
+        let system = self.system_dirs(options)?;
+        let search = search_path(program, options, &memory, system);
+        let mut scratch = CacheKey::builder("dependencies");
+        search
+            .closure(&program.source, &options.pre_include, &mut scratch)
+            .map_err(|why| CompileError::Io {
+                path: program.name.clone(),
+                detail: format!("its includes cannot be listed: {why}"),
+            })?;
+        let mut files = vec![PathBuf::from(&program.name)];
+        files.extend(search.reached.into_inner().files);
+        let mut seen = std::collections::HashSet::new();
+        files.retain(|path| seen.insert(path.clone()));
+        Ok(files)
+    }
+
     /// The cache in use, if any.
     pub fn cache(&self) -> Option<&Arc<LinkCache>> {
         self.cache.as_ref()

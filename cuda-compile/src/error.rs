@@ -53,6 +53,21 @@ pub enum CompileError {
         /// The loaded NVRTC.
         nvrtc: (u32, u32),
     },
+    /// The loaded NVRTC does not know an option (NVRTC checks the command
+    /// line before it compiles anything): a misspelling, an nvcc option
+    /// NVRTC lacks, or one from a newer NVRTC.
+    #[error(
+        "NVRTC {}.{} does not know the option `{option}` (compiling {program})",
+        nvrtc.0, nvrtc.1
+    )]
+    UnknownOption {
+        /// The option as NVRTC quoted it.
+        option: String,
+        /// The loaded NVRTC.
+        nvrtc: (u32, u32),
+        /// The program's name.
+        program: String,
+    },
     /// No arch was set and no CUDA context is current to take one from.
     #[error(
         "no arch: set ProgramOptions::arch (e.g. Arch::sm(90)); without it the \

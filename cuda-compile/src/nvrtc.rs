@@ -104,6 +104,17 @@ impl<'a> RawProgram<'a> {
                 program: self.name.to_owned(),
                 log: self.log(),
             }),
+            nvrtcResult::NVRTC_ERROR_INVALID_OPTION => {
+                let log = self.log();
+                match unknown_option(&log) {
+                    Some(option) => Err(CompileError::UnknownOption {
+                        option: option.to_owned(),
+                        nvrtc: self.lib.version(),
+                        program: self.name.to_owned(),
+                    }),
+                    None => Err(self.failure(call, log)),
+                }
+            }
             _ => Err(self.failure(call, self.log())),
         }
     }
@@ -196,6 +207,14 @@ impl<'a> RawProgram<'a> {
             log,
         }
     }
+}
+
+/// The option of NVRTC's "unrecognized option X found" (12.x and 13.x
+/// write it so).
+fn unknown_option(log: &str) -> Option<&str> {
+    let rest = log.split_once("unrecognized option ")?.1;
+    let option = rest.split_once(" found").map_or(rest, |(option, _)| option);
+    Some(option.trim()).filter(|option| !option.is_empty())
 }
 
 impl Drop for RawProgram<'_> {

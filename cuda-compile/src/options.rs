@@ -47,6 +47,8 @@ enum Spelling {
     Value(&'static str),
     /// `--flag=` and each value.
     Each(&'static str),
+    /// Each value as it is: options this struct has no field for.
+    Raw,
     /// Not an NVRTC option: handled by the compiler.
     Ours,
 }
@@ -305,6 +307,12 @@ program_options! {
     /// NVRTC in memory (it has none of them). On by default; off, the
     /// include paths decide.
     no_builtin_headers: bool, flag bool, Spelling::Ours, V12;
+    /// NVRTC options passed as they are written (`"--dopt=on"`), after the
+    /// others: `cc::Build::flag`'s escape, for what has no field here. An
+    /// option the loaded NVRTC does not know is
+    /// [`CompileError::UnknownOption`] before anything is compiled, and the
+    /// compile cache's key holds each one.
+    extra_options: Vec<String>, list String, Spelling::Raw, V12;
     /// With NVRTC 13.3 or newer, the CUDA headers and CCCL that NVRTC
     /// bundles are installed once into the cache directory and put on the
     /// include path. On by default; set to skip them.
@@ -338,6 +346,7 @@ impl ProgramOptions {
                 Spelling::TrueFalse(flag) | Spelling::Value(flag) | Spelling::Each(flag) => {
                     args.extend(values.iter().map(|value| format!("{flag}={value}")));
                 }
+                Spelling::Raw => args.extend(values),
                 Spelling::Ours => {}
             }
         }

@@ -26,15 +26,17 @@ pub fn run(args: LinkArgs) -> Result<(), Failure> {
     };
     let options = options(&args)?;
     refuse_output_among_inputs(&args.output, &args.inputs)?;
-    let inputs = args
-        .inputs
-        .iter()
-        .map(|path| read_input(path, &options))
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut inputs = Inputs::read(&args)?;
+    let arches: Vec<Arch> = options
+        .arch
+        .into_iter()
+        .chain(options.targets.iter().map(|t| t.arch()))
+        .collect();
     // What is wrong with the options, the inputs or the output path is
     // said before a backend is loaded and before a long link runs.
-    Linker::check(&options, &inputs).map_err(link_failure)?;
-    check_inputs(&args, &options, &inputs)?;
+    let first = inputs.for_arch(arches.first().copied())?;
+    Linker::check(&options, &first).map_err(link_failure)?;
+    check_inputs(&args, &options, &first)?;
     let mut staged = stage(&args.output)?;
 
     let _context = match options.backend {
@@ -51,17 +53,23 @@ pub fn run(args: LinkArgs) -> Result<(), Failure> {
     if args.cache || args.cache_dir.is_some() {
         linker = linker.with_cache(Arc::new(crate::open_cache(args.cache_dir.clone())));
     }
-    linker.add_many(&inputs).map_err(link_failure)?;
     let step = format!(
         "linking {} input{} with {}",
-        inputs.len(),
-        if inputs.len() == 1 { "" } else { "s" },
+        first.len(),
+        if first.len() == 1 { "" } else { "s" },
         linker.backend_name()
     );
-    let linked = crate::progress::while_running(&step, || match !multi_arch {
-        true => linker.link(output),
-        false => linker.link_fatbin(),
-    })
+    let linked = if multi_arch && inputs.has_sources() {
+        // Each arch gets the sources compiled for it (`__CUDA_ARCH__`).
+        let per_target = inputs.per_target(&linker.options().targets.clone())?;
+        crate::progress::while_running(&step, || link_each_target(&linker, per_target))
+    } else {
+        linker.add_many(&first).map_err(link_failure)?;
+        crate::progress::while_running(&step, || match multi_arch {
+            false => linker.link(output),
+            true => linker.link_fatbin(),
+        })
+    }
     .map_err(link_failure)?;
     if args.verbose && !linker.info_log().trim().is_empty() {
         say::err(linker.info_log().trim_end());
@@ -91,34 +99,144 @@ pub fn run(args: LinkArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// An input file; CUDA C++ (`.cu`) is compiled with NVRTC to LTO-IR,
-/// once, for the lowest arch of the link: LTO-IR links for that arch and
-/// every newer one, so a multi-arch link compiles each file once.
-fn read_input(path: &Path, options: &LinkerOptions) -> Result<ObjectCode, Failure> {
-    if path.extension().is_none_or(|e| e != "cu") {
-        return ObjectCode::from_path(path).map_err(|e| Failure::Reported(report(&e)));
+/// One link per target, each of its own inputs, bundled into a fatbin as
+/// [`Linker::link_fatbin`] bundles them.
+fn link_each_target(
+    linker: &Linker,
+    per_target: Vec<(LinkTarget, Vec<ObjectCode>)>,
+) -> Result<ObjectCode, LinkError> {
+    if linker.backend() == Backend::Driver {
+        return Err(LinkError::UnsupportedOption {
+            option: "targets",
+            backend: "driver",
+        });
     }
-    let lowest = options
-        .arch
-        .into_iter()
-        .chain(options.targets.iter().map(|t| t.arch()))
-        .min_by_key(|arch| arch.sm)
-        .ok_or_else(|| Failure::Usage(format!("{}: compiling needs -arch", path.display())))?;
-    let program =
-        cuda_compile::Program::from_path(path).map_err(|e| Failure::Reported(report(&e)))?;
-    let compile_options =
-        cuda_compile::ProgramOptions::for_arch(lowest).relocatable_device_code(true);
-    let compiled = program
-        .compile(cuda_compile::Target::Ltoir, &compile_options)
-        .map_err(|e| match e {
-            // No NVRTC: exit 3, as `--help` says of a missing library.
-            cuda_compile::CompileError::Load(_) => Failure::NoBackend(report(&e)),
-            _ => Failure::Reported(report(&e)),
-        })?;
-    for warning in &compiled.warnings {
-        say::err(format!("warning: {warning}"));
+    let mut builder = cuda_link::FatbinBuilder::new();
+    for (target, inputs) in per_target {
+        let for_target = |error: LinkError| LinkError::ForTarget {
+            target: target.to_string(),
+            source: Box::new(error),
+        };
+        let mut options = linker.options().clone();
+        options.arch = Some(target.arch());
+        options.targets.clear();
+        let mut one = Linker::new(options).map_err(for_target)?;
+        if let Some(cache) = linker.cache() {
+            one = one.with_cache(Arc::clone(cache));
+        }
+        one.add_many(&inputs).map_err(for_target)?;
+        let kind = match target {
+            LinkTarget::Cubin(_) => OutputKind::Cubin,
+            LinkTarget::Ptx(_) => OutputKind::Ptx,
+        };
+        let linked = one.link(kind).map_err(for_target)?;
+        builder = builder
+            .add(&linked, Some(target.arch()))
+            .map_err(|error| for_target(LinkError::Fatbin(error)))?;
     }
-    Ok(compiled.code)
+    let name = linker.options().name.clone().unwrap_or_default();
+    builder.build(name).map_err(LinkError::Fatbin)
+}
+
+/// The inputs as read: object code, and CUDA C++ (`.cu`) to compile with
+/// NVRTC to LTO-IR for each arch the link needs, in their order.
+struct Inputs {
+    read: Vec<Input>,
+    compile: crate::compile::CompileFlags,
+    compiler: Option<cuda_compile::Compiler>,
+    debug: bool,
+    lineinfo: bool,
+}
+
+enum Input {
+    Code(ObjectCode),
+    Source(cuda_compile::Program),
+}
+
+impl Inputs {
+    fn read(args: &LinkArgs) -> Result<Self, Failure> {
+        let read = args
+            .inputs
+            .iter()
+            .map(|path| {
+                if path.extension().is_some_and(|e| e == "cu") {
+                    cuda_compile::Program::from_path(path)
+                        .map(Input::Source)
+                        .map_err(crate::compile::compile_failure)
+                } else {
+                    ObjectCode::from_path(path)
+                        .map(Input::Code)
+                        .map_err(|e| Failure::Reported(report(&e)))
+                }
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Inputs {
+            read,
+            compile: args.compile.clone(),
+            compiler: None,
+            debug: args.debug,
+            lineinfo: args.lineinfo,
+        })
+    }
+
+    fn has_sources(&self) -> bool {
+        self.read
+            .iter()
+            .any(|input| matches!(input, Input::Source(_)))
+    }
+
+    /// The inputs, the sources compiled for `arch`; NVRTC's warnings are
+    /// shown once.
+    fn for_arch(&mut self, arch: Option<Arch>) -> Result<Vec<ObjectCode>, Failure> {
+        let mut warnings = Vec::new();
+        let mut out = Vec::with_capacity(self.read.len());
+        for input in &self.read {
+            match input {
+                Input::Code(code) => out.push(code.clone()),
+                Input::Source(program) => {
+                    let arch = arch.ok_or_else(|| {
+                        Failure::Usage(format!("{}: compiling needs -arch", program.name()))
+                    })?;
+                    if self.compiler.is_none() {
+                        self.compiler = Some(crate::compile::compiler(None)?);
+                    }
+                    let compiler = self.compiler.as_ref().expect("set above");
+                    let mut options = self
+                        .compile
+                        .apply(cuda_compile::ProgramOptions::default())
+                        .relocatable_device_code(true);
+                    options.debug = self.debug;
+                    options.lineinfo = self.lineinfo;
+                    let slot = crate::compile::Slot {
+                        target: cuda_compile::Target::Ltoir,
+                        arch,
+                    };
+                    out.push(crate::compile::compile_file(
+                        compiler,
+                        program,
+                        slot,
+                        &options,
+                        &mut warnings,
+                    )?);
+                }
+            }
+        }
+        for warning in warnings {
+            say::err(format!("warning: {warning}"));
+        }
+        Ok(out)
+    }
+
+    /// Every target's inputs.
+    fn per_target(
+        &mut self,
+        targets: &[LinkTarget],
+    ) -> Result<Vec<(LinkTarget, Vec<ObjectCode>)>, Failure> {
+        targets
+            .iter()
+            .map(|&target| Ok((target, self.for_arch(Some(target.arch()))?)))
+            .collect()
+    }
 }
 
 /// The options the flags ask for.
@@ -239,7 +357,7 @@ fn link_failure(error: LinkError) -> Failure {
 }
 
 /// `-o` naming an input would overwrite it: refused, as gcc does.
-fn refuse_output_among_inputs(output: &Path, inputs: &[PathBuf]) -> Result<(), Failure> {
+pub(crate) fn refuse_output_among_inputs(output: &Path, inputs: &[PathBuf]) -> Result<(), Failure> {
     let Ok(target) = std::fs::canonicalize(output) else {
         return Ok(()); // Not there yet: it cannot be an input.
     };
@@ -297,7 +415,7 @@ fn check_inputs(
 /// A temporary file beside `output`, made before linking: an output that
 /// cannot be written is said at once, and a failed link leaves no half
 /// file behind.
-fn stage(output: &Path) -> Result<tempfile::NamedTempFile, Failure> {
+pub(crate) fn stage(output: &Path) -> Result<tempfile::NamedTempFile, Failure> {
     let folder = match output.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),

@@ -2,6 +2,7 @@
 // Link errors are returned once per command; their size does not matter.
 #![allow(clippy::result_large_err)]
 
+mod compile;
 mod fatbin;
 mod inspect;
 mod link;
@@ -21,6 +22,18 @@ Exit codes:
   1  an input or a link failed (the message says which and why)
   2  the command line is wrong (unknown flag, bad value, -o naming an input)
   3  no backend library could be loaded (nvJitLink, or the driver)";
+
+/// What `compile` does with nvcc's habits.
+const COMPILE_NOTES: &str = "\
+nvcc's spellings work: -arch, -gencode, -I, -isystem, -D, -U, -include,
+-std=c++17, -rdc=true, -dc, -lineinfo, -G, -use_fast_math, -ptx, -cubin,
+-fatbin, -M, -MD, -MF, -Xnvrtc. NVRTC compiles device code only: a file
+with host code (main, <<<...>>> launches, the runtime API) does not
+compile; launch its kernels from Rust (cuda-module, cudarc) instead.
+NVRTC is found through CUDA_LINK_NVRTC_PATH (a file), then CUDA_HOME /
+CUDA_PATH, the pip wheels nvidia-cuda-nvrtc (13.x: nvidia-cuda-nvrtc,
+12.x: nvidia-cuda-nvrtc-cu12) of any Python, /usr/local/cuda, and the
+system loader.";
 
 /// How NVIDIA's libraries are found.
 const LIBRARIES: &str = "\
@@ -48,6 +61,10 @@ enum Command {
     /// Link inputs of any kind (cubin, PTX, LTO-IR, fatbin, .o, .a).
     #[command(after_help = format!("{LIBRARIES}\n\n{EXIT_CODES}"))]
     Link(Box<LinkArgs>),
+    /// Compile CUDA C++ with NVRTC, spelt as nvcc is: PTX, LTO-IR, cubins,
+    /// or one fatbin.
+    #[command(after_help = format!("{COMPILE_NOTES}\n\n{EXIT_CODES}"))]
+    Compile(Box<compile::CompileArgs>),
     /// Pack cubins, PTX and LTO-IR into one fatbin, in pure Rust.
     #[command(after_help = EXIT_CODES)]
     Fatbin(fatbin::FatbinArgs),
@@ -116,9 +133,13 @@ pub(crate) struct LinkArgs {
     #[arg(short, long)]
     pub(crate) output: PathBuf,
     /// Inputs; kinds are detected from the bytes. CUDA C++ (`.cu`) is
-    /// compiled with NVRTC to LTO-IR once, for the lowest arch.
+    /// compiled with NVRTC to LTO-IR for each arch of the link, with the
+    /// compile flags below.
     #[arg(required = true)]
     pub(crate) inputs: Vec<PathBuf>,
+    /// How `.cu` inputs are compiled.
+    #[command(flatten)]
+    pub(crate) compile: compile::CompileFlags,
     /// Link-time optimisation (on by default when an input is LTO-IR).
     #[arg(long)]
     pub(crate) lto: bool,
@@ -179,8 +200,8 @@ pub(crate) struct LinkArgs {
     /// Remove variables not referenced in device code.
     #[arg(long)]
     pub(crate) optimize_unused_variables: bool,
-    /// Option passed to ptxas (repeatable).
-    #[arg(long)]
+    /// Option passed to ptxas (repeatable; nvcc's `-Xptxas -v`).
+    #[arg(long, allow_hyphen_values = true)]
     pub(crate) xptxas: Vec<String>,
     /// Split compilation thread count.
     #[arg(long)]
@@ -231,19 +252,58 @@ pub(crate) struct LinkArgs {
     pub(crate) memory_limit: Option<f64>,
 }
 
-/// nvcc spells them `-arch` and `-gencode`; clap wants `--arch`. The value of `--flag`
-/// is a raw nvJitLink flag and passes through untouched.
+/// nvcc's options spelt with one dash (`-arch`, `-isystem`, `-MD`): clap
+/// wants two. The value after `--flag`, `-Xnvrtc` or `-Xptxas` is a raw
+/// option and passes through untouched.
 pub(crate) fn normalise_args(args: impl IntoIterator<Item = String>) -> Vec<String> {
-    let mut previous_was_flag = false;
+    const NVCC_WORDS: &[(&str, &str)] = &[
+        ("-arch", "--arch"),
+        ("-gencode", "--gencode"),
+        ("-isystem", "--isystem"),
+        ("-include", "--include"),
+        ("-std", "--std"),
+        ("-rdc", "--rdc"),
+        ("-dc", "--dc"),
+        ("-dlto", "--dlto"),
+        ("-lineinfo", "--lineinfo"),
+        ("-use_fast_math", "--use_fast_math"),
+        ("-ptx", "--ptx"),
+        ("-cubin", "--cubin"),
+        ("-fatbin", "--fatbin"),
+        ("-ltoir", "--ltoir"),
+        ("-MD", "--MD"),
+        ("-MMD", "--MMD"),
+        ("-MF", "--MF"),
+        ("-Xnvrtc", "--Xnvrtc"),
+        ("-Xptxas", "--xptxas"),
+        ("--Xptxas", "--xptxas"),
+        ("-maxrregcount", "--maxrregcount"),
+        ("-ftz", "--ftz"),
+        ("-prec-div", "--prec-div"),
+        ("-prec-sqrt", "--prec-sqrt"),
+        ("-fmad", "--fmad"),
+        ("-expt-relaxed-constexpr", "--expt-relaxed-constexpr"),
+        ("-expt-extended-lambda", "--expt-extended-lambda"),
+        ("-extended-lambda", "--extended-lambda"),
+    ];
+    let mut previous_was_raw = false;
     args.into_iter()
         .map(|arg| {
-            let raw = std::mem::replace(&mut previous_was_flag, arg == "--flag");
-            for flag in ["-arch", "-gencode"] {
-                if let Some(rest) = arg.strip_prefix(flag)
-                    && !raw
+            let raw = std::mem::replace(
+                &mut previous_was_raw,
+                matches!(
+                    arg.as_str(),
+                    "--flag" | "-Xnvrtc" | "--Xnvrtc" | "-Xptxas" | "--Xptxas" | "--xptxas"
+                ),
+            );
+            if raw {
+                return arg;
+            }
+            for (nvcc, ours) in NVCC_WORDS {
+                if let Some(rest) = arg.strip_prefix(nvcc)
                     && (rest.is_empty() || rest.starts_with('='))
                 {
-                    return format!("-{flag}{rest}");
+                    return format!("{ours}{rest}");
                 }
             }
             arg
@@ -295,6 +355,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse_from(normalise_args(std::env::args()));
     let result = match cli.command {
         Command::Link(args) => link::run(*args),
+        Command::Compile(args) => compile::run(*args),
         Command::Fatbin(args) => fatbin::run(args),
         Command::Inspect {
             files,
@@ -403,6 +464,48 @@ mod tests {
                 "--flag",
                 "-arch=sm_80",
                 "--arch=sm_90"
+            ]
+        );
+    }
+
+    /// nvcc's one-dash words get two dashes; the value of `-Xnvrtc`
+    /// stays as it is, and so do `-I`, `-D` and `-U`, which clap reads.
+    #[test]
+    fn nvcc_spellings_are_normalised() {
+        let args = [
+            "-isystem",
+            "/x",
+            "-MD",
+            "-MF",
+            "k.d",
+            "-std=c++17",
+            "-rdc=true",
+            "-Xnvrtc",
+            "-std=c++20",
+            "-Iinc",
+            "-DA=1",
+            "-use_fast_math",
+            "-Xptxas",
+            "-v",
+        ];
+        let normalised = normalise_args(args.map(str::to_owned));
+        assert_eq!(
+            normalised,
+            [
+                "--isystem",
+                "/x",
+                "--MD",
+                "--MF",
+                "k.d",
+                "--std=c++17",
+                "--rdc=true",
+                "--Xnvrtc",
+                "-std=c++20",
+                "-Iinc",
+                "-DA=1",
+                "--use_fast_math",
+                "--xptxas",
+                "-v",
             ]
         );
     }

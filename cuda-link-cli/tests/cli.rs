@@ -769,33 +769,6 @@ fn fatbin_packs_files_and_refuses_a_wrong_slot() {
     );
 }
 
-/// A `.cu` input is compiled once, with NVRTC, and linked for each arch.
-#[test]
-fn cuda_source_compiles_once_for_every_arch() {
-    if cuda_link_tests::redist("CUDA_LINK_NVRTC_PATH").is_none() {
-        return;
-    }
-    let (dir, input) = temp_file("saxpy.cu", fixtures::SAXPY_CU.as_bytes());
-    let output = dir.path().join("saxpy.fatbin");
-    let run = cuda_link()
-        .args(["link", "-arch", "sm_80,sm_90", "-o"])
-        .arg(&output)
-        .arg(&input)
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    let run = cuda_link().arg("inspect").arg(&output).output().unwrap();
-    let text = String::from_utf8_lossy(&run.stdout);
-    assert!(
-        text.contains("cubin      sm_80") && text.contains("cubin      sm_90"),
-        "{text}"
-    );
-}
-
 /// `--ptx-isa 9.0`: the fatbin's PTX states 9.0, which a CUDA 13.0 driver
 /// JIT-compiles, where nvJitLink 13.5 wrote 9.5; a value that is not
 /// major.minor is a usage error (exit 2).

@@ -113,6 +113,10 @@ fn the_cache_is_never_stale() {
                 Box::new(|p: &Project| (p.program(), p.options().define_macro(["UNUSED=1"]))),
             ),
             (
+                "raw option added",
+                Box::new(|p: &Project| (p.program(), p.options().extra_options(["--dopt=on"]))),
+            ),
+            (
                 "options reordered",
                 Box::new(|p: &Project| {
                     let reordered = sm90().include_path([p.path("inc"), p.path("first")]);

@@ -236,3 +236,32 @@ fn no_arch_and_no_context_is_a_typed_error() {
         );
     }
 }
+
+/// `extra_options` reach NVRTC as written (`-default-device` makes an
+/// unannotated function a device function); an option NVRTC does not
+/// know is a typed error naming it, with either major.
+#[test]
+fn raw_options_pass_through_and_unknown_ones_are_named() {
+    let source = "constexpr float twice(float x) { return 2 * x; }\n\
+                  __global__ void k(float *y) { y[0] = twice(y[0]); }\n";
+    for (major, compiler) in compilers() {
+        let program = Program::new(source, "twice.cu");
+        let refused = compiler.compile(&program, Target::Ptx, &sm90());
+        assert!(
+            matches!(refused, Err(CompileError::Compilation { .. })),
+            "NVRTC {major}: an unannotated function is host code under NVRTC"
+        );
+        let raw = sm90().extra_options(["-default-device"]);
+        compiler
+            .compile(&program, Target::Ptx, &raw)
+            .unwrap_or_else(|e| panic!("NVRTC {major}: {e:?}"));
+        let unknown = sm90().extra_options(["--expt-relaxed-constexpr"]);
+        match compiler.compile(&program, Target::Ptx, &unknown) {
+            Err(CompileError::UnknownOption { option, nvrtc, .. }) => {
+                assert_eq!(option, "--expt-relaxed-constexpr");
+                assert_eq!(nvrtc.0, major);
+            }
+            other => panic!("NVRTC {major}: {other:?}"),
+        }
+    }
+}

@@ -1,0 +1,462 @@
+//! `cuda-link compile`: CUDA C++ to PTX, LTO-IR, cubins or a fatbin with
+//! NVRTC, spelt as nvcc is; and the compile flags `link` shares for its
+//! `.cu` inputs.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use cuda_compile::{CompileError, Compiler, Program, ProgramOptions, Std, Target};
+use cuda_link::{Arch, FatbinBuilder, ObjectCode};
+
+use crate::{Failure, report, say};
+
+/// The flags of a compile, shared by `compile` and `link`'s `.cu` inputs.
+#[derive(clap::Args, Clone, Default)]
+pub(crate) struct CompileFlags {
+    /// A folder searched for includes (repeatable; `-Idir` or `-I dir`).
+    #[arg(short = 'I', long = "include-path", value_name = "DIR")]
+    pub(crate) include: Vec<PathBuf>,
+    /// A folder searched after every `-I` (nvcc's `-isystem`; NVRTC has
+    /// one kind of include folder).
+    #[arg(long = "isystem", value_name = "DIR")]
+    pub(crate) isystem: Vec<PathBuf>,
+    /// Defines a macro: `-DNAME` or `-DNAME=VALUE` (repeatable).
+    #[arg(short = 'D', long = "define-macro", value_name = "NAME[=VALUE]")]
+    pub(crate) define: Vec<String>,
+    /// Undefines a macro, after every `-D` (repeatable).
+    #[arg(short = 'U', long = "undefine-macro", value_name = "NAME")]
+    pub(crate) undefine: Vec<String>,
+    /// Includes FILE before the source (nvcc's `-include`).
+    #[arg(long = "include", alias = "pre-include", value_name = "FILE")]
+    pub(crate) pre_include: Vec<String>,
+    /// The C++ dialect: c++03, c++11, c++14, c++17 (NVRTC's default),
+    /// c++20, c++23.
+    #[arg(long, value_name = "DIALECT", value_parser = parse_std)]
+    pub(crate) std: Option<Std>,
+    /// Accepted for nvcc's command lines. NVRTC 12.9 to 13.5 have no such
+    /// option ("unrecognized option"), and in NVRTC a function without
+    /// `__device__` is refused, constexpr or not; so this passes
+    /// `-default-device`, which makes such functions device functions: the
+    /// code nvcc's flag accepts compiles.
+    #[arg(long = "expt-relaxed-constexpr")]
+    pub(crate) relaxed_constexpr: bool,
+    /// Accepted for nvcc's command lines, and changes nothing: NVRTC has no
+    /// such option and refuses `__device__` lambdas whatever the flags
+    /// (plain lambdas in device code need none).
+    #[arg(long = "expt-extended-lambda", alias = "extended-lambda")]
+    pub(crate) extended_lambda: bool,
+    /// Fast, less precise math (`--use_fast_math`).
+    #[arg(long = "use_fast_math", alias = "use-fast-math")]
+    pub(crate) use_fast_math: bool,
+    /// An NVRTC option as it is written, for anything else (repeatable:
+    /// `-Xnvrtc --dopt=on`). One NVRTC does not know is refused by name.
+    #[arg(long = "Xnvrtc", value_name = "OPTION", allow_hyphen_values = true)]
+    pub(crate) xnvrtc: Vec<String>,
+}
+
+impl CompileFlags {
+    /// These flags on top of `options`.
+    pub(crate) fn apply(&self, mut options: ProgramOptions) -> ProgramOptions {
+        let paths = self.include.iter().chain(&self.isystem);
+        options
+            .include_path
+            .extend(paths.map(|dir| dir.display().to_string()));
+        options.define_macro.extend(self.define.iter().cloned());
+        options.undefine_macro.extend(self.undefine.iter().cloned());
+        options.pre_include.extend(self.pre_include.iter().cloned());
+        options.std = self.std.or(options.std);
+        options.device_as_default_execution_space |= self.relaxed_constexpr;
+        options.use_fast_math |= self.use_fast_math;
+        options.extra_options.extend(self.xnvrtc.iter().cloned());
+        options
+    }
+}
+
+/// `-std=c++17`, or nvcc's `c++17`-less spellings `17`.
+fn parse_std(text: &str) -> Result<Std, String> {
+    Ok(
+        match text.trim_start_matches("c++").trim_start_matches("gnu++") {
+            "03" | "98" => Std::Cxx03,
+            "11" => Std::Cxx11,
+            "14" => Std::Cxx14,
+            "17" => Std::Cxx17,
+            "20" => Std::Cxx20,
+            "23" => Std::Cxx23,
+            _ => return Err("expected c++03, c++11, c++14, c++17, c++20 or c++23".into()),
+        },
+    )
+}
+
+/// The flags of `compile`.
+#[derive(clap::Args)]
+pub(crate) struct CompileArgs {
+    /// Target architectures, comma-separated or repeated: `sm_90` (a
+    /// cubin), `compute_90` (PTX), `lto_90` (LTO-IR), or `90`. Several give
+    /// one output per arch, or one fatbin with `--fatbin`.
+    #[arg(long, value_delimiter = ',', required_unless_present = "gencode")]
+    pub(crate) arch: Vec<String>,
+    /// nvcc's `-gencode arch=compute_80,code=[sm_80,compute_80]`
+    /// (repeatable): a cubin per `sm_XX`, PTX per `compute_XX`.
+    #[arg(long, value_name = "arch=compute_XX,code=[sm_XX,compute_XX]")]
+    pub(crate) gencode: Vec<String>,
+    /// Output file, for one output. Without it: the input's name with the
+    /// output's extension, in the current folder (`saxpy.sm_90.cubin` for
+    /// one of several arches).
+    #[arg(short, long)]
+    pub(crate) output: Option<PathBuf>,
+    /// CUDA C++ files.
+    #[arg(required = true)]
+    pub(crate) inputs: Vec<PathBuf>,
+    #[command(flatten)]
+    pub(crate) flags: CompileFlags,
+    /// Write PTX for every arch.
+    #[arg(long, group = "kind")]
+    pub(crate) ptx: bool,
+    /// Write a cubin for every arch (the default for `sm_XX`).
+    #[arg(long, group = "kind")]
+    pub(crate) cubin: bool,
+    /// Write LTO-IR for every arch (nvcc's `-dlto`).
+    #[arg(long, alias = "dlto", group = "kind")]
+    pub(crate) ltoir: bool,
+    /// Write one fatbin per input, a slot per arch.
+    #[arg(long, group = "kind")]
+    pub(crate) fatbin: bool,
+    /// Relocatable device code, for a later link (`-rdc=true`).
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub(crate) rdc: Option<bool>,
+    /// Relocatable device code (nvcc's `-dc`: `-rdc=true -c`).
+    #[arg(long)]
+    pub(crate) dc: bool,
+    /// Line information for profilers and sanitizers.
+    #[arg(long)]
+    pub(crate) lineinfo: bool,
+    /// Device debug information (`-G`), which turns optimisation off.
+    #[arg(short = 'G', long = "device-debug")]
+    pub(crate) device_debug: bool,
+    /// Accepted for nvcc's command lines: nvcc's `-O` is the host
+    /// compiler's level, and NVRTC compiles no host code; device code is
+    /// optimised unless `-G`.
+    #[arg(short = 'O', value_name = "LEVEL")]
+    pub(crate) host_optimization: Option<String>,
+    /// Maximum registers per thread.
+    #[arg(long = "maxrregcount", value_name = "N")]
+    pub(crate) max_register_count: Option<u32>,
+    /// Flush denormals to zero.
+    #[arg(long)]
+    pub(crate) ftz: Option<bool>,
+    /// Precise division.
+    #[arg(long = "prec-div")]
+    pub(crate) prec_div: Option<bool>,
+    /// Precise square root.
+    #[arg(long = "prec-sqrt")]
+    pub(crate) prec_sqrt: Option<bool>,
+    /// Fused multiply-add.
+    #[arg(long)]
+    pub(crate) fmad: Option<bool>,
+    /// A template instantiation or `&variable` to compile (repeatable):
+    /// its lowered (mangled) name is printed, `EXPRESSION<TAB>NAME`, a
+    /// line each, for `Library::kernel` or the driver.
+    #[arg(long = "name-expression", value_name = "EXPRESSION")]
+    pub(crate) name_expressions: Vec<String>,
+    /// Print a make rule of each input's includes and compile nothing.
+    #[arg(short = 'M')]
+    pub(crate) make_deps_only: bool,
+    /// Also write a make rule of the includes, beside the output
+    /// (`out.cubin.d`) or at `--MF`.
+    #[arg(long = "MD", alias = "MMD")]
+    pub(crate) make_deps: bool,
+    /// The file `--MD` writes.
+    #[arg(long = "MF", value_name = "FILE")]
+    pub(crate) make_deps_file: Option<PathBuf>,
+    /// Print NVRTC's info and what was written.
+    #[arg(short, long)]
+    pub(crate) verbose: bool,
+    /// Serve repeated compiles from the persistent cache (default
+    /// directory: CUDA_LINK_CACHE_DIR, else ~/.cache/cuda-link).
+    #[arg(long)]
+    pub(crate) cache: bool,
+    /// Use the persistent cache in this directory.
+    #[arg(long)]
+    pub(crate) cache_dir: Option<PathBuf>,
+}
+
+/// What one arch slot of a compile writes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct Slot {
+    pub(crate) target: Target,
+    pub(crate) arch: Arch,
+}
+
+impl Slot {
+    /// `sm_90` for a cubin, `compute_90` for PTX, `lto_90` for LTO-IR.
+    fn label(self) -> String {
+        let sm = format!("{}{}", self.arch.sm, self.arch.suffix());
+        match self.target {
+            Target::Cubin => format!("sm_{sm}"),
+            Target::Ptx => format!("compute_{sm}"),
+            Target::Ltoir => format!("lto_{sm}"),
+        }
+    }
+
+    fn extension(self) -> &'static str {
+        match self.target {
+            Target::Cubin => "cubin",
+            Target::Ptx => "ptx",
+            Target::Ltoir => "ltoir",
+        }
+    }
+}
+
+/// The slots an arch list asks for: the kind from each arch's spelling
+/// (`compute_` PTX, `lto_` LTO-IR, else a cubin), unless `forced`.
+pub(crate) fn slots(
+    arches: &[String],
+    gencodes: &[String],
+    forced: Option<Target>,
+) -> Result<Vec<Slot>, Failure> {
+    let mut slots = Vec::new();
+    for text in arches {
+        let arch =
+            crate::parse_arch(text).map_err(|e| Failure::Usage(format!("-arch {text}: {e}")))?;
+        let spelt = if text.starts_with("compute_") {
+            Target::Ptx
+        } else if text.starts_with("lto_") {
+            Target::Ltoir
+        } else {
+            Target::Cubin
+        };
+        slots.push(Slot {
+            target: forced.unwrap_or(spelt),
+            arch,
+        });
+    }
+    for gencode in gencodes {
+        let targets = cuda_link::LinkTarget::parse_gencode(gencode).map_err(|_| {
+            Failure::Usage(format!(
+                "-gencode {gencode}: expected arch=compute_XX,code=[sm_XX,compute_XX]"
+            ))
+        })?;
+        for target in targets {
+            let spelt = match target {
+                cuda_link::LinkTarget::Cubin(_) => Target::Cubin,
+                cuda_link::LinkTarget::Ptx(_) => Target::Ptx,
+            };
+            slots.push(Slot {
+                target: forced.unwrap_or(spelt),
+                arch: target.arch(),
+            });
+        }
+    }
+    let mut seen = Vec::new();
+    slots.retain(|slot| {
+        let new = !seen.contains(slot);
+        seen.push(*slot);
+        new
+    });
+    Ok(slots)
+}
+
+/// A compiler with the process's NVRTC, and the cache when asked for.
+pub(crate) fn compiler(cache: Option<Option<PathBuf>>) -> Result<Compiler, Failure> {
+    let compiler = Compiler::new().map_err(compile_failure)?;
+    Ok(match cache {
+        Some(dir) => compiler.with_cache(Arc::new(crate::open_cache(dir))),
+        None => compiler,
+    })
+}
+
+/// A compile error in a command-line user's words: a missing NVRTC is
+/// exit 3, as `--help` says of a missing library.
+pub(crate) fn compile_failure(error: CompileError) -> Failure {
+    match error {
+        CompileError::Load(_) => Failure::NoBackend(report(&error)),
+        _ => Failure::Reported(report(&error)),
+    }
+}
+
+/// Compiles `path` for one slot; NVRTC's warnings go to `warnings`.
+pub(crate) fn compile_file(
+    compiler: &Compiler,
+    program: &Program,
+    slot: Slot,
+    options: &ProgramOptions,
+    warnings: &mut Vec<String>,
+) -> Result<ObjectCode, Failure> {
+    let options = options.clone().arch(slot.arch);
+    let compiled = compiler
+        .compile(program, slot.target, &options)
+        .map_err(compile_failure)?;
+    for warning in &compiled.warnings {
+        let line = warning.to_string();
+        if !warnings.contains(&line) {
+            warnings.push(line);
+        }
+    }
+    Ok(compiled.code)
+}
+
+/// Runs `cuda-link compile`.
+pub(crate) fn run(args: CompileArgs) -> Result<(), Failure> {
+    let forced = match (args.ptx, args.cubin, args.ltoir) {
+        (true, _, _) => Some(Target::Ptx),
+        (_, true, _) => Some(Target::Cubin),
+        (_, _, true) => Some(Target::Ltoir),
+        _ => None,
+    };
+    let slots = slots(&args.arch, &args.gencode, forced)?;
+    if slots.is_empty() {
+        return Err(Failure::Usage(
+            "no target: pass -arch sm_XX or -gencode".into(),
+        ));
+    }
+    let mut options = args.flags.apply(ProgramOptions::default());
+    options.relocatable_device_code = args.rdc.or(args.dc.then_some(true));
+    options.lineinfo = args.lineinfo;
+    options.debug = args.device_debug;
+    options.max_register_count = args.max_register_count;
+    options.ftz = args.ftz;
+    options.prec_div = args.prec_div;
+    options.prec_sqrt = args.prec_sqrt;
+    options.fma = args.fmad;
+    let outputs = if args.fatbin { 1 } else { slots.len() };
+    if args.output.is_some() && args.inputs.len() * outputs > 1 {
+        return Err(Failure::Usage(format!(
+            "-o names one output, and this compile writes {}: drop -o (each \
+             output is named after its input and arch), or pass --fatbin",
+            args.inputs.len() * outputs
+        )));
+    }
+    if let Some(output) = &args.output {
+        crate::link::refuse_output_among_inputs(output, &args.inputs)?;
+    }
+    let cache = (args.cache || args.cache_dir.is_some()).then(|| args.cache_dir.clone());
+    let compiler = compiler(cache)?;
+    for input in &args.inputs {
+        let program = Program::from_path(input).map_err(compile_failure)?;
+        let program = args
+            .name_expressions
+            .iter()
+            .fold(program, |program, expression| {
+                program.name_expression(expression)
+            });
+        if args.make_deps_only {
+            let first = (!args.fatbin).then_some(slots[0]);
+            let target = output_path(&args, input, first, slots.len() > 1);
+            print_rule(&target, &compiler, &program, &options)?;
+            continue;
+        }
+        let mut warnings = Vec::new();
+        let mut written = Vec::new();
+        if args.fatbin {
+            let mut builder = FatbinBuilder::new();
+            let mut lowered = None;
+            for &slot in &slots {
+                let code = compile_file(&compiler, &program, slot, &options, &mut warnings)?;
+                lowered.get_or_insert_with(|| code.name_expressions().to_vec());
+                builder = builder
+                    .add(&code, Some(slot.arch))
+                    .map_err(|e| Failure::Reported(format!("{}: {}", slot.label(), report(&e))))?;
+            }
+            let path = output_path(&args, input, None, false);
+            let fatbin = builder
+                .build(path.display().to_string())
+                .map_err(|e| Failure::Reported(report(&e)))?;
+            write(&path, fatbin.as_bytes())?;
+            written.push((path, lowered.unwrap_or_default()));
+        } else {
+            for &slot in &slots {
+                let code = compile_file(&compiler, &program, slot, &options, &mut warnings)?;
+                let path = output_path(&args, input, Some(slot), slots.len() > 1);
+                write(&path, code.as_bytes())?;
+                written.push((path, code.name_expressions().to_vec()));
+            }
+        }
+        for warning in &warnings {
+            say::err(format!("warning: {warning}"));
+        }
+        if let Some((_, lowered)) = written.first() {
+            for (expression, name) in lowered {
+                let _ = say::out(format!("{expression}\t{name}"));
+            }
+        }
+        if args.make_deps {
+            for (path, _) in &written {
+                let depfile = args.make_deps_file.clone().unwrap_or_else(|| {
+                    let mut name = path.clone().into_os_string();
+                    name.push(".d");
+                    PathBuf::from(name)
+                });
+                let rule = rule(path, &compiler, &program, &options)?;
+                write(&depfile, rule.as_bytes())?;
+            }
+        }
+        if args.verbose {
+            for (path, _) in &written {
+                say::err(format!("cuda-link: wrote {}", path.display()));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Where an output goes: `-o`, else the input's stem with the slot's
+/// extension (and the arch, when there are several), in the current
+/// folder; `None` is the fatbin.
+fn output_path(args: &CompileArgs, input: &Path, slot: Option<Slot>, several: bool) -> PathBuf {
+    if let Some(output) = &args.output {
+        return output.clone();
+    }
+    let stem = input.file_stem().unwrap_or_default().to_string_lossy();
+    PathBuf::from(match slot {
+        None => format!("{stem}.fatbin"),
+        Some(slot) if several => format!("{stem}.{}.{}", slot.label(), slot.extension()),
+        Some(slot) => format!("{stem}.{}", slot.extension()),
+    })
+}
+
+/// `target: source headers...`, make's syntax, spaces escaped.
+fn rule(
+    target: &Path,
+    compiler: &Compiler,
+    program: &Program,
+    options: &ProgramOptions,
+) -> Result<String, Failure> {
+    let files = compiler
+        .included_files(program, options)
+        .map_err(compile_failure)?;
+    let escape = |path: &Path| path.display().to_string().replace(' ', "\\ ");
+    let mut text = format!("{}:", escape(target));
+    for file in &files {
+        text.push_str(" \\\n  ");
+        text.push_str(&escape(file));
+    }
+    text.push('\n');
+    Ok(text)
+}
+
+/// `-M`: the rule on standard output.
+fn print_rule(
+    target: &Path,
+    compiler: &Compiler,
+    program: &Program,
+    options: &ProgramOptions,
+) -> Result<(), Failure> {
+    let rule = rule(target, compiler, program, options)?;
+    let _ = say::out(rule.trim_end());
+    Ok(())
+}
+
+/// Writes `bytes` to `path` whole, through a temporary file beside it.
+fn write(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
+    use std::io::Write as _;
+    let failed = |e: &dyn std::fmt::Display| {
+        Failure::Reported(format!("cannot write {}: {e}", path.display()))
+    };
+    let mut staged = crate::link::stage(path)?;
+    staged
+        .write_all(bytes)
+        .and_then(|()| staged.flush())
+        .map_err(|e| failed(&e))?;
+    staged.persist(path).map_err(|e| failed(&e.error))?;
+    Ok(())
+}

@@ -1,0 +1,228 @@
+//! `cuda-link compile`, and `link` of `.cu` inputs, with the provisioned
+//! NVRTC: nvcc's spellings, one output per arch or one fatbin, depfiles,
+//! and the errors of a wrong command line.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use cuda_link::ObjectCode;
+use cuda_link::inspect::{EntryKind, Payload};
+
+fn cuda_link() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_cuda-link"))
+}
+
+fn have_nvrtc() -> bool {
+    cuda_link_tests::redist("CUDA_LINK_NVRTC_PATH").is_some()
+}
+
+/// A kernel file as real ones are written: a header found through `-I`, a
+/// macro from `-D`, a constexpr helper without `__device__` (nvcc's
+/// `--expt-relaxed-constexpr` habit), a template, and a kernel whose name
+/// says which `__CUDA_ARCH__` compiled it.
+const KERNEL_CU: &str = r#"#include "op.h"
+constexpr float twice(float x) { return 2 * x; }
+template <typename T>
+__global__ void axpy(T *y, const T *x, int n) {
+    int i = threadIdx.x;
+    if (i < n) y[i] = op(twice(x[i]), y[i]);
+}
+template __global__ void axpy<float>(float *, const float *, int);
+#if __CUDA_ARCH__ >= 900
+extern "C" __global__ void built_for_90(float *y) { y[0] = SCALE; }
+#else
+extern "C" __global__ void built_for_80(float *y) { y[0] = SCALE; }
+#endif
+"#;
+const OP_H: &str = "#pragma once\n\
+    template <typename T> __device__ T op(T a, T b) { return a * SCALE + b; }\n";
+
+/// A folder with `k.cu` and `inc/op.h`.
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("inc")).unwrap();
+    std::fs::write(dir.path().join("inc/op.h"), OP_H).unwrap();
+    std::fs::write(dir.path().join("k.cu"), KERNEL_CU).unwrap();
+    dir
+}
+
+/// Runs `cuda-link` in `dir` with nvcc's flags for the project.
+fn run_in(dir: &Path, args: &[&str]) -> Output {
+    cuda_link()
+        .current_dir(dir)
+        .args(args)
+        .args(["-Iinc", "-D", "SCALE=3", "-expt-relaxed-constexpr", "k.cu"])
+        .output()
+        .unwrap()
+}
+
+fn succeeded(run: &Output) -> String {
+    let stderr = String::from_utf8_lossy(&run.stderr).into_owned();
+    assert!(run.status.success(), "{stderr}");
+    stderr
+}
+
+fn kernels(code: &ObjectCode) -> Vec<String> {
+    let mut kernels: Vec<String> = code
+        .inspect()
+        .unwrap()
+        .kernels()
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+    kernels.sort();
+    kernels
+}
+
+/// One arch, nvcc's spellings: a cubin named after the input, its kernels
+/// compiled for that arch, and each name expression's lowered name on
+/// standard output.
+#[test]
+fn one_arch_writes_a_cubin_with_the_name_expressions() {
+    if !have_nvrtc() {
+        return;
+    }
+    let dir = project();
+    let run = run_in(
+        dir.path(),
+        &["compile", "-arch=sm_90", "--name-expression", "axpy<float>"],
+    );
+    succeeded(&run);
+    assert_eq!(
+        String::from_utf8_lossy(&run.stdout),
+        "axpy<float>\t_Z4axpyIfEvPT_PKS0_i\n"
+    );
+    let cubin = ObjectCode::from_path(dir.path().join("k.cubin")).unwrap();
+    assert_eq!(kernels(&cubin), ["_Z4axpyIfEvPT_PKS0_i", "built_for_90"]);
+}
+
+/// Several arches: one output per arch, each of the kind its spelling
+/// names and compiled for it; `-o` with several outputs is a usage error
+/// (exit 2) that says what to do.
+#[test]
+fn several_arches_write_one_output_each() {
+    if !have_nvrtc() {
+        return;
+    }
+    let dir = project();
+    succeeded(&run_in(
+        dir.path(),
+        &["compile", "-arch", "sm_80,sm_90,compute_80"],
+    ));
+    let sm80 = ObjectCode::from_path(dir.path().join("k.sm_80.cubin")).unwrap();
+    let sm90 = ObjectCode::from_path(dir.path().join("k.sm_90.cubin")).unwrap();
+    let ptx = ObjectCode::from_path(dir.path().join("k.compute_80.ptx")).unwrap();
+    assert!(kernels(&sm80).contains(&"built_for_80".to_owned()));
+    assert!(kernels(&sm90).contains(&"built_for_90".to_owned()));
+    assert!(kernels(&ptx).contains(&"built_for_80".to_owned()));
+
+    let run = run_in(
+        dir.path(),
+        &["compile", "-arch", "sm_80,sm_90", "-o", "x.cubin"],
+    );
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--fatbin"), "{stderr}");
+}
+
+/// `--fatbin`: one fatbin, a slot per arch, each compiled for its arch;
+/// `-MD` writes a make rule naming the source and the header it read.
+#[test]
+fn fatbin_and_depfile() {
+    if !have_nvrtc() {
+        return;
+    }
+    let dir = project();
+    succeeded(&run_in(
+        dir.path(),
+        &[
+            "compile",
+            "-arch",
+            "sm_80,sm_90",
+            "-fatbin",
+            "-o",
+            "k.fatbin",
+            "-MD",
+        ],
+    ));
+    let fatbin = ObjectCode::from_path(dir.path().join("k.fatbin")).unwrap();
+    let info = fatbin.inspect().unwrap();
+    let slots: Vec<(EntryKind, String)> = info
+        .fatbin_entries()
+        .map(|e| (e.kind, e.arch.to_string()))
+        .collect();
+    assert_eq!(
+        slots,
+        [
+            (EntryKind::Cubin, "sm_80".into()),
+            (EntryKind::Cubin, "sm_90".into())
+        ]
+    );
+    let rule = std::fs::read_to_string(dir.path().join("k.fatbin.d")).unwrap();
+    assert!(rule.starts_with("k.fatbin:"), "{rule}");
+    assert!(rule.contains("k.cu") && rule.contains("inc/op.h"), "{rule}");
+
+    let run = run_in(dir.path(), &["compile", "-arch", "sm_90", "-M"]);
+    let rule = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        rule.starts_with("k.cubin:") && rule.contains("inc/op.h"),
+        "{rule}"
+    );
+}
+
+/// `link` takes the same flags for `.cu` inputs and compiles each for
+/// every arch of the link: the sm_80 cubin holds the kernel built for 80,
+/// the sm_90 one the kernel built for 90.
+#[test]
+fn link_compiles_sources_for_each_arch() {
+    if !have_nvrtc() {
+        return;
+    }
+    let dir = project();
+    succeeded(&run_in(
+        dir.path(),
+        &["link", "-arch", "sm_80,sm_90", "-o", "linked.fatbin"],
+    ));
+    let fatbin = ObjectCode::from_path(dir.path().join("linked.fatbin")).unwrap();
+    let info = fatbin.inspect().unwrap();
+    let entries: Vec<_> = info.fatbin_entries().collect();
+    assert_eq!(entries.len(), 2);
+    for (entry, kernel) in entries.iter().zip(["built_for_80", "built_for_90"]) {
+        let Payload::Cubin(cubin) = &entry.payload else {
+            panic!("{}: not a cubin", entry.arch);
+        };
+        assert!(cubin.kernels.contains(&kernel.to_owned()), "{}", entry.arch);
+    }
+}
+
+/// An option NVRTC does not know, passed raw, is named (exit 1); a
+/// missing NVRTC is exit 3, as `--help` says.
+#[test]
+fn unknown_raw_options_and_a_missing_nvrtc() {
+    if !have_nvrtc() {
+        return;
+    }
+    let dir = project();
+    let run = run_in(
+        dir.path(),
+        &["compile", "-arch", "sm_90", "-Xnvrtc", "--bogus"],
+    );
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("does not know the option `--bogus`"),
+        "{stderr}"
+    );
+
+    let run = cuda_link()
+        .current_dir(dir.path())
+        .env(
+            "CUDA_LINK_NVRTC_PATH",
+            dir.path().join("no-such-libnvrtc.so"),
+        )
+        .args(["compile", "-arch", "sm_90", "k.cu"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(3), "{stderr}");
+}
