@@ -29,7 +29,7 @@ const CACHE_DOMAIN: &str = "cuda-compile v1";
 /// size and modification time; and each include that resolves nowhere.
 /// The lowered names and the log are stored with the output. A program
 /// is compiled every time when the scan cannot follow it (`#include
-/// MACRO`, `__has_include`, `#embed`, a directive spelt with a digraph or
+/// MACRO`, `__has_include(MACRO)`, `#embed`, a directive spelt with a digraph or
 /// a comment, `__TIME__`), or when an option writes or reads files the
 /// key cannot see (`time`, `create_pch`, `pch`, `pch_dir`); an output is
 /// not stored when a header changed while NVRTC read it. What stays
@@ -238,24 +238,50 @@ impl Compiler {
         );
         let memory = memory_headers(program, options);
 
-        let key = self.cache_key(program, target, &args, &memory, options, system);
+        let key = self.cache_key(program, target, &args, &memory, options, system.clone());
         if let (Some(cache), Some(key)) = (&self.cache, &key)
             && let Some(hit) = cache.load_with(key, |hit| decode_hit(program, target, hit))
         {
-            return Ok(self.finish(hit.0, hit.1, true));
+            return Ok(self.finish(hit.0, hit.1, true, &system));
         }
-        let (code, log) = self.compile_now(program, target, &args, &memory)?;
+        let (code, log) = self.compile_with_implicit_constants(program, target, &args, &memory)?;
         if let (Some(cache), Some(key)) = (&self.cache, &key) {
             // A header edited while NVRTC read it: the output may be of
             // neither version, so it is not stored.
-            let system = self.system_dirs(options)?;
-            let after = self.cache_key(program, target, &args, &memory, options, system);
+            let after = self.cache_key(program, target, &args, &memory, options, system.clone());
             if after.as_ref() == Some(key) {
                 let meta = encode_meta(&log, code.name_expressions());
                 cache.store(key, code.as_bytes(), &meta);
             }
         }
-        Ok(self.finish(code, log, false))
+        Ok(self.finish(code, log, false, &system))
+    }
+
+    /// Calls NVRTC; when the source uses a math constant nvcc's implicit
+    /// `cuda_runtime.h` would have defined (`INFINITY` without an include),
+    /// once more with our constants pre-included. Only such files pay a
+    /// second compile, and no other file gets the macros (CCCL's `<cmath>`
+    /// defines `INFINITY` too).
+    fn compile_with_implicit_constants(
+        &self,
+        program: &Program,
+        target: Target,
+        args: &[String],
+        memory: &[(String, String)],
+    ) -> Result<(ObjectCode, String), CompileError> {
+        match self.compile_now(program, target, args, memory) {
+            Err(CompileError::Compilation { log, .. })
+                if crate::builtin::needs_math_constants(&log)
+                    && memory
+                        .iter()
+                        .any(|(name, _)| name == crate::builtin::MATH_CONSTANTS) =>
+            {
+                let mut args = args.to_vec();
+                args.push(format!("--pre-include={}", crate::builtin::MATH_CONSTANTS));
+                self.compile_now(program, target, &args, memory)
+            }
+            result => result,
+        }
     }
 
     /// Calls NVRTC.
@@ -293,8 +319,20 @@ impl Compiler {
     }
 
     /// The result, with its warnings.
-    fn finish(&self, code: ObjectCode, log: String, from_cache: bool) -> Compiled {
-        let mut warnings: Vec<Warning> = log_warnings(&log).collect();
+    fn finish(
+        &self,
+        code: ObjectCode,
+        log: String,
+        from_cache: bool,
+        system: &[PathBuf],
+    ) -> Compiled {
+        let is_theirs = |file: &str| {
+            crate::builtin::HEADERS
+                .iter()
+                .any(|(name, _)| *name == file)
+                || system.iter().any(|dir| Path::new(file).starts_with(dir))
+        };
+        let mut warnings: Vec<Warning> = log_warnings(&log, is_theirs).collect();
         if code.kind() == ObjectKind::Ptx {
             warnings.extend(ptx_too_new(&code));
         }

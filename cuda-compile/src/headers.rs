@@ -224,8 +224,8 @@ impl SearchPath<'_> {
     /// comments (`/* c */ #include "x.h"` is one). The scan is
     /// conservative: an `#include` inside `#if 0` is followed too, and
     /// every place a name may resolve to is, which only costs a miss. `Err` names
-    /// what the scan cannot follow (`#include MACRO`, `__has_include`,
-    /// `__TIME__`): such a compile is not cached.
+    /// what the scan cannot follow (`#include MACRO`, `__has_include` of a
+    /// macro, `__TIME__`): such a compile is not cached.
     pub fn closure(
         &self,
         source: &str,
@@ -372,23 +372,19 @@ pub(crate) fn watchable(folders: &[PathBuf], cache_dir: Option<&Path>) -> bool {
 /// Every `#include "name"` / `#include <name>` of `text`, in order, with
 /// whether it is quoted. `Err` for what the scan cannot follow: an include
 /// through a macro, a directive spelt with a digraph, trigraph or comment,
-/// `__has_include`, `#embed`, `#import`, and the macros that change with
-/// the clock (`__TIME__`, `__DATE__`, `__TIMESTAMP__`).
+/// a `__has_include` of a macro, `#embed`, `#import`, and the macros that
+/// change with the clock (`__TIME__`, `__DATE__`, `__TIMESTAMP__`). A
+/// `__has_include` of a name counts as an include of it: the answer is
+/// what the include's lookup finds.
 fn includes(text: &str) -> Result<Vec<(String, bool)>, String> {
-    for word in [
-        "__has_include",
-        "__has_embed",
-        "__TIME__",
-        "__DATE__",
-        "__TIMESTAMP__",
-    ] {
+    let directives = crate::lex::directive_text(text);
+    let mut found = has_include_targets(&directives)?;
+    for word in ["__has_embed", "__TIME__", "__DATE__", "__TIMESTAMP__"] {
         if memchr::memmem::find(text.as_bytes(), word.as_bytes()).is_some() {
             return Err(format!("`{word}` is something the scan cannot follow"));
         }
     }
-    let text = crate::lex::directive_text(text);
-    let mut found = Vec::new();
-    for line in text.lines() {
+    for line in directives.lines() {
         let line = line.trim_start();
         let directive = if let Some(rest) = line.strip_prefix('#') {
             rest
@@ -432,6 +428,39 @@ fn includes(text: &str) -> Result<Vec<(String, bool)>, String> {
             return Err(format!("`#include {target}` is not closed"));
         };
         found.push((target[1..1 + end].to_owned(), quoted));
+    }
+    Ok(found)
+}
+
+/// The header names of every `__has_include(...)` (and `_next`) in
+/// `text`: a literal `<name>` or `"name"`, or an error for anything the
+/// scan cannot resolve (a macro).
+fn has_include_targets(text: &str) -> Result<Vec<(String, bool)>, String> {
+    const WORD: &str = "__has_include";
+    let mut found = Vec::new();
+    for (at, _) in text.match_indices(WORD) {
+        let rest = &text[at + WORD.len()..];
+        let rest = rest.strip_prefix("_next").unwrap_or(rest).trim_start();
+        let unfollowable = || {
+            let shown: String = rest.chars().take(40).collect();
+            format!("`{WORD}{shown}` names no file the scan can follow")
+        };
+        // `defined(__has_include)`, `#ifdef __has_include`: no lookup.
+        let Some(argument) = rest.strip_prefix('(') else {
+            continue;
+        };
+        let argument = argument.trim_start();
+        let (close, quoted) = match argument.chars().next() {
+            Some('"') => ('"', true),
+            Some('<') => ('>', false),
+            _ => return Err(unfollowable()),
+        };
+        let end = argument[1..].find(close).ok_or_else(unfollowable)?;
+        let name = &argument[1..1 + end];
+        if name.contains('\n') || !argument[2 + end..].trim_start().starts_with(')') {
+            return Err(unfollowable());
+        }
+        found.push((name.to_owned(), quoted));
     }
     Ok(found)
 }
@@ -505,6 +534,14 @@ mod tests {
             ]
         );
         assert!(includes("#include HEADER\n").is_err());
+        // `__has_include` of a name is that name's lookup; a mere test of
+        // the feature looks nothing up.
+        let probed =
+            "#if defined(__has_include) && __has_include( <a.h> )\n#include \"b.h\"\n#endif\n";
+        assert_eq!(
+            includes(probed).unwrap(),
+            [("a.h".to_owned(), false), ("b.h".to_owned(), true)]
+        );
         assert!(includes("#\\\ninclude <a.h>\n").unwrap() == [("a.h".to_owned(), false)]);
         // Comments go before directives are read, as in translation phase 3.
         for spelled in ["#/**/include <a.h>\n", "/* c */ #include <a.h>\n"] {
@@ -513,7 +550,7 @@ mod tests {
         for hidden in [
             "%:include <a.h>\n",
             "??=include <a.h>\n",
-            "#if __has_include(<a.h>)\n#endif\n",
+            "#if __has_include(HEADER)\n#endif\n",
             "#embed \"data.bin\"\n",
             "const char *when = __TIME__;\n",
         ] {

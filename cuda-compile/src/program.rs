@@ -152,10 +152,23 @@ impl std::fmt::Display for Warning {
     }
 }
 
-/// The warnings of NVRTC's log, a line each.
-pub(crate) fn log_warnings(log: &str) -> impl Iterator<Item = Warning> + '_ {
+/// The warnings of NVRTC's log about the program's own files, a line
+/// each: `file(line): warning #N-D: ...`. Those located in a header
+/// `is_theirs` names (NVIDIA's, CCCL's, ours in memory) are left out, as
+/// compilers leave out system headers' warnings, and so is NVRTC's
+/// closing remark.
+pub(crate) fn log_warnings<'a>(
+    log: &'a str,
+    is_theirs: impl Fn(&str) -> bool + 'a,
+) -> impl Iterator<Item = Warning> + 'a {
     log.lines()
-        .filter(|line| line.contains("warning"))
+        .filter(move |line| {
+            let Some((location, _)) = line.split_once(": warning") else {
+                return false;
+            };
+            let file = location.rsplit_once('(').map_or(location, |(file, _)| file);
+            !is_theirs(file)
+        })
         .map(|line| Warning::Nvrtc(line.trim().to_owned()))
 }
 

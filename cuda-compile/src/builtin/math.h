@@ -1,0 +1,2 @@
+#pragma once
+#include <__cuda_compile/math_constants.h>

@@ -1,0 +1,136 @@
+//! Our device-side standard headers as real kernel files use them, with
+//! NVRTC 12.9 and 13.5: they compile with an empty warning list, next to
+//! CCCL in either include order, and all of them can be turned off.
+
+use cuda_compile::{CompileError, Program, Target};
+
+use crate::compile::{compilers, sm90};
+
+/// `FLT_MAX`, `assert`, `std::min` / `std::max`, and `INFINITY` and `M_PI`
+/// with no include (nvcc's implicit `cuda_runtime.h`), plus the rest of
+/// the C headers kernels include: no warning, and the device assert is in
+/// the code.
+#[test]
+fn what_kernels_include_compiles_without_warnings() {
+    let source = r#"
+        #include <float.h>
+        #include <cassert>
+        #include <algorithm>
+        #include <stdbool.h>
+        #include <cstdlib>
+        #include <cstddef>
+        #include <cfloat>
+        #include <cuda.h>
+        extern "C" __global__ void reduce_max(const float *x, float *out, CUdeviceptr raw,
+                                              std::size_t n) {
+            float best = -FLT_MAX;
+            for (std::size_t i = 0; i < n; ++i) best = std::max(best, x[i]);
+            assert(n > 0 && raw != 0);
+            bool finite = best < INFINITY;
+            out[0] = finite ? std::min(best, DBL_MAX > 0 ? 1.0f : 0.0f) : (float)M_PI;
+        }
+    "#;
+    for (major, compiler) in compilers() {
+        let program = Program::new(source, "reduce_max.cu");
+        let compiled = compiler
+            .compile(&program, Target::Ptx, &sm90())
+            .unwrap_or_else(|e| panic!("NVRTC {major}: {e:?}"));
+        assert_eq!(compiled.warnings, [], "NVRTC {major}");
+        let ptx = String::from_utf8_lossy(compiled.code.as_bytes()).into_owned();
+        assert!(
+            ptx.contains("__assertfail"),
+            "NVRTC {major}: no device assert"
+        );
+    }
+}
+
+/// `<cstdint>` and a CUB header, in either order: CCCL's macros and ours
+/// are one set, so there is no redefinition warning (there were 22).
+#[test]
+fn our_stdint_and_cub_in_either_order_do_not_warn() {
+    let (ours, cub) = (
+        "#include <cstdint>\n",
+        "#include <cub/block/block_reduce.cuh>\n",
+    );
+    for order in [[ours, cub], [cub, ours]] {
+        let source = format!(
+            "{}{}extern \"C\" __global__ void k(int64_t *y) {{ y[0] = INT8_MIN + INT64_MAX; }}\n",
+            order[0], order[1]
+        );
+        for (major, compiler) in compilers() {
+            let program = Program::new(source.clone(), "stdint_cub.cu");
+            let compiled = compiler
+                .compile(&program, Target::Ptx, &sm90())
+                .unwrap_or_else(|e| panic!("NVRTC {major}: {e:?}"));
+            assert_eq!(compiled.warnings, [], "NVRTC {major}, {order:?}");
+        }
+    }
+}
+
+/// The C++ headers: libcu++'s, their names also in `std`.
+#[test]
+fn cxx_headers_come_from_libcudacxx() {
+    let source = r#"
+        #include <tuple>
+        #include <type_traits>
+        #include <limits>
+        #include <utility>
+        template <typename T> __global__ void k(T *y) {
+            static_assert(std::is_same<T, float>::value, "float");
+            auto pair = std::make_tuple(1, 2.0f);
+            y[0] = std::get<1>(pair) + std::numeric_limits<T>::lowest() * 0.0f;
+            T moved = std::move(y[1]);
+            std::swap(moved, y[2]);
+        }
+        template __global__ void k<float>(float *);
+    "#;
+    for (major, compiler) in compilers() {
+        let program = Program::new(source, "cxx.cu");
+        let compiled = compiler
+            .compile(&program, Target::Ptx, &sm90())
+            .unwrap_or_else(|e| panic!("NVRTC {major}: {e:?}"));
+        assert_eq!(compiled.warnings, [], "NVRTC {major}");
+    }
+}
+
+/// A warning about the program's own code is kept; with our headers off,
+/// a file that includes `<float.h>` or uses `INFINITY` bare does not
+/// compile.
+#[test]
+fn own_warnings_stay_and_the_headers_turn_off() {
+    let source = "#include <float.h>\n\
+        extern \"C\" __global__ void k(float *y) { int unused; y[0] = FLT_MAX; }\n";
+    for (major, compiler) in compilers() {
+        let program = Program::new(source, "own.cu");
+        let compiled = compiler
+            .compile(&program, Target::Ptx, &sm90())
+            .unwrap_or_else(|e| panic!("NVRTC {major}: {e:?}"));
+        assert_eq!(
+            compiled.warnings.len(),
+            1,
+            "NVRTC {major}: {:?}",
+            compiled.warnings
+        );
+        assert!(
+            compiled.warnings[0]
+                .to_string()
+                .starts_with("own.cu(2): warning")
+        );
+
+        let off = sm90().no_builtin_headers(true).no_bundled_headers(true);
+        let refused = compiler.compile(&program, Target::Ptx, &off);
+        assert!(
+            matches!(refused, Err(CompileError::Compilation { .. })),
+            "NVRTC {major}"
+        );
+        let bare = Program::new(
+            "extern \"C\" __global__ void k(float *y) { y[0] = INFINITY; }\n",
+            "bare.cu",
+        );
+        let refused = compiler.compile(&bare, Target::Ptx, &sm90().no_builtin_headers(true));
+        assert!(
+            matches!(refused, Err(CompileError::Compilation { .. })),
+            "NVRTC {major}"
+        );
+    }
+}
