@@ -58,6 +58,7 @@ pub struct Build {
     out_dir: Option<PathBuf>,
     cache: Option<PathBuf>,
     cargo_metadata: bool,
+    warnings: bool,
 }
 
 /// The PTX slot.
@@ -132,6 +133,7 @@ impl Build {
             out_dir: None,
             cache: None,
             cargo_metadata: true,
+            warnings: true,
         }
     }
 
@@ -263,6 +265,14 @@ impl Build {
     /// `cargo:rerun-if-env-changed` (on by default).
     pub fn cargo_metadata(mut self, print: bool) -> Self {
         self.cargo_metadata = print;
+        self
+    }
+
+    /// Whether the source's own NVRTC warnings are printed as
+    /// `cargo:warning` (on by default), each once, not once per arch.
+    /// Warnings located in NVIDIA's and CCCL's headers never are.
+    pub fn warnings(mut self, print: bool) -> Self {
+        self.warnings = print;
         self
     }
 
@@ -652,7 +662,7 @@ impl<'a> Session<'a> {
         })?;
         match compiler.compile(&program, Target::Ltoir, &self.options(arch)) {
             Ok(compiled) => {
-                if self.build.cargo_metadata {
+                if self.build.cargo_metadata && self.build.warnings {
                     let mut warned = self.warned.lock().unwrap_or_else(|p| p.into_inner());
                     for warning in &compiled.warnings {
                         // NVRTC's lines start with the file's name.

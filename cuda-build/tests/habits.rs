@@ -1,0 +1,165 @@
+//! `Build` on kernel files written for nvcc, with the pinned NVRTC and
+//! nvJitLink: nvcc's habits (`-U`, raw options, implicit math constants,
+//! the standard headers), and warnings as cc prints them.
+
+use std::path::Path;
+use std::process::Command;
+
+use cuda_build::{Build, BuildError};
+
+fn have_libraries() -> bool {
+    cuda_link_tests::redist("CUDA_LINK_NVRTC_PATH").is_some()
+        && cuda_link_tests::redist("CUDA_LINK_NVJITLINK_PATH").is_some()
+}
+
+/// A build of `files` (name, text) written into `dir`, for sm_80 and
+/// sm_90, printing no cargo directives.
+fn build_of(dir: &Path, files: &[(&str, &str)]) -> Build {
+    let mut build = Build::new();
+    for (name, text) in files {
+        std::fs::write(dir.join(name), text).unwrap();
+        build = build.file(dir.join(name));
+    }
+    build
+        .archs(["sm_80", "sm_90"])
+        .out_dir(dir.join("out"))
+        .cache_dir(dir.join("cache"))
+        .cargo_metadata(false)
+}
+
+/// `undefine` comes after every `define`, as nvcc's `-U`; `flag` passes an
+/// NVRTC option as it is written (`-default-device` makes a helper
+/// without `__device__` device code), and one NVRTC does not know fails
+/// the build naming it.
+#[test]
+fn undefine_and_raw_flags_reach_nvrtc() {
+    if !have_libraries() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("relaxed.cu");
+    std::fs::write(
+        &file,
+        "#ifdef NO_HALF_OPERATORS\n#error undefined too late\n#endif\n\
+         constexpr float twice(float x) { return 2 * x; }\n\
+         extern \"C\" __global__ void relaxed(float *y) { y[0] = twice(y[0]); }\n",
+    )
+    .unwrap();
+    let build = |dir: &Path| {
+        Build::new()
+            .file(&file)
+            .archs(["sm_90"])
+            .define("NO_HALF_OPERATORS", None)
+            .undefine("NO_HALF_OPERATORS")
+            .out_dir(dir.join("out"))
+            .cache_dir(dir.join("cache"))
+            .cargo_metadata(false)
+    };
+    let built = build(dir.path())
+        .flag("-default-device")
+        .compile("relaxed")
+        .unwrap();
+    assert_eq!(built.kernels, ["relaxed"]);
+    let error = build(dir.path())
+        .flag("--expt-relaxed-constexpr")
+        .compile("relaxed")
+        .unwrap_err();
+    match &error {
+        BuildError::Compile { error, .. } => assert!(
+            matches!(&**error, cuda_compile::CompileError::UnknownOption { option, .. }
+                if option == "--expt-relaxed-constexpr"),
+            "{error:?}"
+        ),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// The file shapes real kernels have that NVRTC used to refuse: `FLT_MAX`,
+/// `assert`, `INFINITY` without an include and `<algorithm>`; `<cstdint>`
+/// next to a CUB header; a constexpr helper without `__device__`. Each
+/// builds, for both arches.
+#[test]
+fn files_written_for_nvcc_build_unmodified() {
+    if !have_libraries() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let files = [
+        (
+            "limits.cu",
+            "#include <float.h>\n#include <cassert>\n#include <algorithm>\n\
+             extern \"C\" __global__ void clamp_inf(float *y, int n) {\n\
+               assert(n > 0);\n\
+               float best = -FLT_MAX;\n\
+               for (int i = 0; i < n; ++i) best = std::max(best, y[i]);\n\
+               y[0] = best < INFINITY ? best : 0.0f;\n}\n",
+        ),
+        (
+            "reduce.cu",
+            "#include <cstdint>\n#include <cub/block/block_reduce.cuh>\n\
+             extern \"C\" __global__ void block_sum(const float *x, float *out, int64_t n) {\n\
+               using Reduce = cub::BlockReduce<float, 128>;\n\
+               __shared__ typename Reduce::TempStorage storage;\n\
+               float v = threadIdx.x < n ? x[threadIdx.x] : 0.0f;\n\
+               float total = Reduce(storage).Sum(v);\n\
+               if (threadIdx.x == 0) *out = total;\n}\n",
+        ),
+    ];
+    let built = build_of(dir.path(), &files).compile("nvcc_shaped").unwrap();
+    let mut kernels = built.kernels.clone();
+    kernels.sort();
+    assert_eq!(kernels, ["block_sum", "clamp_inf"]);
+}
+
+/// Warnings as cc prints them: the source's own, once per file whatever
+/// the number of arches; none of CCCL's; none at all with
+/// `warnings(false)`. Checked on what a child process prints.
+#[test]
+fn warnings_are_the_sources_own_once() {
+    if !have_libraries() {
+        return;
+    }
+    let printed = |quiet: &str| {
+        let run = Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "warnings_child",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env("CUDA_BUILD_WARNINGS_CHILD", quiet)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&run.stdout).into_owned();
+        assert!(run.status.success() && text.contains("1 passed"), "{text}");
+        text.lines()
+            .filter(|line| line.starts_with("cargo:warning="))
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    let shown = printed("loud");
+    assert_eq!(shown.len(), 1, "{shown:?}");
+    assert!(
+        shown[0].contains("unused") && shown[0].contains("noisy.cu"),
+        "{shown:?}"
+    );
+    assert_eq!(printed("quiet"), Vec::<String>::new());
+}
+
+#[test]
+fn warnings_child() {
+    let Ok(mode) = std::env::var("CUDA_BUILD_WARNINGS_CHILD") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let files = [(
+        "noisy.cu",
+        "#include <cstdint>\n#include <cub/block/block_reduce.cuh>\n\
+         extern \"C\" __global__ void noisy(int64_t *y) { int unused; y[0] = INT8_MIN; }\n",
+    )];
+    build_of(dir.path(), &files)
+        .cargo_metadata(true)
+        .warnings(mode != "quiet")
+        .compile("noisy")
+        .unwrap();
+}
