@@ -4,14 +4,14 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use cuda_compile::{CompileError, Compiler, Program, ProgramOptions, Target};
+use cuda_compile::{CompileError, Compiler, HostCode, Program, ProgramOptions, Target};
 use cuda_link::inspect::Compression;
 use cuda_link::{
     Arch, ArchVariant, Backend, FatbinBuilder, LinkCache, LinkError, Linker, LinkerOptions,
     ObjectCode, OutputKind, PtxIsa,
 };
 
-use crate::{BuildError, host_code, jobs, names, nvcc, stamp};
+use crate::{BuildError, jobs, names, nvcc, stamp};
 
 /// The variables a build reads besides the library search's
 /// ([`cuda_dylib::SEARCH_VARIABLES`]) and the cache folder's
@@ -680,15 +680,12 @@ impl<'a> Session<'a> {
                 self.with_nvcc(file, arch)
             }
             Err(error @ CompileError::Compilation { .. }) => {
-                let log = match &error {
-                    CompileError::Compilation { log, .. } => log.as_str(),
-                    _ => "",
-                };
-                Err(match host_code::find(program.source(), log) {
-                    Some((line, construct)) => BuildError::HostCode {
-                        file: file.to_path_buf(),
-                        line,
-                        construct,
+                let options = self.options(arch);
+                Err(match HostCode::find(compiler, &program, &options, &error) {
+                    Some(host) => BuildError::HostCode {
+                        file: host.file,
+                        line: host.line,
+                        construct: host.construct,
                         error: Box::new(error),
                     },
                     None => BuildError::Compile {

@@ -52,13 +52,15 @@ pub enum BuildError {
     NoNvrtc(#[source] Box<cuda_compile::CompileError>),
     /// A file that holds host code NVRTC cannot compile.
     #[error(
-        "{}:{line}: {construct}: NVRTC compiles device code only; wrap host code in \
-         `#ifndef __CUDACC_RTC__` ... `#endif` (or move it to Rust), or opt in to \
+        "{}:{line}: {construct} is host code, and NVRTC compiles device code only: \
+         launch the kernels from Rust (cuda-module or cudarc) and keep them as they are, \
+         guard the host code with `#ifndef __CUDACC_RTC__` ... `#endif`, or opt in to \
          Build::nvcc_fallback where nvcc is installed",
         file.display()
     )]
     HostCode {
-        /// The file.
+        /// The file the host code is in: the compiled file, or a header of
+        /// its own that it includes.
         file: PathBuf,
         /// The line, from 1.
         line: usize,

@@ -5,8 +5,6 @@ mod build;
 #[cfg(feature = "build")]
 mod error;
 #[cfg(feature = "build")]
-mod host_code;
-#[cfg(feature = "build")]
 mod jobs;
 #[cfg(feature = "build")]
 mod names;

@@ -163,3 +163,37 @@ fn warnings_child() {
         .compile("noisy")
         .unwrap();
 }
+
+/// A launcher in a header the kernel file includes: the verdict names the
+/// header and the launcher's line in it, not a line of the `.cu`.
+#[test]
+fn host_code_in_a_header_is_named_there() {
+    if !have_libraries() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("launch.cuh"),
+        "#pragma once\n__global__ void fill(float *y) { y[0] = 1; }\n\
+         void run(float *y) {\n  fill<<<1, 1>>>(y);\n}\n",
+    )
+    .unwrap();
+    let files = [(
+        "kernels.cu",
+        "#include \"launch.cuh\"\n__global__ void other(float *y) { y[0] = 2; }\n",
+    )];
+    match build_of(dir.path(), &files).compile("launcher") {
+        Err(BuildError::HostCode {
+            file,
+            line,
+            construct,
+            ..
+        }) => {
+            assert!(file.ends_with("launch.cuh"), "{}", file.display());
+            // NVRTC reports the host function on its first line.
+            assert_eq!(line, 3);
+            assert_eq!(construct, "a host function (`void run(float *y) {`)");
+        }
+        other => panic!("{other:?}"),
+    }
+}

@@ -4,6 +4,7 @@ mod builtin;
 mod compiler;
 mod error;
 mod headers;
+mod host_code;
 mod lex;
 mod nvrtc;
 mod options;
@@ -11,6 +12,7 @@ mod program;
 
 pub use compiler::Compiler;
 pub use error::CompileError;
+pub use host_code::HostCode;
 pub use nvrtc::Target;
 /// The NVRTC bindings this crate loads with.
 pub use nvrtc_sys;

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use cuda_compile::{CompileError, Compiler, Program, ProgramOptions, Std, Target};
+use cuda_compile::{CompileError, Compiler, HostCode, Program, ProgramOptions, Std, Target};
 use cuda_link::{Arch, FatbinBuilder, ObjectCode};
 
 use crate::{Failure, report, say};
@@ -285,7 +285,15 @@ pub(crate) fn compile_file(
     let options = options.clone().arch(slot.arch);
     let compiled = compiler
         .compile(program, slot.target, &options)
-        .map_err(compile_failure)?;
+        .map_err(
+            |error| match HostCode::find(compiler, program, &options, &error) {
+                Some(host) => Failure::Reported(format!(
+                    "{host}: launch its kernels from Rust (cuda-module or cudarc) and keep \
+                 them as they are, or guard the host code with `#ifndef __CUDACC_RTC__`"
+                )),
+                None => compile_failure(error),
+            },
+        )?;
     for warning in &compiled.warnings {
         let line = warning.to_string();
         if !warnings.contains(&line) {

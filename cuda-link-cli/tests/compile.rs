@@ -226,3 +226,50 @@ fn unknown_raw_options_and_a_missing_nvrtc() {
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert_eq!(run.status.code(), Some(3), "{stderr}");
 }
+
+/// A file whose launcher lives in an included header gets the host-code
+/// verdict at the header's own line; so does one whose first failure is
+/// a host-only header.
+#[test]
+fn host_code_is_named_where_it_is() {
+    if !have_nvrtc() {
+        return;
+    }
+    let dir = project();
+    std::fs::write(
+        dir.path().join("inc/launch.cuh"),
+        "#pragma once\n__global__ void fill(float *y) { y[0] = 1; }\n\
+         void run(float *y) { fill<<<1, 1>>>(y); }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("launcher.cu"),
+        "#include \"launch.cuh\"\n__global__ void other(float *y) { y[0] = 2; }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("streams.cu"),
+        "#include <cstdint>\n#include <iostream>\n__global__ void k(float *y) {}\n",
+    )
+    .unwrap();
+    for (file, expected) in [
+        (
+            "launcher.cu",
+            "inc/launch.cuh:3: a `<<<...>>>` kernel launch is host code",
+        ),
+        (
+            "streams.cu",
+            "streams.cu:2: `#include <iostream>` is host code",
+        ),
+    ] {
+        let run = cuda_link()
+            .current_dir(dir.path())
+            .args(["compile", "-arch", "sm_90", "-Iinc", file])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains(expected), "{file}: {stderr}");
+        assert!(stderr.contains("cuda-module or cudarc"), "{stderr}");
+    }
+}

@@ -1,5 +1,69 @@
 //! Host code NVRTC cannot compile: found in a file that failed, to say
-//! which construct on which line, and how to guard it.
+//! which construct on which line of which file ([`HostCode`]).
+
+use std::path::{Path, PathBuf};
+
+use crate::{CompileError, Compiler, Program, ProgramOptions};
+
+/// Host code in a program that failed to compile: NVRTC compiles device
+/// code only. Found by [`HostCode::find`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HostCode {
+    /// The file it is in: the compiled file, or a header of the program's
+    /// own that it includes.
+    pub file: PathBuf,
+    /// The line, from 1.
+    pub line: usize,
+    /// What it is: "a `<<<...>>>` kernel launch", "`#include <vector>`",
+    /// "a host function (`void run()`)", ...
+    pub construct: String,
+}
+
+impl std::fmt::Display for HostCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}:{}: {} is host code, and NVRTC compiles device code only",
+            self.file.display(),
+            self.line,
+            self.construct
+        )
+    }
+}
+
+impl HostCode {
+    /// The host code that made `error` (a [`CompileError::Compilation`] of
+    /// `program` under `options`) fail, if that is why it failed: the
+    /// first construct NVRTC's log reports, in the program's file or in
+    /// a header of its own, at its true file and line. `None` for any
+    /// other failure.
+    pub fn find(
+        compiler: &Compiler,
+        program: &Program,
+        options: &ProgramOptions,
+        error: &CompileError,
+    ) -> Option<HostCode> {
+        let CompileError::Compilation { log, .. } = error else {
+            return None;
+        };
+        let mut files = vec![(PathBuf::from(program.name()), program.source().to_owned())];
+        let headers = compiler
+            .included_files(program, options)
+            .unwrap_or_default();
+        for header in headers.into_iter().skip(1) {
+            if let Ok(text) = std::fs::read_to_string(&header) {
+                files.push((header, text));
+            }
+        }
+        let (file, line, construct) = find(&files, log)?;
+        Some(HostCode {
+            file: file.to_path_buf(),
+            line,
+            construct,
+        })
+    }
+}
 
 /// Host-only calls of the CUDA runtime.
 const RUNTIME_CALLS: &[&str] = &[
@@ -17,51 +81,89 @@ const RUNTIME_CALLS: &[&str] = &[
     "cudaLaunchKernel",
 ];
 
-/// Headers only a host compiler has.
+/// Headers only a host compiler has: NVRTC reports "cannot open source
+/// file" on their `#include` line, the first failure of such a file.
 const HOST_HEADERS: &[&str] = &[
     "cuda_runtime.h",
     "cuda_runtime_api.h",
+    "cublas_v2.h",
+    "cublas.h",
+    "curand.h",
+    "cufft.h",
+    "cusparse.h",
+    "cudnn.h",
+    "nccl.h",
     "iostream",
+    "sstream",
+    "fstream",
+    "iomanip",
     "vector",
     "string",
-    "fstream",
+    "map",
+    "set",
+    "unordered_map",
+    "unordered_set",
+    "memory",
     "thread",
-    "cstdlib",
-    "stdlib.h",
+    "mutex",
+    "chrono",
+    "functional",
+    "stdexcept",
+    "exception",
+    "cstring",
+    "string.h",
 ];
 
-/// The first host construct of `source`, outside a `#ifndef
-/// __CUDACC_RTC__` (or `#if 0`, `#ifndef __CUDA_ARCH__`) guard, on a line
-/// NVRTC's `log` reports an error for: `(line from 1, what it is)`. Only
-/// such a line is named, so that legitimate device code (a `<<<` launch
+/// The first host construct NVRTC's `log` reports an error on, in log
+/// order, outside a `#ifndef __CUDACC_RTC__` (or `#if 0`, `#ifndef
+/// __CUDA_ARCH__`) guard: `(file, line from 1, what it is)`. `files` are
+/// the compiled file and the headers of the program's own it includes,
+/// `(path, text)`; an error is matched against the file it names, so a
+/// construct in a header is named at its true file and line. Only a line
+/// NVRTC reports is named, so that legitimate device code (a `<<<` launch
 /// under dynamic parallelism, the device runtime's `cudaMalloc`) is never
 /// blamed for another error.
-pub(crate) fn find(source: &str, log: &str) -> Option<(usize, String)> {
+fn find<'f>(files: &'f [(PathBuf, String)], log: &str) -> Option<(&'f Path, usize, String)> {
     let errors = error_lines(log);
-    let on_error_line = constructs(source)
-        .into_iter()
-        .find(|(line, _)| errors.iter().any(|(at, _)| at == line));
-    // NVRTC names an unannotated function itself: "host functions are not
-    // allowed in JIT mode", on the function's first line.
-    on_error_line.or_else(|| {
-        let (line, _) = errors
-            .iter()
-            .find(|(_, message)| message.contains("host functions are not allowed"))?;
-        let text = source.lines().nth(line.checked_sub(1)?)?.trim();
-        Some((*line, format!("a host function (`{text}`)")))
-    })
+    let located = errors.iter().filter_map(|&(named, line, message)| {
+        let (path, text) = files.iter().find(|(path, _)| same_file(path, named))?;
+        Some((path.as_path(), text, line, message))
+    });
+    let mut unannotated = None;
+    for (path, text, line, message) in located {
+        if let Some((_, construct)) = constructs(text).into_iter().find(|(at, _)| *at == line) {
+            return Some((path, line, construct));
+        }
+        // NVRTC names an unannotated function itself: "host functions are
+        // not allowed in JIT mode", on the function's first line.
+        if unannotated.is_none() && message.contains("host functions are not allowed") {
+            let code = text.lines().nth(line.checked_sub(1)?)?.trim();
+            unannotated = Some((path, line, format!("a host function (`{code}`)")));
+        }
+    }
+    unannotated
 }
 
-/// The errors NVRTC's log reports on lines of the compiled file:
-/// `name(LINE): error: message`, as `(LINE, message)`.
-fn error_lines(log: &str) -> Vec<(usize, &str)> {
+/// Whether NVRTC's name of a file (as it was included) is `path`.
+fn same_file(path: &Path, named: &str) -> bool {
+    let named = Path::new(named);
+    path == named
+        || match (path.canonicalize(), named.canonicalize()) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
+        }
+}
+
+/// The errors NVRTC's log reports: `file(LINE): error: message` (or
+/// `catastrophic error`), as `(file, LINE, message)`, in order.
+fn error_lines(log: &str) -> Vec<(&str, usize, &str)> {
     log.lines()
         .filter_map(|line| {
             let (before, message) = line.split_once("): ")?;
-            let (_, number) = before.rsplit_once('(')?;
+            let (file, number) = before.rsplit_once('(')?;
             message
                 .contains("error")
-                .then_some((number.parse().ok()?, message))
+                .then_some((file, number.parse().ok()?, message))
         })
         .collect()
 }
@@ -181,12 +283,15 @@ fn without_comments_and_strings(source: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    /// As if NVRTC had reported an error on every line.
+    use std::path::{Path, PathBuf};
+
+    /// As if NVRTC had reported an error on every line of `x.cu`.
     fn find(source: &str) -> Option<(usize, String)> {
         let log: String = (1..=source.lines().count())
             .map(|n| format!("x.cu({n}): error: something\n"))
             .collect();
-        super::find(source, &log)
+        let files = [(PathBuf::from("x.cu"), source.to_owned())];
+        super::find(&files, &log).map(|(_, line, what)| (line, what))
     }
 
     #[test]
@@ -208,16 +313,41 @@ mod tests {
         assert_eq!(find(source), Some((2, "a `main` function".into())));
     }
 
+    /// An error in a header is matched against the header's own lines,
+    /// not the compiled file's, and the first in the log is named.
+    #[test]
+    fn a_construct_in_a_header_is_named_at_its_file_and_line() {
+        let files = [
+            (
+                PathBuf::from("k.cu"),
+                "#include \"launch.cuh\"\n__global__ void k() {}\nint x;\n".to_owned(),
+            ),
+            (
+                PathBuf::from("inc/launch.cuh"),
+                "#pragma once\n#include <vector>\nvoid run() { k<<<1, 1>>>(); }\n".to_owned(),
+            ),
+        ];
+        let log = "inc/launch.cuh(2): catastrophic error: cannot open source file \"vector\"\n\
+                   k.cu(3): error: something else\n";
+        let (file, line, what) = super::find(&files, log).unwrap();
+        assert_eq!((file, line), (Path::new("inc/launch.cuh"), 2));
+        assert_eq!(what, "`#include <vector>`");
+        // The same line number in the compiled file is not blamed.
+        let log = "k.cu(2): error: something\n";
+        assert_eq!(super::find(&files, log), None);
+    }
+
     #[test]
     fn only_lines_with_an_error_are_named() {
         let source = "__global__ void child() {}\n__global__ void parent() {\n  child<<<1, 1>>>();\n}\n\
                       __global__ void k() { undeclared(); }\n";
+        let files = [(PathBuf::from("x.cu"), source.to_owned())];
         let log = "x.cu(5): error: identifier \"undeclared\" is undefined\n1 error detected";
-        assert_eq!(super::find(source, log), None);
+        assert_eq!(super::find(&files, log), None);
         let log = "x.cu(3): error: something about the launch";
         assert_eq!(
-            super::find(source, log),
-            Some((3, "a `<<<...>>>` kernel launch".into()))
+            super::find(&files, log),
+            Some((Path::new("x.cu"), 3, "a `<<<...>>>` kernel launch".into()))
         );
     }
 
