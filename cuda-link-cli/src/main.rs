@@ -353,6 +353,12 @@ pub(crate) enum Failure {
 
 fn main() -> ExitCode {
     let cli = Cli::parse_from(normalise_args(std::env::args()));
+    let verbose = match &cli.command {
+        Command::Link(args) => args.verbose,
+        Command::Compile(args) => args.verbose,
+        _ => false,
+    };
+    VERBOSE.store(verbose, std::sync::atomic::Ordering::Relaxed);
     let result = match cli.command {
         Command::Link(args) => link::run(*args),
         Command::Compile(args) => compile::run(*args),
@@ -382,9 +388,16 @@ fn main() -> ExitCode {
     ExitCode::from(code)
 }
 
+/// Whether `--verbose` was given: errors then list every place a library
+/// was looked for, not the first few.
+static VERBOSE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// An error and every source under it, each once: `a: b: c`.
 fn report(error: &dyn std::error::Error) -> String {
-    cuda_link::Report(error).to_string()
+    match VERBOSE.load(std::sync::atomic::Ordering::Relaxed) {
+        true => format!("{:#}", cuda_link::Report(error)),
+        false => cuda_link::Report(error).to_string(),
+    }
 }
 
 fn open_cache(dir: Option<PathBuf>) -> LinkCache {

@@ -7,13 +7,23 @@ use std::fmt;
 /// Error>>` prints a readable line.
 pub struct Report<'a>(pub &'a dyn std::error::Error);
 
+/// The alternate form (`{:#}`) formats each error in it so too: a
+/// library search's whole list of places, say.
 impl fmt::Display for Report<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.0)?;
-        let mut source = self.0.source();
-        while let Some(cause) = source {
-            write!(f, ": {cause}")?;
-            source = cause.source();
+        let all = f.alternate();
+        let mut next = Some(self.0);
+        let mut first = true;
+        while let Some(error) = next {
+            if !first {
+                f.write_str(": ")?;
+            }
+            match all {
+                true => write!(f, "{error:#}")?,
+                false => write!(f, "{error}")?,
+            }
+            first = false;
+            next = error.source();
         }
         Ok(())
     }

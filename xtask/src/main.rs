@@ -202,16 +202,15 @@ fn fuzz_link(
 
 fn demo(workspace: &Path) -> Result<()> {
     redist::ensure(workspace, &[])?;
-    run(
-        with_redist_env(cargo().current_dir(workspace), workspace).args([
-            "run",
-            "--quiet",
-            "--package",
-            "cuda-link-examples",
-            "--example",
-            "demo",
-        ]),
-    )
+    let example = ["--package", "cuda-link-examples", "--example", "demo"];
+    // The build shows cargo's progress (a cold one takes minutes); the
+    // run then prints the demo's output alone.
+    run(with_redist_env(cargo().current_dir(workspace), workspace)
+        .arg("build")
+        .args(example))?;
+    run(with_redist_env(cargo().current_dir(workspace), workspace)
+        .args(["run", "--quiet"])
+        .args(example))
 }
 
 /// Copies the folder `from` into `to`, made afresh: every file, in every
