@@ -273,3 +273,44 @@ fn host_code_is_named_where_it_is() {
         assert!(stderr.contains("cuda-module or cudarc"), "{stderr}");
     }
 }
+
+/// `compile --help` lists every nvcc-shaped flag, and says why the ones
+/// NVRTC has no use for are accepted.
+#[test]
+fn help_lists_every_flag() {
+    let run = cuda_link().args(["compile", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success(), "{help}");
+    for flag in [
+        "--arch",
+        "--gencode",
+        "-I, --include-path",
+        "--isystem",
+        "-D, --define-macro",
+        "-U, --undefine-macro",
+        "--include",
+        "--std",
+        "--expt-relaxed-constexpr",
+        "--expt-extended-lambda",
+        "--use_fast_math",
+        "--rdc",
+        "--dc",
+        "--lineinfo",
+        "-G, --device-debug",
+        "-O",
+        "--ptx",
+        "--cubin",
+        "--ltoir",
+        "--fatbin",
+        "--name-expression",
+        "-M",
+        "--MD",
+        "--MF",
+        "--Xnvrtc",
+    ] {
+        assert!(help.contains(flag), "{flag} missing from:\n{help}");
+    }
+    assert!(help.contains("unrecognized option"), "{help}");
+    assert!(help.contains("refuses `__device__` lambdas"), "{help}");
+    assert!(help.contains("host compiler's level"), "{help}");
+}
