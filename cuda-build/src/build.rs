@@ -808,7 +808,7 @@ impl<'a> Session<'a> {
         let archs: Vec<String> = self.archs.iter().map(Arch::to_string).collect();
         let ptx = self
             .ptx
-            .map(|arch| format!(", PTX for compute_{}{}", arch.sm, arch.suffix()))
+            .map(|arch| format!(", PTX for {}", arch.compute()))
             .unwrap_or_default();
         format!(
             "Kernels of {}: cubins for {}{ptx}. Built by cuda-build.",

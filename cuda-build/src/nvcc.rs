@@ -43,13 +43,14 @@ pub(crate) fn compile(
     };
     let stem = file.file_stem().unwrap_or_default().to_string_lossy();
     let output = out_dir.join(format!("{stem}.nvcc.{arch}.fatbin"));
-    let virtual_arch = format!("{}{}", arch.sm, arch.suffix());
     let mut command = Command::new(nvcc);
     command
         .arg("-fatbin")
         .arg("-rdc=true")
         .arg(format!(
-            "-gencode=arch=compute_{virtual_arch},code=lto_{virtual_arch}"
+            "-gencode=arch={},code={}",
+            arch.compute(),
+            arch.lto()
         ))
         .arg("-o")
         .arg(&output);

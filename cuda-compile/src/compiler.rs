@@ -482,7 +482,7 @@ fn search_path<'a>(
 fn target_arch(target: Target, arch: Arch) -> String {
     match target {
         Target::Cubin => format!("-arch=sm_{}{}", arch.sm, arch.suffix()),
-        Target::Ptx | Target::Ltoir => format!("-arch=compute_{}{}", arch.sm, arch.suffix()),
+        Target::Ptx | Target::Ltoir => format!("-arch={}", arch.compute()),
     }
 }
 

@@ -328,9 +328,29 @@ impl ProgramOptions {
         }
     }
 
-    /// The NVRTC command line, without the arch and the output's own
-    /// options, after refusing every option newer than `version`.
-    pub(crate) fn nvrtc_args(&self, version: (u32, u32)) -> Result<Vec<String>, CompileError> {
+    /// The NVRTC options these render, as cuda.core's
+    /// `ProgramOptions.as_bytes` shows them: without the arch and the
+    /// output's own options (`-arch=compute_90`, `--dlink-time-opt`) and
+    /// NVIDIA's include folders, which the compiler adds.
+    ///
+    /// ```
+    /// use cuda_compile::ProgramOptions;
+    /// use cuda_link::Arch;
+    ///
+    /// let options = ProgramOptions::for_arch(Arch::sm(90))
+    ///     .define_macro(["BLOCK=256"])
+    ///     .extra_options(["-default-device"]);
+    /// assert_eq!(
+    ///     options.nvrtc_args((12, 9))?,
+    ///     ["--define-macro=BLOCK=256", "-default-device"]
+    /// );
+    /// # Ok::<(), cuda_compile::CompileError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`CompileError::Unsupported`] for an option newer than NVRTC
+    /// `version`.
+    pub fn nvrtc_args(&self, version: (u32, u32)) -> Result<Vec<String>, CompileError> {
         let mut args = Vec::new();
         for (name, spelling, since, values) in self.settings() {
             let Some(values) = values else { continue };

@@ -190,11 +190,10 @@ pub(crate) struct Slot {
 impl Slot {
     /// `sm_90` for a cubin, `compute_90` for PTX, `lto_90` for LTO-IR.
     fn label(self) -> String {
-        let sm = format!("{}{}", self.arch.sm, self.arch.suffix());
         match self.target {
-            Target::Cubin => format!("sm_{sm}"),
-            Target::Ptx => format!("compute_{sm}"),
-            Target::Ltoir => format!("lto_{sm}"),
+            Target::Cubin => self.arch.to_string(),
+            Target::Ptx => self.arch.compute(),
+            Target::Ltoir => self.arch.lto(),
         }
     }
 

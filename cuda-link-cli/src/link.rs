@@ -62,7 +62,7 @@ pub fn run(args: LinkArgs) -> Result<(), Failure> {
     let linked = if multi_arch && inputs.has_sources() {
         // Each arch gets the sources compiled for it (`__CUDA_ARCH__`).
         let per_target = inputs.per_target(&linker.options().targets.clone())?;
-        crate::progress::while_running(&step, || link_each_target(&linker, per_target))
+        crate::progress::while_running(&step, || linker.link_fatbin_each(per_target))
     } else {
         linker.add_many(&first).map_err(link_failure)?;
         crate::progress::while_running(&step, || match multi_arch {
@@ -97,45 +97,6 @@ pub fn run(args: LinkArgs) -> Result<(), Failure> {
         ));
     }
     Ok(())
-}
-
-/// One link per target, each of its own inputs, bundled into a fatbin as
-/// [`Linker::link_fatbin`] bundles them.
-fn link_each_target(
-    linker: &Linker,
-    per_target: Vec<(LinkTarget, Vec<ObjectCode>)>,
-) -> Result<ObjectCode, LinkError> {
-    if linker.backend() == Backend::Driver {
-        return Err(LinkError::UnsupportedOption {
-            option: "targets",
-            backend: "driver",
-        });
-    }
-    let mut builder = cuda_link::FatbinBuilder::new();
-    for (target, inputs) in per_target {
-        let for_target = |error: LinkError| LinkError::ForTarget {
-            target: target.to_string(),
-            source: Box::new(error),
-        };
-        let mut options = linker.options().clone();
-        options.arch = Some(target.arch());
-        options.targets.clear();
-        let mut one = Linker::new(options).map_err(for_target)?;
-        if let Some(cache) = linker.cache() {
-            one = one.with_cache(Arc::clone(cache));
-        }
-        one.add_many(&inputs).map_err(for_target)?;
-        let kind = match target {
-            LinkTarget::Cubin(_) => OutputKind::Cubin,
-            LinkTarget::Ptx(_) => OutputKind::Ptx,
-        };
-        let linked = one.link(kind).map_err(for_target)?;
-        builder = builder
-            .add(&linked, Some(target.arch()))
-            .map_err(|error| for_target(LinkError::Fatbin(error)))?;
-    }
-    let name = linker.options().name.clone().unwrap_or_default();
-    builder.build(name).map_err(LinkError::Fatbin)
 }
 
 /// The inputs as read: object code, and CUDA C++ (`.cu`) to compile with

@@ -46,6 +46,24 @@ impl Arch {
         }
     }
 
+    /// The virtual arch's name, `compute_90a`: PTX's target, and nvcc's
+    /// `arch=` and `code=compute_XX`.
+    ///
+    /// ```
+    /// use cuda_link::Arch;
+    /// let arch: Arch = "sm_90a".parse()?;
+    /// assert_eq!((arch.compute(), arch.lto()), ("compute_90a".into(), "lto_90a".into()));
+    /// # Ok::<(), cuda_link::ParseArchError>(())
+    /// ```
+    pub fn compute(&self) -> String {
+        format!("compute_{}{}", self.sm, self.suffix())
+    }
+
+    /// The LTO-IR target's name, `lto_90a` (nvcc's `code=lto_XX`).
+    pub fn lto(&self) -> String {
+        format!("lto_{}{}", self.sm, self.suffix())
+    }
+
     /// The suffix letter, if any.
     pub fn suffix(&self) -> &'static str {
         match self.variant {

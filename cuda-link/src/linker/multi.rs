@@ -65,7 +65,7 @@ impl fmt::Display for LinkTarget {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             LinkTarget::Cubin(arch) => write!(f, "{arch}"),
-            LinkTarget::Ptx(arch) => write!(f, "compute_{}{}", arch.sm, arch.suffix()),
+            LinkTarget::Ptx(arch) => f.write_str(&arch.compute()),
         }
     }
 }
@@ -98,6 +98,42 @@ impl Linker {
     /// ```
     pub fn link_fatbin(&mut self) -> Result<ObjectCode, LinkError> {
         let targets = self.options.targets.clone();
+        self.link_targets(targets.into_iter().map(|target| (target, None)).collect())
+    }
+
+    /// As [`link_fatbin`](Self::link_fatbin), each target linking inputs of
+    /// its own instead of the added ones: source compiled once per arch,
+    /// so that each slot's `__CUDA_ARCH__` is its own. Every input is
+    /// checked as [`add`](Self::add) checks it.
+    ///
+    /// # Errors
+    /// As `link_fatbin`; [`LinkError::NoTargets`] for an empty list.
+    pub fn link_fatbin_each(
+        &mut self,
+        per_target: Vec<(LinkTarget, Vec<ObjectCode>)>,
+    ) -> Result<ObjectCode, LinkError> {
+        let mut checked = Vec::with_capacity(per_target.len());
+        for (target, inputs) in per_target {
+            let mut definitions = super::inputs::Definitions::default();
+            for input in &inputs {
+                Self::admit(self.backend(), &mut definitions, input).map_err(|error| {
+                    LinkError::ForTarget {
+                        target: target.to_string(),
+                        source: Box::new(error),
+                    }
+                })?;
+            }
+            checked.push((target, Some(inputs)));
+        }
+        self.link_targets(checked)
+    }
+
+    /// One link per target, on a thread each, of the target's inputs or
+    /// (`None`) the added ones, bundled into a fatbin.
+    fn link_targets(
+        &mut self,
+        targets: Vec<(LinkTarget, Option<Vec<ObjectCode>>)>,
+    ) -> Result<ObjectCode, LinkError> {
         if targets.is_empty() {
             return Err(LinkError::NoTargets);
         }
@@ -112,11 +148,15 @@ impl Linker {
             .name
             .clone()
             .unwrap_or_else(|| "linked.fatbin".to_owned());
+        let slots: Vec<LinkTarget> = targets.iter().map(|(target, _)| *target).collect();
         let results: Vec<Result<ObjectCode, LinkError>> = std::thread::scope(|scope| {
             let handles: Vec<_> = targets
-                .iter()
-                .map(|&target| {
+                .into_iter()
+                .map(|(target, inputs)| {
                     let mut linker = self.for_target(target);
+                    if let Some(inputs) = inputs {
+                        linker.inputs = inputs;
+                    }
                     scope.spawn(move || {
                         let output = match target {
                             LinkTarget::Cubin(_) => OutputKind::Cubin,
@@ -139,7 +179,7 @@ impl Linker {
                 .collect()
         });
         let mut builder = FatbinBuilder::new();
-        for (target, linked) in targets.iter().zip(results) {
+        for (target, linked) in slots.iter().zip(results) {
             let arch = target.arch();
             builder = builder
                 .add(&linked?, Some(arch))

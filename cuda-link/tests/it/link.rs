@@ -564,5 +564,35 @@ fn multi_arch_links_bundle_a_fatbin() {
             Err(LinkError::ForTarget { target, .. }) => assert_eq!(target, "sm_75"),
             other => panic!("{other:?}"),
         }
+
+        // Each target its own inputs: the sm_90 slot holds what was given
+        // for it.
+        let Some(other) = fixtures::ltoir(
+            &fixtures::SAXPY_CU.replace("saxpy", "other"),
+            "other.cu",
+            "sm_90",
+        ) else {
+            return;
+        };
+        let other = ObjectCode::from_ltoir(other, "other.ltoir").unwrap();
+        let mut linker = Linker::with_nvjitlink(Arc::clone(&lib), options.clone()).unwrap();
+        let per_target = vec![
+            (LinkTarget::Cubin(Arch::sm(80)), vec![input.clone()]),
+            (LinkTarget::Cubin(Arch::sm(90)), vec![other.clone()]),
+        ];
+        let fatbin = linker.link_fatbin_each(per_target).unwrap();
+        let info = fatbin.inspect().unwrap();
+        let mut kernels = info.kernels();
+        kernels.sort();
+        assert_eq!(kernels, ["other", "saxpy"]);
+        // A target whose inputs cannot link together is named.
+        let twice = vec![(LinkTarget::Cubin(Arch::sm(90)), vec![other.clone(), other])];
+        match linker.link_fatbin_each(twice) {
+            Err(LinkError::ForTarget { target, source }) => {
+                assert_eq!(target, "sm_90");
+                assert!(source.to_string().contains("multiply defined"), "{source}");
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }
