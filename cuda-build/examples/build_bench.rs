@@ -1,7 +1,8 @@
 //! One timed `cuda-build` build, for `cargo xtask bench-build`:
 //! `build_bench OUT_DIR CACHE_DIR ARCHS FILE...` (ARCHS comma-separated;
 //! one fatbin per file, PTX for the lowest arch) prints
-//! `ms compiled cached`.
+//! `ms compiled cached`. `CUDA_BUILD_BENCH_PCH=0` turns NVRTC's
+//! precompiled headers off.
 
 use std::time::Instant;
 
@@ -19,6 +20,7 @@ fn main() -> Result<(), cuda_build::BuildError> {
         .out_dir(out)
         .cache_dir(cache)
         .cargo_metadata(false)
+        .precompiled_headers(std::env::var("CUDA_BUILD_BENCH_PCH").as_deref() != Ok("0"))
         .compile("kernels")?;
     println!(
         "{:.1} {} {}",

@@ -59,6 +59,7 @@ pub struct Build {
     cache: Option<PathBuf>,
     cargo_metadata: bool,
     warnings: bool,
+    precompiled_headers: bool,
 }
 
 /// The PTX slot.
@@ -134,6 +135,7 @@ impl Build {
             cache: None,
             cargo_metadata: true,
             warnings: true,
+            precompiled_headers: true,
         }
     }
 
@@ -265,6 +267,17 @@ impl Build {
     /// `cargo:rerun-if-env-changed` (on by default).
     pub fn cargo_metadata(mut self, print: bool) -> Self {
         self.cargo_metadata = print;
+        self
+    }
+
+    /// Whether NVRTC (12.8+) precompiles the headers the files start with
+    /// and reuses them for the build's later files of the same arch (on
+    /// by default): files that include CUB or `cuda_fp16.h` then pay for
+    /// those headers about once per arch. The outputs are the same bytes;
+    /// NVRTC's files go in a folder of the build's output, emptied at
+    /// each build.
+    pub fn precompiled_headers(mut self, on: bool) -> Self {
+        self.precompiled_headers = on;
         self
     }
 
@@ -480,8 +493,17 @@ impl<'a> Session<'a> {
             None => LinkCache::open_default(),
         });
         let nvcc = build.nvcc_fallback.then(nvcc::find).flatten();
+        let pch_dir = out_dir.join(format!("{name}.pch"));
+        // NVRTC's files of an earlier build are of no use to this process.
+        let _ = std::fs::remove_dir_all(&pch_dir);
         let compiler = match Compiler::new() {
-            Ok(compiler) => Some(compiler.with_cache(Arc::clone(&cache))),
+            Ok(compiler) => {
+                let compiler = compiler.with_cache(Arc::clone(&cache));
+                Some(match build.precompiled_headers {
+                    true => compiler.with_precompiled_headers(pch_dir),
+                    false => compiler,
+                })
+            }
             Err(_) if nvcc.is_some() => None,
             Err(error) => return Err(BuildError::NoNvrtc(Box::new(error))),
         };

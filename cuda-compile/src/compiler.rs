@@ -59,6 +59,8 @@ pub struct Compiler {
     /// A private temporary folder for the bundled headers, without a
     /// cache (or with one whose folder is not this user's alone).
     private_headers: OnceLock<Result<tempfile::TempDir, String>>,
+    /// Where NVRTC keeps the precompiled headers it makes, when on.
+    pch_dir: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for Compiler {
@@ -89,7 +91,22 @@ impl Compiler {
             system_dirs: [OnceLock::new(), OnceLock::new()],
             identity: OnceLock::new(),
             private_headers: OnceLock::new(),
+            pch_dir: None,
         }
+    }
+
+    /// Lets NVRTC (12.8 and newer) precompile the headers a compile starts
+    /// with and reuse them in this process's later compiles with the same
+    /// options (`--pch`): a build script compiling many files that include
+    /// the same CUDA headers (fp16, CUB) pays for them about once per arch.
+    /// NVRTC writes its files in `dir`, which should be this user's alone
+    /// (a build's `OUT_DIR`); without one it would use a shared `/tmp`
+    /// folder. The output is the same as without, so the compile cache
+    /// keys and serves such compiles as any other. Older NVRTCs compile
+    /// as before. A compile that sets its own PCH options keeps them.
+    pub fn with_precompiled_headers(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.pch_dir = Some(dir.into());
+        self
     }
 
     /// Serves repeated compiles from `cache`; NVRTC 13.3+'s bundled
@@ -244,7 +261,10 @@ impl Compiler {
         {
             return Ok(self.finish(hit.0, hit.1, true, &system));
         }
-        let (code, log) = self.compile_with_implicit_constants(program, target, &args, &memory)?;
+        let mut nvrtc_args = args.clone();
+        nvrtc_args.extend(self.pch_args(options)?);
+        let (code, log) =
+            self.compile_with_implicit_constants(program, target, &nvrtc_args, &memory)?;
         if let (Some(cache), Some(key)) = (&self.cache, &key) {
             // A header edited while NVRTC read it: the output may be of
             // neither version, so it is not stored.
@@ -255,6 +275,35 @@ impl Compiler {
             }
         }
         Ok(self.finish(code, log, false, &system))
+    }
+
+    /// The automatic-PCH options [`with_precompiled_headers`] adds, when
+    /// this NVRTC has them and the compile sets no PCH option of its own.
+    /// They are not part of the key: they change how fast NVRTC compiles,
+    /// not what.
+    ///
+    /// [`with_precompiled_headers`]: Self::with_precompiled_headers
+    fn pch_args(&self, options: &ProgramOptions) -> Result<Vec<String>, CompileError> {
+        let Some(dir) = &self.pch_dir else {
+            return Ok(Vec::new());
+        };
+        let own = options.pch
+            || options.create_pch.is_some()
+            || options.use_pch.is_some()
+            || options.pch_dir.is_some();
+        if own || self.nvrtc.version() < (12, 8) {
+            return Ok(Vec::new());
+        }
+        std::fs::create_dir_all(dir).map_err(|e| CompileError::Io {
+            path: dir.display().to_string(),
+            detail: e.to_string(),
+        })?;
+        crate::nvrtc::reserve_pch_heap(&self.nvrtc);
+        Ok(vec![
+            "--pch".to_owned(),
+            format!("--pch-dir={}", dir.display()),
+            "--pch-messages=false".to_owned(),
+        ])
     }
 
     /// Calls NVRTC; when the source uses a math constant nvcc's implicit

@@ -30,6 +30,30 @@ impl Target {
     }
 }
 
+/// Makes NVRTC's precompiled-header heap large enough for CUDA's and
+/// CCCL's headers (CUB's need about 320 MB; NVRTC's default is smaller,
+/// and a PCH that does not fit is not made), once per process, before a
+/// PCH is made. The heap is address space, used as PCHs are made. A
+/// failure leaves NVRTC's own size: compiles then only take longer.
+pub(crate) fn reserve_pch_heap(lib: &Nvrtc) {
+    const HEAP: usize = 1 << 30;
+    // Per NVRTC file loaded (the tests load two majors).
+    static RESERVED: std::sync::Mutex<Vec<std::path::PathBuf>> = std::sync::Mutex::new(Vec::new());
+    let mut reserved = RESERVED.lock().unwrap_or_else(|p| p.into_inner());
+    if reserved.iter().any(|path| path == lib.path()) {
+        return;
+    }
+    reserved.push(lib.path().to_path_buf());
+    let mut size = 0usize;
+    // SAFETY: an out-pointer; then a size, before this process makes a
+    // PCH with this NVRTC (the lock is held until it is set).
+    unsafe {
+        if lib.nvrtcGetPCHHeapSize(&mut size) == Ok(nvrtcResult::NVRTC_SUCCESS) && size < HEAP {
+            let _ = lib.nvrtcSetPCHHeapSize(HEAP);
+        }
+    }
+}
+
 /// A program NVRTC holds; destroyed on drop.
 pub(crate) struct RawProgram<'a> {
     lib: &'a Nvrtc,

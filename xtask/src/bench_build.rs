@@ -1,7 +1,9 @@
-//! `cargo xtask bench-build`: `cuda-build` against nvcc on real kernel
-//! files (candle's, `bench/kernels/candle`), for three SM arches plus
-//! PTX, run alternately (ABBA) on this machine; then the warm rebuild,
-//! where every compile and link is a cache hit.
+//! `cargo xtask bench-build`: `cuda-build` against nvcc on a set of kernel
+//! files (`--set candle`: candle's, `bench/kernels/candle`; `--set cub`:
+//! header-heavy files of fp16, bf16 and CUB, `bench/kernels/cub`), for
+//! three SM arches plus PTX, run alternately (ABBA) on this machine; then
+//! the warm rebuild, where every compile and link is a cache hit.
+//! cuda-build uses NVRTC's precompiled headers unless `--no-pch`.
 //!
 //! Both sides use CUDA 13.0.88 (NVRTC and nvcc from the pinned wheels;
 //! nvJitLink 13.5 links) and every core: `cuda-build` its jobs, nvcc one
@@ -23,7 +25,10 @@ const NVCC_GENCODE: &[&str] = &[
     "-gencode=arch=compute_80,code=compute_80",
 ];
 
-pub fn bench_build(workspace: &Path, pairs: usize) -> Result<()> {
+pub fn bench_build(workspace: &Path, pairs: usize, set: &str, pch: bool) -> Result<()> {
+    if !matches!(set, "candle" | "cub") {
+        return Err(format!("--set {set}: expected candle or cub").into());
+    }
     redist::ensure(workspace, &[])?;
     let nvcc = redist::install(workspace, &redist::NVCC)?;
     let bench = crate::gpu::build_executable(
@@ -38,7 +43,7 @@ pub fn bench_build(workspace: &Path, pairs: usize) -> Result<()> {
         ],
         "build_bench",
     )?;
-    let kernels = workspace.join("bench/kernels/candle");
+    let kernels = workspace.join("bench/kernels").join(set);
     let mut files: Vec<PathBuf> = std::fs::read_dir(&kernels)?
         .flatten()
         .map(|e| e.path())
@@ -59,6 +64,7 @@ pub fn bench_build(workspace: &Path, pairs: usize) -> Result<()> {
                 root.join("nvjitlink13/nvidia/cu13/lib/libnvJitLink.so.13"),
             )
             .env("CUDA_LINK_SITE_PACKAGES", root.join("nvcc13"))
+            .env("CUDA_BUILD_BENCH_PCH", if pch { "1" } else { "0" })
             .arg(out)
             .arg(cache)
             .arg(ARCHS)
@@ -91,8 +97,9 @@ pub fn bench_build(workspace: &Path, pairs: usize) -> Result<()> {
     };
 
     eprintln!(
-        "xtask: {} candle files, {ARCHS} + compute_80, {pairs} ABBA pairs",
-        files.len()
+        "xtask: {} {set} files, {ARCHS} + compute_80, {pairs} ABBA pairs, PCH {}",
+        files.len(),
+        if pch { "on" } else { "off" }
     );
     let mut ratios = Vec::new();
     for pair in 0..pairs {

@@ -55,11 +55,17 @@ pub enum Command {
     },
     /// Whole-process CLI figures: one-shot link with and without python3, inspect vs cuobjdump
     BenchCold,
-    /// cuda-build against nvcc on candle's kernels (3 SM arches + PTX, ABBA), then the warm rebuild
+    /// cuda-build against nvcc on a kernel set (3 SM arches + PTX, ABBA), then the warm rebuild
     BenchBuild {
         /// How many pairs of cold builds
         #[arg(long, default_value_t = 3)]
         pairs: usize,
+        /// The kernels: `candle` (bench/kernels/candle) or `cub` (header-heavy: fp16, bf16, CUB)
+        #[arg(long, default_value = "candle")]
+        set: String,
+        /// Build without NVRTC's precompiled headers (on by default in cuda-build)
+        #[arg(long)]
+        no_pch: bool,
     },
     /// The CPU test suites under AddressSanitizer
     Sanitize,

@@ -134,3 +134,54 @@ fn own_warnings_stay_and_the_headers_turn_off() {
         );
     }
 }
+
+/// Precompiled headers: NVRTC makes one in the folder given (not a shared
+/// `/tmp` one), the outputs are the same bytes as without, and the cache
+/// key ignores them (a compile with PCH hits one stored without).
+#[test]
+fn precompiled_headers_change_speed_not_output() {
+    let source = |n: u32| {
+        format!(
+            "#include <cuda_fp16.h>\n#include <cub/block/block_reduce.cuh>\n\
+             __global__ void k{n}(const __half *x, float *out) {{\n\
+               using R = cub::BlockReduce<float, 128>;\n\
+               __shared__ typename R::TempStorage s;\n\
+               float t = R(s).Sum(__half2float(x[threadIdx.x]));\n\
+               if (threadIdx.x == 0) *out = t + {n};\n}}\n"
+        )
+    };
+    for (major, compiler) in compilers() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = std::sync::Arc::new(cuda_link::LinkCache::new(dir.path().join("cache")));
+        let plain = Program::new(source(0), "plain.cu");
+        let (_, fresh) = compilers().into_iter().find(|(m, _)| *m == major).unwrap();
+        let stored = fresh
+            .compile(&plain, Target::Ptx, &sm90())
+            .unwrap_or_else(|e| panic!("NVRTC {major}: {e:?}"));
+
+        let pch_dir = dir.path().join("pch");
+        let compiler = compiler
+            .with_cache(std::sync::Arc::clone(&cache))
+            .with_precompiled_headers(&pch_dir);
+        for n in 1..=2 {
+            let program = Program::new(source(n), format!("k{n}.cu"));
+            compiler
+                .compile(&program, Target::Ptx, &sm90())
+                .unwrap_or_else(|e| panic!("NVRTC {major}: {e:?}"));
+        }
+        let made = std::fs::read_dir(&pch_dir).map_or(0, |entries| entries.count());
+        assert!(made > 0, "NVRTC {major}: no PCH in {}", pch_dir.display());
+        let with_pch = compiler.compile(&plain, Target::Ptx, &sm90()).unwrap();
+        assert!(!with_pch.from_cache);
+        assert_eq!(
+            with_pch.code.as_bytes(),
+            stored.code.as_bytes(),
+            "NVRTC {major}"
+        );
+        assert_eq!(with_pch.warnings, [], "NVRTC {major}");
+        let (_, without) = compilers().into_iter().find(|(m, _)| *m == major).unwrap();
+        let without = without.with_cache(std::sync::Arc::clone(&cache));
+        let again = without.compile(&plain, Target::Ptx, &sm90()).unwrap();
+        assert!(again.from_cache, "NVRTC {major}: the key holds the PCH options");
+    }
+}
