@@ -55,11 +55,9 @@ fn try_main() -> Result<()> {
         Task::Bench { args } => bench::bench(&workspace, &args),
         Task::BenchGpu { run } => gpu::bench_gpu(&workspace, run),
         Task::BenchCold => cold::bench_cold(&workspace),
-        Task::BenchBuild {
-            pairs,
-            set,
-            no_pch,
-        } => bench_build::bench_build(&workspace, pairs.max(1), &set, !no_pch),
+        Task::BenchBuild { pairs, set, no_pch } => {
+            bench_build::bench_build(&workspace, pairs.max(1), &set, !no_pch)
+        }
         Task::Sanitize => sanitize(&workspace),
         Task::VendorTest => vendor::vendor_test(&workspace),
         Task::FuzzLink {

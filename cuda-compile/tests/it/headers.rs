@@ -182,6 +182,9 @@ fn precompiled_headers_change_speed_not_output() {
         let (_, without) = compilers().into_iter().find(|(m, _)| *m == major).unwrap();
         let without = without.with_cache(std::sync::Arc::clone(&cache));
         let again = without.compile(&plain, Target::Ptx, &sm90()).unwrap();
-        assert!(again.from_cache, "NVRTC {major}: the key holds the PCH options");
+        assert!(
+            again.from_cache,
+            "NVRTC {major}: the key holds the PCH options"
+        );
     }
 }
