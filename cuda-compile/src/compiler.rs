@@ -144,19 +144,12 @@ impl Compiler {
         program: &Program,
         options: &ProgramOptions,
     ) -> Result<Vec<PathBuf>, CompileError> {
-        let memory = memory_headers(program, options);
-        let system = self.system_dirs(options)?;
-        let search = search_path(program, options, &memory, system);
-        let mut scratch = CacheKey::builder("dependencies");
-        let followed = search.closure(&program.source, &options.pre_include, &mut scratch);
-        let reached = search.reached.into_inner();
+        let Scan {
+            followed,
+            reached,
+            folders,
+        } = self.scan(program, options)?;
         let mut found = vec![PathBuf::from(&program.name)];
-        let folders: Vec<PathBuf> = search
-            .user
-            .iter()
-            .cloned()
-            .chain(search.source_dir.clone())
-            .collect();
         let cache_dir = self.cache.as_deref().map(LinkCache::dir);
         match followed {
             // The folders themselves when cargo can scan them on every
@@ -173,9 +166,27 @@ impl Compiler {
         }
         found.extend(reached.files);
         found.retain(|path| !path.as_os_str().is_empty());
-        let mut seen = std::collections::HashSet::new();
-        found.retain(|path| seen.insert(path.clone()));
-        Ok(found)
+        Ok(deduplicated(found))
+    }
+
+    /// The scan of `program`'s includes under `options`, without a key.
+    fn scan(&self, program: &Program, options: &ProgramOptions) -> Result<Scan, CompileError> {
+        let memory = memory_headers(program, options);
+        let system = self.system_dirs(options)?;
+        let search = search_path(program, options, &memory, system);
+        let mut scratch = CacheKey::builder("dependencies");
+        let followed = search.closure(&program.source, &options.pre_include, &mut scratch);
+        let folders = search
+            .user
+            .iter()
+            .cloned()
+            .chain(search.source_dir.clone())
+            .collect();
+        Ok(Scan {
+            followed,
+            reached: search.reached.into_inner(),
+            folders,
+        })
     }
 
     /// The program's own files a compile with `options` reads: the source
@@ -192,21 +203,16 @@ impl Compiler {
         program: &Program,
         options: &ProgramOptions,
     ) -> Result<Vec<PathBuf>, CompileError> {
-        let memory = memory_headers(program, options);
-        let system = self.system_dirs(options)?;
-        let search = search_path(program, options, &memory, system);
-        let mut scratch = CacheKey::builder("dependencies");
-        search
-            .closure(&program.source, &options.pre_include, &mut scratch)
-            .map_err(|why| CompileError::Io {
-                path: program.name.clone(),
-                detail: format!("its includes cannot be listed: {why}"),
-            })?;
+        let Scan {
+            followed, reached, ..
+        } = self.scan(program, options)?;
+        followed.map_err(|why| CompileError::Io {
+            path: program.name.clone(),
+            detail: format!("its includes cannot be listed: {why}"),
+        })?;
         let mut files = vec![PathBuf::from(&program.name)];
-        files.extend(search.reached.into_inner().files);
-        let mut seen = std::collections::HashSet::new();
-        files.retain(|path| seen.insert(path.clone()));
-        Ok(files)
+        files.extend(reached.files);
+        Ok(deduplicated(files))
     }
 
     /// The cache in use, if any.
@@ -492,6 +498,23 @@ impl Compiler {
             .ok()?;
         Some(key.finish())
     }
+}
+
+/// What a scan of a program's includes found, for its dependency lists.
+struct Scan {
+    /// Whether the scan could follow every include (else why not).
+    followed: Result<(), String>,
+    /// What it reached of the program's own files.
+    reached: headers::Reached,
+    /// The program's folders: the include path's, then the source's.
+    folders: Vec<PathBuf>,
+}
+
+/// `paths` in order, each once.
+fn deduplicated(mut paths: Vec<PathBuf>) -> Vec<PathBuf> {
+    let mut seen = std::collections::HashSet::new();
+    paths.retain(|path| seen.insert(path.clone()));
+    paths
 }
 
 /// The headers given in memory: the program's, then ours that it does not

@@ -45,8 +45,8 @@ pub(crate) fn reserve_pch_heap(lib: &Nvrtc) {
     }
     reserved.push(lib.path().to_path_buf());
     let mut size = 0usize;
-    // SAFETY: an out-pointer; then a size, before this process makes a
-    // PCH with this NVRTC (the lock is held until it is set).
+    // SAFETY: an out-pointer, then a plain size. NVRTC refuses a change
+    // once a PCH exists (an error, ignored: the default size stays).
     unsafe {
         if lib.nvrtcGetPCHHeapSize(&mut size) == Ok(nvrtcResult::NVRTC_SUCCESS) && size < HEAP {
             let _ = lib.nvrtcSetPCHHeapSize(HEAP);

@@ -103,10 +103,14 @@ pub fn run(args: LinkArgs) -> Result<(), Failure> {
 /// NVRTC to LTO-IR for each arch the link needs, in their order.
 struct Inputs {
     read: Vec<Input>,
-    compile: crate::compile::CompileFlags,
+    /// How the sources are compiled, but for the arch.
+    options: cuda_compile::ProgramOptions,
     compiler: Option<cuda_compile::Compiler>,
-    debug: bool,
-    lineinfo: bool,
+    /// The inputs of each arch asked for so far: a source is compiled
+    /// once per arch, however many slots or checks need it.
+    per_arch: Vec<(Arch, Vec<ObjectCode>)>,
+    /// NVRTC's warnings shown so far: each once, not once per arch.
+    warned: Vec<String>,
 }
 
 enum Input {
@@ -131,12 +135,18 @@ impl Inputs {
                 }
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let mut options = args
+            .compile
+            .apply(cuda_compile::ProgramOptions::default())
+            .relocatable_device_code(true);
+        options.debug = args.debug;
+        options.lineinfo = args.lineinfo;
         Ok(Inputs {
             read,
-            compile: args.compile.clone(),
+            options,
             compiler: None,
-            debug: args.debug,
-            lineinfo: args.lineinfo,
+            per_arch: Vec::new(),
+            warned: Vec::new(),
         })
     }
 
@@ -146,46 +156,58 @@ impl Inputs {
             .any(|input| matches!(input, Input::Source(_)))
     }
 
-    /// The inputs, the sources compiled for `arch`; NVRTC's warnings are
-    /// shown once.
+    /// The inputs, the sources compiled for `arch` (to LTO-IR).
     fn for_arch(&mut self, arch: Option<Arch>) -> Result<Vec<ObjectCode>, Failure> {
-        let mut warnings = Vec::new();
-        let mut out = Vec::with_capacity(self.read.len());
-        for input in &self.read {
-            match input {
-                Input::Code(code) => out.push(code.clone()),
-                Input::Source(program) => {
-                    let arch = arch.ok_or_else(|| {
-                        Failure::Usage(format!("{}: compiling needs -arch", program.name()))
-                    })?;
-                    if self.compiler.is_none() {
-                        self.compiler = Some(crate::compile::compiler(None)?);
-                    }
-                    let compiler = self.compiler.as_ref().expect("set above");
-                    let mut options = self
-                        .compile
-                        .apply(cuda_compile::ProgramOptions::default())
-                        .relocatable_device_code(true);
-                    options.debug = self.debug;
-                    options.lineinfo = self.lineinfo;
-                    let slot = crate::compile::Slot {
-                        target: cuda_compile::Target::Ltoir,
-                        arch,
-                    };
-                    out.push(crate::compile::compile_file(
-                        compiler,
-                        program,
-                        slot,
-                        &options,
-                        &mut warnings,
-                    )?);
-                }
+        let source = self.read.iter().find_map(|input| match input {
+            Input::Source(program) => Some(program.name()),
+            Input::Code(_) => None,
+        });
+        let arch = match (source, arch) {
+            (None, _) => {
+                let codes = self.read.iter().filter_map(|input| match input {
+                    Input::Code(code) => Some(code.clone()),
+                    Input::Source(_) => None,
+                });
+                return Ok(codes.collect());
             }
+            (Some(name), None) => {
+                return Err(Failure::Usage(format!("{name}: compiling needs -arch")));
+            }
+            (Some(_), Some(arch)) => arch,
+        };
+        if let Some((_, inputs)) = self.per_arch.iter().find(|(done, _)| *done == arch) {
+            return Ok(inputs.clone());
+        }
+        if self.compiler.is_none() {
+            self.compiler = Some(crate::compile::compiler(None)?);
+        }
+        let compiler = self.compiler.as_ref().expect("set above");
+        let slot = crate::compile::Slot {
+            target: cuda_compile::Target::Ltoir,
+            arch,
+        };
+        let mut warnings = Vec::new();
+        let mut inputs = Vec::with_capacity(self.read.len());
+        for input in &self.read {
+            inputs.push(match input {
+                Input::Code(code) => code.clone(),
+                Input::Source(program) => crate::compile::compile_file(
+                    compiler,
+                    program,
+                    slot,
+                    &self.options,
+                    &mut warnings,
+                )?,
+            });
         }
         for warning in warnings {
-            say::err(format!("warning: {warning}"));
+            if !self.warned.contains(&warning) {
+                say::err(format!("warning: {warning}"));
+                self.warned.push(warning);
+            }
         }
-        Ok(out)
+        self.per_arch.push((arch, inputs.clone()));
+        Ok(inputs)
     }
 
     /// Every target's inputs.
