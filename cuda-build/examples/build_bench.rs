@@ -23,10 +23,11 @@ fn main() -> Result<(), cuda_build::BuildError> {
         .precompiled_headers(std::env::var("CUDA_BUILD_BENCH_PCH").as_deref() != Ok("0"))
         .compile("kernels")?;
     println!(
-        "{:.1} {} {}",
+        "{:.1} {} {} {}",
         start.elapsed().as_secs_f64() * 1e3,
         built.compiled,
-        built.cached
+        built.cached,
+        built.processes
     );
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! [`Build`]: `.cu` files to one multi-arch fatbin (or one per file) and
 //! a Rust module naming its kernels, from a build script.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -11,7 +12,7 @@ use cuda_link::{
     ObjectCode, OutputKind, PtxIsa,
 };
 
-use crate::{BuildError, jobs, names, nvcc, stamp};
+use crate::{BuildError, jobs, names, nvcc, processes, stamp};
 
 /// The variables a build reads besides the library search's
 /// ([`cuda_dylib::SEARCH_VARIABLES`]) and the cache folder's
@@ -100,6 +101,10 @@ pub struct Built {
     pub compiled: usize,
     /// (file, arch) compiles served by the cache.
     pub cached: usize,
+    /// The processes that compiled: more than one where the compiles were
+    /// spread over child processes (NVRTC compiles one file at a time per
+    /// process), else 1; 0 when nothing was compiled.
+    pub processes: usize,
     /// The files and folders named in `cargo:rerun-if-changed`.
     pub dependencies: Vec<PathBuf>,
     /// Whether nothing the last build read or wrote had changed, so its
@@ -440,6 +445,7 @@ impl Build {
             ptx: None,
             compiled: 0,
             cached: 0,
+            processes: 0,
             dependencies: Vec::new(),
             unchanged: false,
         })
@@ -556,10 +562,14 @@ impl<'a> Session<'a> {
                     .map(move |&arch| (file.as_path(), arch))
             })
             .collect();
-        let compiled: Vec<Compiled> =
-            jobs::run_all(&pairs, |&(file, arch)| self.compile(file, arch))
-                .into_iter()
-                .collect::<Result<_, _>>()?;
+        let (processes, fresh) = self.compile_in_processes(&compile_archs);
+        let compiled: Vec<Compiled> = jobs::run_all(&pairs, |&(file, arch)| {
+            let mut compiled = self.compile(file, arch)?;
+            compiled.from_cache &= !fresh.contains(&(file, arch));
+            Ok(compiled)
+        })
+        .into_iter()
+        .collect::<Result<_, BuildError>>()?;
         let for_pair = |file: &Path, arch: Arch| {
             let index = pairs
                 .iter()
@@ -641,9 +651,59 @@ impl<'a> Session<'a> {
             ptx: self.ptx,
             compiled: compiled.len() - cached,
             cached,
+            processes,
             dependencies,
             unchanged: false,
         })
+    }
+
+    /// Compiles every (file, arch) into the compile cache in child
+    /// processes as well as this one, when that can be done (see
+    /// `processes`), arch by arch so that each process reuses its
+    /// precompiled headers. Returns how many processes compiled, and the
+    /// pairs they compiled rather than found cached.
+    fn compile_in_processes<'p>(&'p self, archs: &[Arch]) -> (usize, HashSet<(&'p Path, Arch)>) {
+        let Some(compiler) = &self.compiler else {
+            return (1, HashSet::new());
+        };
+        if !self.cache.is_writable() {
+            return (1, HashSet::new());
+        }
+        let by_arch: Vec<(&Path, Arch)> = archs
+            .iter()
+            .flat_map(|&arch| {
+                self.build
+                    .files
+                    .iter()
+                    .map(move |file| (file.as_path(), arch))
+            })
+            .collect();
+        let into_cache = |&(file, arch): &(&Path, Arch)| {
+            Program::from_path(file)
+                .ok()
+                .and_then(|program| {
+                    compiler
+                        .compile(&program, Target::Ltoir, &self.options(arch))
+                        .ok()
+                })
+                .is_some_and(|compiled| !compiled.from_cache)
+        };
+        let remove_pch = || {
+            if let Some(dir) = compiler.precompiled_headers_dir() {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+        };
+        match processes::spread(&by_arch, into_cache, remove_pch) {
+            Some(spread) => (
+                spread.processes,
+                spread
+                    .marked
+                    .into_iter()
+                    .map(|index| by_arch[index])
+                    .collect(),
+            ),
+            None => (1, HashSet::new()),
+        }
     }
 
     /// The program options of one compile.

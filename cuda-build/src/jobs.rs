@@ -1,8 +1,8 @@
-//! Work spread over threads as cargo allows: a thread per jobserver token
-//! free when the work starts (the build script's own token runs the
-//! first; a token freed later is not picked up, so nothing ever waits for
-//! one), or `NUM_JOBS` / the cores without cargo's jobserver or where it
-//! cannot be polled.
+//! Work spread as cargo allows: a helper (thread or child process) per
+//! jobserver token free when the work starts (the build script's own token
+//! runs the first; a token freed later is not picked up, so nothing ever
+//! waits for one), or `NUM_JOBS` / the cores without cargo's jobserver or
+//! where it cannot be polled.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -20,20 +20,45 @@ pub(crate) fn run_all<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> R + Sy
             *results[index].lock().unwrap_or_else(|p| p.into_inner()) = Some(result);
         }
     };
-    let helpers = items.len().saturating_sub(1);
+    let lent = Lent::take(items.len().saturating_sub(1));
     std::thread::scope(|scope| {
+        for _ in 0..lent.helpers {
+            scope.spawn(worker);
+        }
+        worker();
+    });
+    drop(lent);
+    results
+        .into_iter()
+        .map(|slot| {
+            slot.into_inner()
+                .unwrap_or_else(|p| p.into_inner())
+                .expect("every item was run")
+        })
+        .collect()
+}
+
+/// Helpers this process may run besides itself (threads or child
+/// processes), with the jobserver tokens that pay for them: held until
+/// dropped, once the helpers are done.
+pub(crate) struct Lent {
+    pub(crate) helpers: usize,
+    _tokens: Vec<jobserver::Acquired>,
+}
+
+impl Lent {
+    /// Up to `wanted` helpers: a token each that is free now (none waited
+    /// for), or `NUM_JOBS` / the cores less this process without cargo's
+    /// jobserver or where it cannot be polled.
+    pub(crate) fn take(wanted: usize) -> Lent {
+        let mut tokens = Vec::new();
         let mut polled = false;
         if let Some(client) = jobserver() {
-            // Tokens free now: a helper thread each, holding its token
-            // until the queue is empty. None blocks waiting for one.
-            for _ in 0..helpers {
+            while tokens.len() < wanted {
                 match client.try_acquire() {
                     Ok(Some(token)) => {
                         polled = true;
-                        scope.spawn(move || {
-                            worker();
-                            drop(token);
-                        });
+                        tokens.push(token);
                     }
                     Ok(None) => {
                         polled = true;
@@ -44,21 +69,15 @@ pub(crate) fn run_all<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> R + Sy
                 }
             }
         }
-        if !polled {
-            for _ in 0..helpers.min(local_parallelism().saturating_sub(1)) {
-                scope.spawn(worker);
-            }
+        let helpers = match polled {
+            true => tokens.len(),
+            false => wanted.min(local_parallelism().saturating_sub(1)),
+        };
+        Lent {
+            helpers,
+            _tokens: tokens,
         }
-        worker();
-    });
-    results
-        .into_iter()
-        .map(|slot| {
-            slot.into_inner()
-                .unwrap_or_else(|p| p.into_inner())
-                .expect("every item was run")
-        })
-        .collect()
+    }
 }
 
 /// Connects to cargo's jobserver, if this process has one; called first

@@ -11,6 +11,8 @@ mod names;
 #[cfg(feature = "build")]
 mod nvcc;
 #[cfg(feature = "build")]
+mod processes;
+#[cfg(feature = "build")]
 mod stamp;
 
 #[cfg(feature = "build")]

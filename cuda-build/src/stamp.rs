@@ -161,6 +161,7 @@ pub(crate) fn check(path: &Path, context: &str) -> Option<Built> {
         ptx: None,
         compiled: 0,
         cached: 0,
+        processes: 0,
         dependencies: Vec::new(),
         unchanged: true,
     };

@@ -101,12 +101,24 @@ impl Compiler {
     /// the same CUDA headers (fp16, CUB) pays for them about once per arch.
     /// NVRTC writes its files in `dir`, which should be this user's alone
     /// (a build's `OUT_DIR`); without one it would use a shared `/tmp`
-    /// folder. The output is the same as without, so the compile cache
-    /// keys and serves such compiles as any other. Older NVRTCs compile
-    /// as before. A compile that sets its own PCH options keeps them.
+    /// folder. Each process gets a folder of its own in `dir`, named by its
+    /// id ([`precompiled_headers_dir`](Self::precompiled_headers_dir)),
+    /// since a PCH is of use only to the process that made it. The output
+    /// is the same as without, so the compile cache keys and serves such
+    /// compiles as any other. Older NVRTCs compile as before. A compile
+    /// that sets its own PCH options keeps them.
     pub fn with_precompiled_headers(mut self, dir: impl Into<PathBuf>) -> Self {
         self.pch_dir = Some(dir.into());
         self
+    }
+
+    /// This process's folder of precompiled headers, when they are on.
+    /// NVRTC removes its files there when the process exits normally; a
+    /// process that ends otherwise (a forked child's `_exit`) removes the
+    /// folder itself.
+    pub fn precompiled_headers_dir(&self) -> Option<PathBuf> {
+        let dir = self.pch_dir.as_ref()?;
+        Some(dir.join(std::process::id().to_string()))
     }
 
     /// Serves repeated compiles from `cache`; NVRTC 13.3+'s bundled
@@ -290,7 +302,7 @@ impl Compiler {
     ///
     /// [`with_precompiled_headers`]: Self::with_precompiled_headers
     fn pch_args(&self, options: &ProgramOptions) -> Result<Vec<String>, CompileError> {
-        let Some(dir) = &self.pch_dir else {
+        let Some(dir) = self.precompiled_headers_dir() else {
             return Ok(Vec::new());
         };
         let own = options.pch
@@ -300,7 +312,7 @@ impl Compiler {
         if own || self.nvrtc.version() < (12, 8) {
             return Ok(Vec::new());
         }
-        std::fs::create_dir_all(dir).map_err(|e| CompileError::Io {
+        std::fs::create_dir_all(&dir).map_err(|e| CompileError::Io {
             path: dir.display().to_string(),
             detail: e.to_string(),
         })?;

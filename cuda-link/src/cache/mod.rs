@@ -372,6 +372,13 @@ impl LinkCache {
         })
     }
 
+    /// Whether stores can succeed: the directory exists or was just made,
+    /// and is trusted (this user's, writable by no one else). Opened and
+    /// checked now if not yet; a refusal is counted as a lookup's is.
+    pub fn is_writable(&self) -> bool {
+        self.usable(true).is_some()
+    }
+
     /// The file an entry lives in.
     pub fn entry_path(&self, key: &CacheKey) -> PathBuf {
         self.dir.join(entry_name(key))

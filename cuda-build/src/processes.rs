@@ -1,0 +1,198 @@
+//! Compiles spread over child processes. NVRTC runs one compile at a time
+//! per process, whatever the threads (measured with NVRTC 13.0 and 13.5:
+//! two threads take as long as one, two processes half), and its
+//! precompiled headers live at one fixed address per process. So a build
+//! forks a child per lent job; each compiles its share into the compile
+//! cache, and the build then compiles every file as before, from the
+//! cache. What the build uses is always what its own `Compiler` returns:
+//! a child that fails or stores nothing costs time, never a wrong output.
+//!
+//! Forking is sound only where the process has one thread (no lock held
+//! by a thread the child would lack), so it is done only then: a build
+//! script's `main` is, a test harness is not.
+
+/// What [`spread`] did.
+pub(crate) struct Spread {
+    /// This process plus the children that ran.
+    pub(crate) processes: usize,
+    /// The items for which `work` returned `true`, in any order.
+    pub(crate) marked: Vec<usize>,
+}
+
+/// Runs `work` on every item, the items split in order into one share per
+/// process: the first here, each other in a child forked for it, when this
+/// process has one thread and cargo lends jobs; each child runs
+/// `child_exit` before it exits. `None` when nothing was spread (and
+/// nothing run).
+#[cfg(target_os = "linux")]
+pub(crate) fn spread<T>(
+    items: &[T],
+    work: impl Fn(&T) -> bool,
+    child_exit: impl Fn(),
+) -> Option<Spread> {
+    if !single_threaded() {
+        return None;
+    }
+    let lent = crate::jobs::Lent::take(items.len().saturating_sub(1));
+    if lent.helpers == 0 {
+        return None;
+    }
+    let per_process = items.len().div_ceil(lent.helpers + 1);
+    let mut shares = items.chunks(per_process);
+    let own = shares.next()?;
+    let mut children = Vec::new();
+    for (n, share) in shares.enumerate() {
+        let first = (n + 1) * per_process;
+        let run = || {
+            let marked = marks(share, &work).map(|index| index + first).collect();
+            child_exit();
+            marked
+        };
+        match child::Child::fork(run) {
+            Some(child) => children.push(child),
+            // No process or pipe to be had: this process does the rest.
+            None => break,
+        }
+    }
+    let done = children.len() + 1;
+    let mut marked: Vec<usize> = marks(own, &work).collect();
+    // Shares no child took, after this process's own.
+    for (n, share) in items.chunks(per_process).enumerate().skip(done) {
+        let first = n * per_process;
+        marked.extend(marks(share, &work).map(|index| index + first));
+    }
+    for child in children {
+        marked.extend(child.wait());
+    }
+    drop(lent);
+    Some(Spread {
+        processes: done,
+        marked,
+    })
+}
+
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn spread<T>(
+    _items: &[T],
+    _work: impl Fn(&T) -> bool,
+    _child_exit: impl Fn(),
+) -> Option<Spread> {
+    None
+}
+
+/// The indices, within `share`, of the items `work` marks.
+fn marks<'a, T>(share: &'a [T], work: &'a impl Fn(&T) -> bool) -> impl Iterator<Item = usize> + 'a {
+    share
+        .iter()
+        .enumerate()
+        .filter(|(_, item)| work(item))
+        .map(|(n, _)| n)
+}
+
+/// Whether this process has exactly one thread, as Linux counts them.
+#[cfg(target_os = "linux")]
+fn single_threaded() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .is_ok_and(|status| status.lines().any(|line| line == "Threads:\t1"))
+}
+
+#[cfg(target_os = "linux")]
+mod child {
+    use std::io::{Read, Write};
+    use std::os::fd::AsRawFd;
+
+    /// A forked child, and the pipe its report comes back on.
+    pub(super) struct Child {
+        pid: libc::pid_t,
+        report: std::io::PipeReader,
+    }
+
+    impl Child {
+        /// Forks a child that runs `run`, sends back what it returns and
+        /// exits; `None` when no pipe or process could be made. Call only
+        /// where this process has one thread.
+        pub(super) fn fork(run: impl FnOnce() -> Vec<usize>) -> Option<Child> {
+            let (report, mut writer) = std::io::pipe().ok()?;
+            let parent = std::process::id();
+            // SAFETY: fork(2) takes no pointers. The caller checked that
+            // this process has one thread, so no lock (the allocator's,
+            // stdout's, NVRTC's) is held by a thread the child lacks, and
+            // the child may do anything the parent could. The child never
+            // returns from this block: it ends in `_exit`, so none of the
+            // parent's later work, destructors or exit handlers run twice.
+            let pid = unsafe { libc::fork() };
+            match pid {
+                -1 => None,
+                0 => {
+                    drop(report);
+                    // SAFETY: prctl(2) with integer arguments only: the
+                    // child gets SIGKILL when the build script ends first
+                    // (cargo stopped it), rather than compile on unwatched.
+                    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
+                    if std::os::unix::process::parent_id() != parent {
+                        // SAFETY: as below.
+                        unsafe { libc::_exit(1) }
+                    }
+                    silence();
+                    let marked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run))
+                        .unwrap_or_default();
+                    let bytes: Vec<u8> = marked
+                        .iter()
+                        .flat_map(|&index| (index as u64).to_le_bytes())
+                        .collect();
+                    let status = match writer.write_all(&bytes) {
+                        Ok(()) => 0,
+                        Err(_) => 1,
+                    };
+                    // SAFETY: `_exit` ends the process at once, taking
+                    // nothing but the status.
+                    unsafe { libc::_exit(status) }
+                }
+                pid => Some(Child { pid, report }),
+            }
+        }
+
+        /// Waits for the child; what it marked, or nothing when it did not
+        /// exit cleanly (its report may then be cut short).
+        pub(super) fn wait(mut self) -> Vec<usize> {
+            let mut bytes = Vec::new();
+            let read = self.report.read_to_end(&mut bytes);
+            let mut status = 0;
+            let waited = loop {
+                // SAFETY: `status` is a live, writable `c_int`; `pid` is a
+                // child of this process not yet waited for.
+                let waited = unsafe { libc::waitpid(self.pid, &mut status, 0) };
+                if waited != -1
+                    || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
+                {
+                    break waited;
+                }
+            };
+            let clean =
+                waited == self.pid && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
+            if read.is_err() || !clean {
+                return Vec::new();
+            }
+            bytes
+                .chunks_exact(8)
+                .filter_map(|chunk| chunk.try_into().ok())
+                .map(|chunk| u64::from_le_bytes(chunk) as usize)
+                .collect()
+        }
+    }
+
+    /// Points the child's stdout and stderr at `/dev/null`: whatever it
+    /// runs, cargo reads no directive or message twice.
+    fn silence() {
+        let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null") else {
+            return;
+        };
+        for fd in [libc::STDOUT_FILENO, libc::STDERR_FILENO] {
+            // SAFETY: dup2(2) takes two descriptor numbers, `null` open
+            // for the call's length; replacing 1 and 2 closes what they
+            // were, which nothing in the child writes to through a handle
+            // of its own.
+            unsafe { libc::dup2(null.as_raw_fd(), fd) };
+        }
+    }
+}
