@@ -13,6 +13,8 @@ mod corpus;
 mod doc_refs;
 mod gpu;
 mod library_corpus;
+#[cfg(test)]
+mod map;
 mod msrv;
 mod redist;
 mod vendor;
