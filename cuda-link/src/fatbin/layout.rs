@@ -89,7 +89,7 @@ impl EntryHeader {
         }
     }
 }
-// The layouts as measured (shared/docs/formats.md §1): no padding.
+// The layouts as measured (docs/fatbin-format.md): no padding.
 const _: () = assert!(HEADER_SIZE == 16 && ENTRY_FIXED_SIZE == 64);
 
 /// Reads a `T` at `offset` of `data`, or names what is missing.

@@ -1,7 +1,7 @@
 //! The fatbin container: a 16-byte header, then entries of PTX, cubin or
 //! LTO-IR, each possibly LZ4- or zstd-compressed.
 //!
-//! Layout and flags are those of `shared/docs/formats.md` §1, measured on
+//! Layout and flags are those of `docs/fatbin-format.md`, measured on
 //! real NVIDIA output. Parsing is zero-copy and bounds-checked: hostile bytes
 //! give an error, never a panic.
 
