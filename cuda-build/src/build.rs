@@ -12,12 +12,7 @@ use cuda_link::{
     ObjectCode, OutputKind, PtxIsa,
 };
 
-use crate::{BuildError, jobs, names, nvcc, processes, stamp};
-
-/// The variables a build reads besides the library search's
-/// ([`cuda_dylib::SEARCH_VARIABLES`]) and the cache folder's
-/// ([`LinkCache::DIR_VARIABLES`]).
-const BUILD_VARIABLES: &[&str] = &["CUDA_COMPUTE_CAP", "DOCS_RS", "NVCC"];
+use crate::{BuildError, env, jobs, names, nvcc, processes, stamp};
 
 /// Compiles `.cu` files in a build script, as `cc::Build` compiles C:
 /// every file for every arch with NVRTC (to LTO-IR, in parallel under
@@ -333,17 +328,17 @@ impl Build {
         }
         let out_dir = match &self.out_dir {
             Some(dir) => dir.clone(),
-            None => PathBuf::from(std::env::var_os("OUT_DIR").ok_or(BuildError::NoOutDir)?),
+            None => PathBuf::from(env::var_os("OUT_DIR").ok_or(BuildError::NoOutDir)?),
         }
         .join("cuda-build");
         std::fs::create_dir_all(&out_dir).map_err(|e| output_error(&out_dir, e))?;
-        let variables = variables();
+        let variables = env::watched();
         if self.cargo_metadata {
             for var in &variables {
                 println!("cargo:rerun-if-env-changed={var}");
             }
         }
-        if std::env::var_os("DOCS_RS").is_some() {
+        if env::var_os("DOCS_RS").is_some() {
             return self.write_empty(name, &out_dir);
         }
         let stamp_path = out_dir.join(format!("{name}.stamp"));
@@ -379,7 +374,7 @@ impl Build {
     /// file the search may load and NVIDIA's header folders. `None` when
     /// the search would end at the system loader, whose choice cannot be
     /// seen without loading.
-    fn stamp_context(&self, name: &str, variables: &[&str]) -> Option<String> {
+    fn stamp_context(&self, name: &str, variables: &[&'static str]) -> Option<String> {
         let env = cuda_dylib::SearchEnv::from_process();
         let mut libraries = vec![std::env::current_exe().ok()?];
         for spec in [&nvrtc_sys::SPEC, &nvjitlink_sys::SPEC] {
@@ -450,23 +445,6 @@ impl Build {
             unchanged: false,
         })
     }
-}
-
-/// Every variable a build reads, once each.
-fn variables() -> Vec<&'static str> {
-    let overrides = [
-        nvrtc_sys::SPEC.override_var,
-        nvjitlink_sys::SPEC.override_var,
-    ];
-    let mut seen = std::collections::HashSet::new();
-    BUILD_VARIABLES
-        .iter()
-        .chain(&overrides)
-        .chain(cuda_dylib::SEARCH_VARIABLES)
-        .chain(LinkCache::DIR_VARIABLES)
-        .copied()
-        .filter(|var| seen.insert(*var))
-        .collect()
 }
 
 /// One call of [`Build::compile`]: what it resolved before compiling.
@@ -934,9 +912,7 @@ fn resolve_archs(build: &Build, compiler: Option<&Compiler>) -> Result<Vec<Arch>
         ),
         None => None,
     };
-    let from_env = std::env::var("CUDA_COMPUTE_CAP")
-        .ok()
-        .filter(|v| !v.trim().is_empty());
+    let from_env = env::var("CUDA_COMPUTE_CAP");
     let mut archs: Vec<Arch> = match (&build.archs, from_env) {
         (Some(archs), _) => archs
             .iter()

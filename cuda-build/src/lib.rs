@@ -3,6 +3,8 @@
 #[cfg(feature = "build")]
 mod build;
 #[cfg(feature = "build")]
+mod env;
+#[cfg(feature = "build")]
 mod error;
 #[cfg(feature = "build")]
 mod jobs;

@@ -11,14 +11,14 @@ use crate::BuildError;
 /// nvcc: `NVCC`, else `CUDA_HOME` / `CUDA_PATH`'s `bin/nvcc`, else the
 /// first `nvcc` on `PATH`.
 pub(crate) fn find() -> Option<PathBuf> {
-    if let Some(nvcc) = std::env::var_os("NVCC").filter(|v| !v.is_empty()) {
+    if let Some(nvcc) = crate::env::var_os("NVCC").filter(|v| !v.is_empty()) {
         return Some(PathBuf::from(nvcc));
     }
     let homes = ["CUDA_HOME", "CUDA_PATH"]
         .into_iter()
-        .filter_map(std::env::var_os)
+        .filter_map(crate::env::var_os)
         .map(|home| PathBuf::from(home).join("bin"));
-    let path = std::env::var_os("PATH");
+    let path = crate::env::var_os("PATH");
     let on_path = path.iter().flat_map(std::env::split_paths);
     homes
         .chain(on_path)

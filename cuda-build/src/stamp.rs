@@ -66,7 +66,7 @@ fn identity(paths: &[PathBuf]) -> String {
 /// folder.
 pub(crate) fn context(
     settings: &str,
-    variables: &[&str],
+    variables: &[&'static str],
     files: &[PathBuf],
     folders: &[PathBuf],
 ) -> String {
@@ -75,7 +75,7 @@ pub(crate) fn context(
         out.push_str(&format!("cwd {}\n", cwd.display()));
     }
     for var in variables {
-        let value = std::env::var_os(var).unwrap_or_default();
+        let value = crate::env::var_os(var).unwrap_or_default();
         out.push_str(&format!("env {var}={}\n", value.to_string_lossy()));
     }
     out.push_str(&identity(files));

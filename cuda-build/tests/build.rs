@@ -1,6 +1,9 @@
 //! `Build` on real files with the pinned NVRTC and nvJitLink: what it
 //! writes, what it recompiles after an edit, and how it fails.
 
+// Tests read their own switches; the ban is for the library's reads.
+#![allow(clippy::disallowed_methods)]
+
 use std::path::Path;
 
 use cuda_build::{Build, BuildError};

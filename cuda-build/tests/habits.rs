@@ -2,6 +2,9 @@
 //! nvJitLink: nvcc's habits (`-U`, raw options, implicit math constants,
 //! the standard headers), and warnings as cc prints them.
 
+// Tests read their own switches; the ban is for the library's reads.
+#![allow(clippy::disallowed_methods)]
+
 use std::path::Path;
 use std::process::Command;
 
