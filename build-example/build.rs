@@ -3,14 +3,15 @@
 //! nvidia-smi.
 
 fn main() -> Result<(), cuda_build::BuildError> {
-    let mut build = cuda_build::Build::new()
+    let mut build = cuda_build::Build::new();
+    build
         .files(["kernels/saxpy.cu", "kernels/reduce.cu"])
         .include("kernels/include")
         .define("BLOCK", "256");
     // `CUDA_COMPUTE_CAP=80` builds for archs older than an H100 or H200,
     // whose driver then JIT-compiles the PTX: the GPU bundle runs both.
     if std::env::var_os("CUDA_COMPUTE_CAP").is_none() {
-        build = build.archs(["sm_80", "sm_90"]);
+        build.archs(["sm_80", "sm_90"]);
     }
     build.compile("kernels")?;
     Ok(())

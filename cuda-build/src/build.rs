@@ -140,7 +140,7 @@ impl Build {
     }
 
     /// Adds a `.cu` file (once: a file given again is ignored).
-    pub fn file(mut self, file: impl AsRef<Path>) -> Self {
+    pub fn file(&mut self, file: impl AsRef<Path>) -> &mut Self {
         let file = file.as_ref().to_path_buf();
         if !self.files.contains(&file) {
             self.files.push(file);
@@ -149,18 +149,21 @@ impl Build {
     }
 
     /// Adds `.cu` files.
-    pub fn files<P: AsRef<Path>>(self, files: impl IntoIterator<Item = P>) -> Self {
-        files.into_iter().fold(self, Build::file)
+    pub fn files<P: AsRef<Path>>(&mut self, files: impl IntoIterator<Item = P>) -> &mut Self {
+        for file in files {
+            self.file(file);
+        }
+        self
     }
 
     /// Adds an include folder (`-I`).
-    pub fn include(mut self, dir: impl AsRef<Path>) -> Self {
+    pub fn include(&mut self, dir: impl AsRef<Path>) -> &mut Self {
         self.includes.push(dir.as_ref().to_path_buf());
         self
     }
 
     /// Defines a macro: `-D name=value`, or `-D name` for `None`.
-    pub fn define<'v>(mut self, name: &str, value: impl Into<Option<&'v str>>) -> Self {
+    pub fn define<'v>(&mut self, name: &str, value: impl Into<Option<&'v str>>) -> &mut Self {
         self.defines.push(match value.into() {
             Some(value) => format!("{name}={value}"),
             None => name.to_owned(),
@@ -170,7 +173,7 @@ impl Build {
 
     /// Undefines a macro (`-U name`), after every definition: nvcc's
     /// `-U__CUDA_NO_HALF_OPERATORS__` family.
-    pub fn undefine(mut self, name: &str) -> Self {
+    pub fn undefine(&mut self, name: &str) -> &mut Self {
         self.undefines.push(name.to_owned());
         self
     }
@@ -179,7 +182,7 @@ impl Build {
     /// has no setter here or in [`ProgramOptions`], as `cc::Build::flag`.
     /// One the loaded NVRTC does not know fails the build, naming it. The
     /// nvcc fallback does not get it: its options are nvcc's.
-    pub fn flag(mut self, flag: &str) -> Self {
+    pub fn flag(&mut self, flag: &str) -> &mut Self {
         self.flags.push(flag.to_owned());
         self
     }
@@ -188,7 +191,7 @@ impl Build {
     /// `CUDA_COMPUTE_CAP` (one or several, comma-separated, as crates
     /// migrating from `bindgen_cuda` set it), else every arch the loaded
     /// NVRTC supports and the loaded nvJitLink links (13.x: sm_75 and up).
-    pub fn archs<S: AsRef<str>>(mut self, archs: impl IntoIterator<Item = S>) -> Self {
+    pub fn archs<S: AsRef<str>>(&mut self, archs: impl IntoIterator<Item = S>) -> &mut Self {
         self.archs = Some(archs.into_iter().map(|a| a.as_ref().to_owned()).collect());
         self
     }
@@ -196,7 +199,7 @@ impl Build {
     /// The PTX slot, JIT-compiled by GPUs newer than every cubin:
     /// `Some("compute_80")`, or `None` for none. By default, PTX for the
     /// lowest arch.
-    pub fn ptx(mut self, arch: Option<&str>) -> Self {
+    pub fn ptx(&mut self, arch: Option<&str>) -> &mut Self {
         self.ptx = match arch {
             Some(arch) => Ptx::For(arch.to_owned()),
             None => Ptx::None,
@@ -213,7 +216,7 @@ impl Build {
     /// the loaded nvJitLink's major release (13.x: 9.0, 12.x: 8.0), which
     /// every driver of that release takes; a kernel that needs a newer ISA
     /// keeps nvJitLink's, with a `cargo:warning`.
-    pub fn ptx_isa(mut self, isa: Option<&str>) -> Self {
+    pub fn ptx_isa(&mut self, isa: Option<&str>) -> &mut Self {
         self.ptx_isa = match isa {
             Some(isa) => PtxIsaChoice::Exactly(isa.to_owned()),
             None => PtxIsaChoice::AsLinked,
@@ -223,7 +226,7 @@ impl Build {
 
     /// NVRTC options for every compile (`std`, `use_fast_math`, ...); the
     /// arch, includes and defines of this builder are added to them.
-    pub fn options(mut self, options: ProgramOptions) -> Self {
+    pub fn options(&mut self, options: ProgramOptions) -> &mut Self {
         self.options = options;
         self
     }
@@ -231,13 +234,13 @@ impl Build {
     /// One fatbin per file, each its own module inside the build's,
     /// instead of one for all (whose files are linked together, so one
     /// may call another's `extern __device__` functions).
-    pub fn per_file(mut self, per_file: bool) -> Self {
+    pub fn per_file(&mut self, per_file: bool) -> &mut Self {
         self.per_file = per_file;
         self
     }
 
     /// Whether fatbin entries are compressed (LZ4, as nvcc's default).
-    pub fn compress(mut self, compress: bool) -> Self {
+    pub fn compress(&mut self, compress: bool) -> &mut Self {
         self.compress = compress;
         self
     }
@@ -245,27 +248,27 @@ impl Build {
     /// Compiles with nvcc, where it is installed (`NVCC`, `CUDA_HOME`,
     /// `PATH`), a file NVRTC fails on (host code), or every file when no
     /// NVRTC is found. Off by default: with it, a build may need nvcc.
-    pub fn nvcc_fallback(mut self, fallback: bool) -> Self {
+    pub fn nvcc_fallback(&mut self, fallback: bool) -> &mut Self {
         self.nvcc_fallback = fallback;
         self
     }
 
     /// Where to write; `OUT_DIR` by default.
-    pub fn out_dir(mut self, dir: impl AsRef<Path>) -> Self {
+    pub fn out_dir(&mut self, dir: impl AsRef<Path>) -> &mut Self {
         self.out_dir = Some(dir.as_ref().to_path_buf());
         self
     }
 
     /// The cache folder; the per-user default (`CUDA_LINK_CACHE_DIR`, else
     /// `~/.cache/cuda-link`) by default, shared across crates.
-    pub fn cache_dir(mut self, dir: impl AsRef<Path>) -> Self {
+    pub fn cache_dir(&mut self, dir: impl AsRef<Path>) -> &mut Self {
         self.cache = Some(dir.as_ref().to_path_buf());
         self
     }
 
     /// Whether to print `cargo:rerun-if-changed` and
     /// `cargo:rerun-if-env-changed` (on by default).
-    pub fn cargo_metadata(mut self, print: bool) -> Self {
+    pub fn cargo_metadata(&mut self, print: bool) -> &mut Self {
         self.cargo_metadata = print;
         self
     }
@@ -276,7 +279,7 @@ impl Build {
     /// those headers about once per arch. The outputs are the same bytes;
     /// NVRTC's files go in a folder of the build's output, emptied at
     /// each build.
-    pub fn precompiled_headers(mut self, on: bool) -> Self {
+    pub fn precompiled_headers(&mut self, on: bool) -> &mut Self {
         self.precompiled_headers = on;
         self
     }
@@ -284,7 +287,7 @@ impl Build {
     /// Whether the source's own NVRTC warnings are printed as
     /// `cargo:warning` (on by default), each once, not once per arch.
     /// Warnings located in NVIDIA's and CCCL's headers never are.
-    pub fn warnings(mut self, print: bool) -> Self {
+    pub fn warnings(&mut self, print: bool) -> &mut Self {
         self.warnings = print;
         self
     }

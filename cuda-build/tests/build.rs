@@ -50,6 +50,7 @@ fn project(dir: &Path) -> Build {
         .out_dir(dir.join("out"))
         .cache_dir(dir.join("cache"))
         .cargo_metadata(false)
+        .clone()
 }
 
 /// One fatbin with a cubin per arch and PTX for the lowest, holding both
@@ -177,7 +178,8 @@ fn host_code_build(dir: &Path) -> (std::path::PathBuf, Build) {
         .archs(["sm_90"])
         .out_dir(dir.join("out"))
         .cache_dir(dir.join("cache"))
-        .cargo_metadata(false);
+        .cargo_metadata(false)
+        .clone();
     (host, build)
 }
 
@@ -320,7 +322,7 @@ fn nvcc_child() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let (_, build) = host_code_build(dir.path());
+    let (_, mut build) = host_code_build(dir.path());
     let built = build.nvcc_fallback(true).compile("kernels").unwrap();
     assert_eq!(built.kernels, ["_Z1kPf"]);
 }
@@ -380,7 +382,7 @@ fn ptx_states_the_isa_every_driver_of_the_release_takes() {
     if !have_libraries() {
         return;
     }
-    let ptx_version = |build: Build, dir: &Path| {
+    let ptx_version = |mut build: Build, dir: &Path| {
         let built = build.out_dir(dir).compile("kernels").unwrap();
         let fatbin = ObjectCode::from_path(&built.fatbins[0]).unwrap();
         let info = fatbin.inspect().unwrap();
@@ -394,7 +396,10 @@ fn ptx_states_the_isa_every_driver_of_the_release_takes() {
         ptx_version(project(dir.path()), &dir.path().join("a")),
         first
     );
-    let native = ptx_version(project(dir.path()).ptx_isa(None), &dir.path().join("b"));
+    let native = ptx_version(
+        project(dir.path()).ptx_isa(None).clone(),
+        &dir.path().join("b"),
+    );
     assert_ne!(native, first, "nvJitLink {major} writes its own ISA");
     let too_low = project(dir.path())
         .ptx_isa(Some("6.0"))

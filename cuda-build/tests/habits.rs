@@ -21,13 +21,14 @@ fn build_of(dir: &Path, files: &[(&str, &str)]) -> Build {
     let mut build = Build::new();
     for (name, text) in files {
         std::fs::write(dir.join(name), text).unwrap();
-        build = build.file(dir.join(name));
+        build.file(dir.join(name));
     }
     build
         .archs(["sm_80", "sm_90"])
         .out_dir(dir.join("out"))
         .cache_dir(dir.join("cache"))
-        .cargo_metadata(false)
+        .cargo_metadata(false);
+    build
 }
 
 /// `undefine` comes after every `define`, as nvcc's `-U`; `flag` passes an
@@ -57,6 +58,7 @@ fn undefine_and_raw_flags_reach_nvrtc() {
             .out_dir(dir.join("out"))
             .cache_dir(dir.join("cache"))
             .cargo_metadata(false)
+            .clone()
     };
     let built = build(dir.path())
         .flag("-default-device")

@@ -55,6 +55,7 @@ fn build(dir: &Path, out: &str, files: &[(&str, &str)]) -> Build {
         .out_dir(dir.join(out))
         .cache_dir(dir.join("cache"))
         .cargo_metadata(false)
+        .clone()
 }
 
 /// Two processes, an arch each: every compile counted once as compiled,
