@@ -12,6 +12,7 @@ use cuda_link::{
     ObjectCode, OutputKind, PtxIsa,
 };
 
+use crate::built::Built;
 use crate::{BuildError, env, jobs, names, nvcc, processes, stamp};
 
 /// Compiles `.cu` files in a build script, as `cc::Build` compiles C:
@@ -76,35 +77,6 @@ enum PtxIsaChoice {
     AsLinked,
     /// This one (`"9.0"`), or an error.
     Exactly(String),
-}
-
-/// What a build wrote and how it went.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct Built {
-    /// The generated module, for [`include_kernels!`](crate::include_kernels).
-    pub module: PathBuf,
-    /// The fatbins: one, or one per file.
-    pub fatbins: Vec<PathBuf>,
-    /// The kernels' (mangled) names, of every fatbin.
-    pub kernels: Vec<String>,
-    /// The cubin archs.
-    pub archs: Vec<Arch>,
-    /// The PTX slot's arch, if any.
-    pub ptx: Option<Arch>,
-    /// (file, arch) compiles NVRTC ran.
-    pub compiled: usize,
-    /// (file, arch) compiles served by the cache.
-    pub cached: usize,
-    /// The processes that compiled: more than one where the compiles were
-    /// spread over child processes (NVRTC compiles one file at a time per
-    /// process), else 1; 0 when nothing was compiled.
-    pub processes: usize,
-    /// The files and folders named in `cargo:rerun-if-changed`.
-    pub dependencies: Vec<PathBuf>,
-    /// Whether nothing the last build read or wrote had changed, so its
-    /// outputs stand and no NVIDIA library was loaded.
-    pub unchanged: bool,
 }
 
 impl Default for Build {

@@ -3,6 +3,8 @@
 #[cfg(feature = "build")]
 mod build;
 #[cfg(feature = "build")]
+mod built;
+#[cfg(feature = "build")]
 mod env;
 #[cfg(feature = "build")]
 mod error;
@@ -18,7 +20,9 @@ mod processes;
 mod stamp;
 
 #[cfg(feature = "build")]
-pub use build::{Build, Built};
+pub use build::Build;
+#[cfg(feature = "build")]
+pub use built::Built;
 #[cfg(feature = "build")]
 pub use error::BuildError;
 

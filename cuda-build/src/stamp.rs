@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use cuda_link::Arch;
 
-use crate::Built;
+use crate::built::Built;
 
 const HEADER: &str = "cuda-build stamp 2";
 

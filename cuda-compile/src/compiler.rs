@@ -7,10 +7,11 @@ use std::sync::{Arc, OnceLock};
 use cuda_link::{Arch, CacheKey, LinkCache, ObjectCode, ObjectKind};
 use nvrtc_sys::Nvrtc;
 
+use crate::error::CompileError;
 use crate::headers::{self, SearchPath};
-use crate::nvrtc::{RawProgram, c_string};
-use crate::program::{log_warnings, newest_ptx_isa};
-use crate::{CompileError, Compiled, Program, ProgramOptions, Target, Warning};
+use crate::nvrtc::{RawProgram, Target, c_string};
+use crate::options::ProgramOptions;
+use crate::program::{Compiled, Program, Warning, log_warnings, newest_ptx_isa};
 
 /// The cache entries' format: a new layout of key or entry gets a new
 /// domain, so old entries are never read as new ones.
@@ -643,4 +644,18 @@ fn ptx_too_new(code: &ObjectCode) -> Option<Warning> {
         driver,
         driver_isa: format!("{}.{}", newest.0, newest.1),
     })
+}
+
+// Here rather than in `program`, so that `program` stays below the
+// compiler: the convenience is the compiler's.
+impl Program {
+    /// Compiles with the process-wide NVRTC, without a cache: see
+    /// [`Compiler::compile`].
+    pub fn compile(
+        &self,
+        target: Target,
+        options: &ProgramOptions,
+    ) -> Result<Compiled, CompileError> {
+        Compiler::new()?.compile(self, target, options)
+    }
 }

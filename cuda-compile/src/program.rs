@@ -5,7 +5,7 @@ use std::path::Path;
 
 use cuda_link::ObjectCode;
 
-use crate::{CompileError, Compiler, ProgramOptions, Target};
+use crate::error::CompileError;
 
 /// CUDA C++ source with a name (for NVRTC's messages, and the folder of
 /// quoted includes when it is a path), headers given in memory, and the
@@ -87,16 +87,6 @@ impl Program {
     /// The source text.
     pub fn source(&self) -> &str {
         &self.source
-    }
-
-    /// Compiles with the process-wide NVRTC, without a cache: see
-    /// [`Compiler::compile`].
-    pub fn compile(
-        &self,
-        target: Target,
-        options: &ProgramOptions,
-    ) -> Result<Compiled, CompileError> {
-        Compiler::new()?.compile(self, target, options)
     }
 }
 

@@ -8,6 +8,7 @@ mod error;
 mod inputs;
 #[cfg(unix)]
 mod isolated;
+mod link_target;
 mod multi;
 mod nvjitlink;
 mod options;
@@ -19,7 +20,7 @@ use std::sync::Arc;
 pub use device::DeviceContext;
 pub use driver::current_device_arch;
 pub use error::LinkError;
-pub use multi::LinkTarget;
+pub use link_target::LinkTarget;
 pub use nvjitlink_sys::NvJitLink;
 pub use options::{Backend, Isolation, LinkerOptions, OutputKind};
 

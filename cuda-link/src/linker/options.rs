@@ -2,9 +2,11 @@
 
 use cuda_driver_sys::sys::{CUjit_cacheMode, CUjit_option};
 
+use super::error::LinkError;
+use super::link_target::LinkTarget;
+use super::settings::{AsValue, Value};
 use super::settings::{DriverOption, NvJitLinkFlag, linker_options};
 use crate::Arch;
-use crate::linker::{LinkError, LinkTarget};
 
 /// Which library performs the link.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -300,6 +302,32 @@ impl LinkerOptions {
                 backend: Backend::Driver.name(),
             }),
             None => Ok(()),
+        }
+    }
+}
+
+impl AsValue for Vec<LinkTarget> {
+    fn as_value(&self) -> Value<'_> {
+        Value::Other {
+            set: !self.is_empty(),
+        }
+    }
+}
+
+impl AsValue for Backend {
+    fn as_value(&self) -> Value<'_> {
+        Value::Other {
+            set: *self != Backend::default(),
+        }
+    }
+}
+
+impl AsValue for Isolation {
+    /// Set when it asks for other than the default worker: the driver,
+    /// which cannot fork, runs the default in-process.
+    fn as_value(&self) -> Value<'_> {
+        Value::Other {
+            set: *self != Isolation::default() && *self != Isolation::InProcess,
         }
     }
 }

@@ -5,7 +5,6 @@
 
 use cuda_driver_sys::sys::CUjit_option;
 
-use super::{Backend, Isolation};
 use crate::Arch;
 
 /// How an option reaches nvJitLink.
@@ -124,32 +123,6 @@ impl AsValue for Option<String> {
     fn as_value(&self) -> Value<'_> {
         Value::Other {
             set: self.is_some(),
-        }
-    }
-}
-
-impl AsValue for Vec<super::LinkTarget> {
-    fn as_value(&self) -> Value<'_> {
-        Value::Other {
-            set: !self.is_empty(),
-        }
-    }
-}
-
-impl AsValue for Backend {
-    fn as_value(&self) -> Value<'_> {
-        Value::Other {
-            set: *self != Backend::default(),
-        }
-    }
-}
-
-impl AsValue for Isolation {
-    /// Set when it asks for other than the default worker: the driver,
-    /// which cannot fork, runs the default in-process.
-    fn as_value(&self) -> Value<'_> {
-        Value::Other {
-            set: *self != Isolation::default() && *self != Isolation::InProcess,
         }
     }
 }
