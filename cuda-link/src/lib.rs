@@ -25,6 +25,8 @@ mod error;
 #[cfg(feature = "link")]
 mod facts;
 mod fatbin;
+#[cfg(feature = "fatbin")]
+mod fatbin_writer;
 mod host;
 pub mod inspect;
 mod kind;
@@ -51,7 +53,7 @@ pub use demangle::demangle;
 pub use error::log_suffix;
 pub use error::{ObjectError, Reason, Report};
 #[cfg(feature = "fatbin")]
-pub use fatbin::{FatbinBuilder, FatbinError};
+pub use fatbin_writer::{FatbinBuilder, FatbinError};
 pub use inspect::Inspection;
 pub use kind::ObjectKind;
 #[cfg(feature = "link")]

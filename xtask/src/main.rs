@@ -10,6 +10,8 @@ mod cli;
 mod cold;
 mod corpus;
 #[cfg(test)]
+mod cycles;
+#[cfg(test)]
 mod doc_refs;
 mod gpu;
 mod library_corpus;

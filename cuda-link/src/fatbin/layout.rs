@@ -15,13 +15,13 @@ use crate::reader::slice;
 
 /// `0xBA55ED50`, little-endian at offset 0.
 pub const MAGIC: u32 = 0xBA55_ED50;
-pub(super) const ENTRY_VERSION: u16 = 0x0101;
+pub(crate) const ENTRY_VERSION: u16 = 0x0101;
 
 /// The header in front of a fatbin's entries: read by the parser, written
 /// by the writer.
 #[derive(Debug, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
 #[repr(C)]
-pub(super) struct FileHeader {
+pub(crate) struct FileHeader {
     magic: U32,
     version: U16,
     header_size: U16,
@@ -35,7 +35,7 @@ const HEADER_SIZE: u64 = size_of::<FileHeader>() as u64;
 /// inside `header_size`. Read by the parser, written by the writer.
 #[derive(Debug, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
 #[repr(C)]
-pub(super) struct EntryHeader {
+pub(crate) struct EntryHeader {
     kind: U16,
     version: U16,
     header_size: U32,
@@ -58,7 +58,7 @@ const ENTRY_FIXED_SIZE: u64 = size_of::<EntryHeader>() as u64;
 impl EntryHeader {
     /// The fixed header of an entry as the writer lays it out.
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn new(
+    pub(crate) fn new(
         kind: super::EntryKind,
         header_size: u32,
         payload_size: u64,
@@ -114,7 +114,7 @@ pub fn has_magic(data: &[u8]) -> bool {
 impl FileHeader {
     /// A version-1 header before `body_size` bytes of entries.
     #[cfg(feature = "fatbin")]
-    pub(super) fn new(body_size: u64) -> Self {
+    pub(crate) fn new(body_size: u64) -> Self {
         FileHeader {
             magic: U32::new(MAGIC),
             version: U16::new(1),
@@ -156,7 +156,7 @@ pub fn parse(data: &[u8]) -> ParseResult<Fatbin<'_>> {
     Ok(Fatbin { body, total_size })
 }
 
-pub(super) fn parse_entry(body: &[u8], start: u64, index: usize) -> ParseResult<(Entry<'_>, u64)> {
+pub(crate) fn parse_entry(body: &[u8], start: u64, index: usize) -> ParseResult<(Entry<'_>, u64)> {
     const WHAT: &str = "fatbin entry header";
     let fixed: &EntryHeader = read(body, start, WHAT)?;
     let kind = fixed.kind.get();

@@ -5,12 +5,8 @@
 //! real NVIDIA output. Parsing is zero-copy and bounds-checked: hostile bytes
 //! give an error, never a panic.
 
-mod layout;
-#[cfg(feature = "nvfatbin")]
-mod nvfatbin;
+pub(crate) mod layout;
 mod stream;
-#[cfg(feature = "fatbin")]
-mod write;
 
 use std::borrow::Cow;
 
@@ -22,16 +18,14 @@ use layout::parse_entry;
 use layout::{ENTRY_VERSION, MAGIC};
 pub(crate) use layout::{Source, section_fatbins};
 pub use layout::{has_magic, parse, parse_all};
-#[cfg(feature = "fatbin")]
-pub use write::{FatbinBuilder, FatbinError};
 
-const FLAG_64BIT: u64 = 0x1;
-const FLAG_DEBUG: u64 = 0x2;
-const FLAG_LZ4: u64 = 0x2000;
-const FLAG_ZSTD: u64 = 0x8000;
-const FLAG_OPAQUE_LTOIR: u64 = 0x10000;
-const FLAG_ARCH_SPECIFIC: u64 = 0x10_0000;
-const FLAG_FAMILY: u64 = 0x20_0000;
+pub(crate) const FLAG_64BIT: u64 = 0x1;
+pub(crate) const FLAG_DEBUG: u64 = 0x2;
+pub(crate) const FLAG_LZ4: u64 = 0x2000;
+pub(crate) const FLAG_ZSTD: u64 = 0x8000;
+pub(crate) const FLAG_OPAQUE_LTOIR: u64 = 0x10000;
+pub(crate) const FLAG_ARCH_SPECIFIC: u64 = 0x10_0000;
+pub(crate) const FLAG_FAMILY: u64 = 0x20_0000;
 
 /// Decompression never allocates more than this, whatever a header claims.
 pub const MAX_DECOMPRESSED_SIZE: u64 = 1 << 30;

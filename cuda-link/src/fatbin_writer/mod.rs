@@ -1,15 +1,19 @@
 //! [`FatbinBuilder`]: fatbins written in pure Rust, entry headers laid out
-//! by the same structs the parser reads (`layout`), payloads compressed as
+//! by the same structs the parser reads (`fatbin::layout`); above the
+//! data layer, which the parser sits in, payloads compressed as
 //! nvcc's `-compress-mode` writes them (LZ4 blocks, zstd frames).
 
 use bytes::Bytes;
 
-use super::layout::{EntryHeader, FileHeader};
-use super::{
-    Compression, Entry, EntryKind, FLAG_64BIT, FLAG_ARCH_SPECIFIC, FLAG_FAMILY, FLAG_LZ4, FLAG_ZSTD,
-};
+#[cfg(feature = "nvfatbin")]
+mod nvfatbin;
+
 use crate::arch::{Arch, ArchVariant};
 use crate::error::{ObjectError, ParseResult, Reason};
+use crate::fatbin::layout::{EntryHeader, FileHeader};
+use crate::fatbin::{
+    Compression, Entry, EntryKind, FLAG_64BIT, FLAG_ARCH_SPECIFIC, FLAG_FAMILY, FLAG_LZ4, FLAG_ZSTD,
+};
 use crate::inspect::{Contents, ElfType};
 use crate::{ObjectCode, ObjectKind};
 
@@ -342,7 +346,7 @@ impl FatbinBuilder {
             });
         }
         let fail = |reason| FatbinError::Entry { index: 0, reason };
-        let parsed = super::parse(fatbin.as_bytes()).map_err(fail)?;
+        let parsed = crate::fatbin::parse(fatbin.as_bytes()).map_err(fail)?;
         let mut builder = FatbinBuilder::new();
         for entry in parsed.entries() {
             builder = builder.add_entry(&entry.map_err(fail)?)?;

@@ -5,9 +5,9 @@ use std::ffi::{CString, c_char};
 
 use nvfatbin_sys::{NvFatbin, NvFatbinError, nvfatbin_call, sys::nvFatbinResult};
 
-use super::write::{FatbinBuilder, FatbinError, NewEntry, Payload};
-use super::{Compression, EntryKind};
+use super::{FatbinBuilder, FatbinError, NewEntry, Payload};
 use crate::ObjectCode;
+use crate::fatbin::{Compression, EntryKind};
 
 /// Owns an nvFatbin handle; destroyed on every path.
 struct Handle<'a> {

@@ -1,0 +1,353 @@
+//! No module cycles in a crate, followed through re-exports: for every
+//! `crate::`, `super::` and `self::` path in a module's source, the module
+//! that defines what it names (a `pub use` is followed to its source);
+//! each such edge joins the two sibling modules under their nearest common
+//! parent, and no set of siblings may reach each other in a loop.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// A crate's modules by path (`""` the root, `linker::options`), with
+/// their source text.
+fn modules(src: &Path) -> BTreeMap<String, String> {
+    let mut found = BTreeMap::new();
+    let mut stack = vec![src.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let relative = path.strip_prefix(src).unwrap().with_extension("");
+            let mut parts: Vec<String> = relative
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect();
+            if matches!(
+                parts.last().map(String::as_str),
+                Some("mod" | "lib" | "main")
+            ) {
+                parts.pop();
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            found.insert(parts.join("::"), strip_tests(&text));
+        }
+    }
+    found
+}
+
+/// The text before a `#[cfg(test)]` module: tests may use anything.
+fn strip_tests(text: &str) -> String {
+    match text.find("#[cfg(test)]\nmod tests") {
+        Some(at) => text[..at].to_owned(),
+        None => text.to_owned(),
+    }
+}
+
+/// The full paths a text's `use` declarations name from `crate::`,
+/// `super::` and `self::`, braces expanded (`crate::{a::B, C}` gives
+/// `crate::a::B`, `crate::C`). Paths written inline or in docs are not
+/// imports and are not counted.
+fn paths(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("use ") {
+        let line_start = rest[..at].rfind('\n').map_or(0, |i| i + 1);
+        let lead = rest[line_start..at].trim();
+        let statement = &rest[at + "use ".len()..];
+        let end = statement.find(';').unwrap_or(statement.len());
+        let is_use = matches!(lead, "" | "pub" | "pub(crate)" | "pub(super)");
+        let path = statement[..end].trim();
+        if is_use
+            && ["crate::", "super::", "self::"]
+                .iter()
+                .any(|start| path.starts_with(start))
+        {
+            let flat: String = path.split_whitespace().collect::<Vec<_>>().join(" ");
+            expand(&flat.replace(", ", ","), String::new(), &mut out);
+        }
+        rest = &statement[end.min(statement.len())..];
+    }
+    out
+}
+
+/// Reads one path (with `{...}` groups) at the start of `text`.
+fn expand(text: &str, prefix: String, out: &mut Vec<String>) {
+    let mut path = prefix;
+    let mut rest = text;
+    loop {
+        let end = rest
+            .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+            .unwrap_or(rest.len());
+        path.push_str(&rest[..end]);
+        rest = &rest[end..];
+        if path.ends_with("::") && rest.starts_with('{') {
+            let mut depth = 0;
+            let mut item_start = 1;
+            for (i, c) in rest.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' | ',' if depth == 1 => {
+                        let item = rest[item_start..i].trim();
+                        if !item.is_empty() {
+                            expand(item, path.clone(), out);
+                        }
+                        item_start = i + 1;
+                        if c == '}' {
+                            return;
+                        }
+                    }
+                    '}' => depth -= 1,
+                    _ => {}
+                }
+            }
+            return;
+        }
+        break;
+    }
+    out.push(path.trim_end_matches("::").to_owned());
+}
+
+/// `pub use` re-exports: (module, name) → the path it names, absolute.
+fn reexports(modules: &BTreeMap<String, String>) -> BTreeMap<(String, String), String> {
+    let mut map = BTreeMap::new();
+    for (module, text) in modules {
+        for (at, _) in text.match_indices("pub use ") {
+            let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+            if !text[line_start..at].trim().is_empty() {
+                continue;
+            }
+            let statement = &text[at + "pub use ".len()..];
+            let statement = &statement[..statement.find(';').unwrap_or(statement.len())];
+            let mut found = Vec::new();
+            let first = statement.trim();
+            let absolute = match first.starts_with("crate::")
+                || first.starts_with("super::")
+                || first.starts_with("self::")
+            {
+                true => first.to_owned(),
+                false => format!("self::{first}"),
+            };
+            expand(&absolute, String::new(), &mut found);
+            for path in found {
+                let resolved = absolutise(module, &path);
+                let name = resolved.rsplit("::").next().unwrap_or("").to_owned();
+                map.insert((module.clone(), name), resolved);
+            }
+        }
+    }
+    map
+}
+
+/// `path` (from `crate::`, `super::` or `self::`) as seen from `module`,
+/// without its leading `crate::`.
+fn absolutise(module: &str, path: &str) -> String {
+    let mut base: Vec<&str> = module.split("::").filter(|p| !p.is_empty()).collect();
+    let mut parts = path.split("::").peekable();
+    match parts.peek() {
+        Some(&"crate") => {
+            base.clear();
+            parts.next();
+        }
+        Some(&"self") => {
+            parts.next();
+        }
+        _ => {}
+    }
+    while parts.peek() == Some(&"super") {
+        base.pop();
+        parts.next();
+    }
+    base.extend(parts);
+    base.join("::")
+}
+
+/// The module that defines `path` (absolute, without `crate::`).
+fn defining(
+    path: &str,
+    modules: &BTreeMap<String, String>,
+    reexports: &BTreeMap<(String, String), String>,
+    depth: usize,
+) -> String {
+    let parts: Vec<&str> = path.split("::").filter(|p| !p.is_empty()).collect();
+    // The longest prefix that is a module.
+    let mut module = String::new();
+    let mut used = 0;
+    for n in (0..=parts.len()).rev() {
+        let candidate = parts[..n].join("::");
+        if modules.contains_key(&candidate) {
+            module = candidate;
+            used = n;
+            break;
+        }
+    }
+    if let Some(name) = parts.get(used)
+        && depth < 8
+        && let Some(target) = reexports.get(&(module.clone(), (*name).to_owned()))
+    {
+        let mut target = target.clone();
+        for extra in &parts[used + 1..] {
+            target.push_str("::");
+            target.push_str(extra);
+        }
+        return defining(&target, modules, reexports, depth + 1);
+    }
+    module
+}
+
+/// The sibling-module loops of one crate, each as its member names.
+fn loops(src: &Path) -> Vec<Vec<String>> {
+    let modules = modules(src);
+    let reexports = reexports(&modules);
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (module, text) in &modules {
+        for path in paths(text) {
+            let target = defining(&absolutise(module, &path), &modules, &reexports, 0);
+            let (from, to) = siblings(module, &target);
+            if let (Some(from), Some(to)) = (from, to)
+                && from != to
+            {
+                edges.entry(from).or_default().insert(to);
+            }
+        }
+    }
+    strongly_connected(&edges)
+        .into_iter()
+        .filter(|component| component.len() > 1)
+        .collect()
+}
+
+/// The children of `a`'s and `b`'s nearest common parent that hold them;
+/// `None` for one that is that parent itself.
+fn siblings(a: &str, b: &str) -> (Option<String>, Option<String>) {
+    let a: Vec<&str> = a.split("::").filter(|p| !p.is_empty()).collect();
+    let b: Vec<&str> = b.split("::").filter(|p| !p.is_empty()).collect();
+    let common = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let pick = |parts: &[&str]| (parts.len() > common).then(|| parts[..=common].join("::"));
+    (pick(&a), pick(&b))
+}
+
+/// Tarjan's strongly connected components.
+fn strongly_connected(edges: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
+    struct State<'a> {
+        edges: &'a BTreeMap<String, BTreeSet<String>>,
+        index: BTreeMap<&'a str, usize>,
+        low: BTreeMap<&'a str, usize>,
+        stack: Vec<&'a str>,
+        on_stack: BTreeSet<&'a str>,
+        out: Vec<Vec<String>>,
+    }
+    fn visit<'a>(node: &'a str, s: &mut State<'a>) {
+        let n = s.index.len();
+        s.index.insert(node, n);
+        s.low.insert(node, n);
+        s.stack.push(node);
+        s.on_stack.insert(node);
+        if let Some(next) = s.edges.get(node) {
+            for to in next {
+                let to = to.as_str();
+                if !s.index.contains_key(to) {
+                    visit(to, s);
+                    let low = s.low[to].min(s.low[node]);
+                    s.low.insert(node, low);
+                } else if s.on_stack.contains(to) {
+                    let low = s.index[to].min(s.low[node]);
+                    s.low.insert(node, low);
+                }
+            }
+        }
+        if s.low[node] == s.index[node] {
+            let mut component = Vec::new();
+            while let Some(top) = s.stack.pop() {
+                s.on_stack.remove(top);
+                component.push(top.to_owned());
+                if top == node {
+                    break;
+                }
+            }
+            component.sort();
+            s.out.push(component);
+        }
+    }
+    let mut state = State {
+        edges,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        on_stack: BTreeSet::new(),
+        out: Vec::new(),
+    };
+    let nodes: BTreeSet<&str> = edges
+        .iter()
+        .flat_map(|(from, to)| std::iter::once(from.as_str()).chain(to.iter().map(String::as_str)))
+        .collect();
+    for node in nodes {
+        if !state.index.contains_key(node) {
+            visit(node, &mut state);
+        }
+    }
+    state.out
+}
+
+#[test]
+fn no_crate_has_a_module_cycle() {
+    let root = crate::workspace_root();
+    let mut found = Vec::new();
+    for krate in [
+        "cuda-dylib",
+        "nvjitlink-sys",
+        "nvrtc-sys",
+        "nvfatbin-sys",
+        "cuda-driver-sys",
+        "cuda-link",
+        "cuda-compile",
+        "cuda-build",
+        "cuda-module",
+        "cuda-link-cli",
+    ] {
+        for component in loops(&root.join(krate).join("src")) {
+            found.push(format!("{krate}: {}", component.join(" <-> ")));
+        }
+    }
+    assert!(found.is_empty(), "module cycles:\n{}", found.join("\n"));
+}
+
+#[test]
+fn a_cycle_through_a_reexport_is_found() {
+    let dir = tempfile_dir();
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(
+        dir.join("src/lib.rs"),
+        "mod a;\nmod b;\npub use a::Thing;\npub use b::Other;\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("src/a.rs"),
+        "use crate::Other;\npub struct Thing;\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("src/b.rs"),
+        "use crate::{Thing};\npub struct Other;\n",
+    )
+    .unwrap();
+    assert_eq!(
+        loops(&dir.join("src")),
+        [vec!["a".to_owned(), "b".to_owned()]]
+    );
+    std::fs::write(dir.join("src/b.rs"), "pub struct Other;\n").unwrap();
+    assert!(loops(&dir.join("src")).is_empty());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn tempfile_dir() -> std::path::PathBuf {
+    let dir = crate::workspace_root()
+        .join("target/xtask-cycles")
+        .join(std::process::id().to_string());
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
