@@ -78,36 +78,32 @@ fn paths(text: &str) -> Vec<String> {
 /// Reads one path (with `{...}` groups) at the start of `text`.
 fn expand(text: &str, prefix: String, out: &mut Vec<String>) {
     let mut path = prefix;
-    let mut rest = text;
-    loop {
-        let end = rest
-            .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
-            .unwrap_or(rest.len());
-        path.push_str(&rest[..end]);
-        rest = &rest[end..];
-        if path.ends_with("::") && rest.starts_with('{') {
-            let mut depth = 0;
-            let mut item_start = 1;
-            for (i, c) in rest.char_indices() {
-                match c {
-                    '{' => depth += 1,
-                    '}' | ',' if depth == 1 => {
-                        let item = rest[item_start..i].trim();
-                        if !item.is_empty() {
-                            expand(item, path.clone(), out);
-                        }
-                        item_start = i + 1;
-                        if c == '}' {
-                            return;
-                        }
+    let end = text
+        .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+        .unwrap_or(text.len());
+    path.push_str(&text[..end]);
+    let rest = &text[end..];
+    if path.ends_with("::") && rest.starts_with('{') {
+        let mut depth = 0;
+        let mut item_start = 1;
+        for (i, c) in rest.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' | ',' if depth == 1 => {
+                    let item = rest[item_start..i].trim();
+                    if !item.is_empty() {
+                        expand(item, path.clone(), out);
                     }
-                    '}' => depth -= 1,
-                    _ => {}
+                    item_start = i + 1;
+                    if c == '}' {
+                        return;
+                    }
                 }
+                '}' => depth -= 1,
+                _ => {}
             }
-            return;
         }
-        break;
+        return;
     }
     out.push(path.trim_end_matches("::").to_owned());
 }
