@@ -641,9 +641,21 @@ impl<'a> Session<'a> {
                 })
                 .is_some_and(|compiled| !compiled.from_cache)
         };
-        let remove_pch = || {
-            if let Some(dir) = compiler.precompiled_headers_dir() {
-                let _ = std::fs::remove_dir_all(dir);
+        // NVIDIA's header folders (NVRTC 13.3+ installs its bundled ones)
+        // are set up here, once, rather than by every child at once.
+        if let (Some(file), Some(&arch)) = (self.build.files.first(), archs.first())
+            && let Ok(program) = Program::from_path(file)
+        {
+            let _ = compiler.dependencies(&program, &self.options(arch));
+        }
+        // A child's precompiled headers, in its folder of the PCH folder
+        // (named by its id), are removed however it ended.
+        let pch_root = compiler
+            .precompiled_headers_dir()
+            .and_then(|dir| dir.parent().map(Path::to_path_buf));
+        let remove_pch = |pid: u32| {
+            if let Some(root) = &pch_root {
+                let _ = std::fs::remove_dir_all(root.join(pid.to_string()));
             }
         };
         match processes::spread(&by_arch, into_cache, remove_pch) {
@@ -652,7 +664,7 @@ impl<'a> Session<'a> {
                 spread
                     .marked
                     .into_iter()
-                    .map(|index| by_arch[index])
+                    .filter_map(|index| by_arch.get(index).copied())
                     .collect(),
             ),
             None => (1, HashSet::new()),

@@ -23,9 +23,10 @@ pub struct Built {
     pub compiled: usize,
     /// (file, arch) compiles served by the cache.
     pub cached: usize,
-    /// The processes that compiled: more than one where the compiles were
-    /// spread over child processes (NVRTC compiles one file at a time per
-    /// process), else 1; 0 when nothing was compiled.
+    /// The processes that compiled or looked up the compiles: more than
+    /// one where they were spread over child processes (NVRTC compiles
+    /// one file at a time per process), else 1; 0 when the stamp showed
+    /// nothing changed, or nothing was built (docs.rs).
     pub processes: usize,
     /// The files and folders named in `cargo:rerun-if-changed`.
     pub dependencies: Vec<PathBuf>,

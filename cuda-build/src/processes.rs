@@ -9,7 +9,7 @@
 //!
 //! Forking is sound only where the process has one thread (no lock held
 //! by a thread the child would lack), so it is done only then: a build
-//! script's `main` is, a test harness is not.
+//! script that started no thread of its own, not a test harness.
 
 /// What [`spread`] did.
 pub(crate) struct Spread {
@@ -21,14 +21,14 @@ pub(crate) struct Spread {
 
 /// Runs `work` on every item, the items split in order into one share per
 /// process: the first here, each other in a child forked for it, when this
-/// process has one thread and cargo lends jobs; each child runs
-/// `child_exit` before it exits. `None` when nothing was spread (and
-/// nothing run).
+/// process has one thread and cargo lends jobs; `after_child` gets each
+/// child's process id once it has ended, however it ended (to remove what
+/// it left). `None` when nothing was spread (and nothing run).
 #[cfg(target_os = "linux")]
 pub(crate) fn spread<T>(
     items: &[T],
     work: impl Fn(&T) -> bool,
-    child_exit: impl Fn(),
+    after_child: impl Fn(u32),
 ) -> Option<Spread> {
     if !single_threaded() {
         return None;
@@ -43,11 +43,7 @@ pub(crate) fn spread<T>(
     let mut children = Vec::new();
     for (n, share) in shares.enumerate() {
         let first = (n + 1) * per_process;
-        let run = || {
-            let marked = marks(share, &work).map(|index| index + first).collect();
-            child_exit();
-            marked
-        };
+        let run = || marks(share, &work).map(|index| index + first).collect();
         match child::Child::fork(run) {
             Some(child) => children.push(child),
             // No process or pipe to be had: this process does the rest.
@@ -62,8 +58,12 @@ pub(crate) fn spread<T>(
         marked.extend(marks(share, &work).map(|index| index + first));
     }
     for child in children {
+        let pid = child.pid();
         marked.extend(child.wait());
+        after_child(pid);
     }
+    // The tokens go back only now: a child dropped unwaited (this process
+    // unwinding) is killed and reaped first.
     drop(lent);
     Some(Spread {
         processes: done,
@@ -75,7 +75,7 @@ pub(crate) fn spread<T>(
 pub(crate) fn spread<T>(
     _items: &[T],
     _work: impl Fn(&T) -> bool,
-    _child_exit: impl Fn(),
+    _after_child: impl Fn(u32),
 ) -> Option<Spread> {
     None
 }
@@ -101,10 +101,24 @@ mod child {
     use std::io::{Read, Write};
     use std::os::fd::AsRawFd;
 
-    /// A forked child, and the pipe its report comes back on.
+    /// A forked child, and the pipe its report comes back on. Dropped
+    /// without [`wait`](Self::wait) (the parent unwinding), it is killed
+    /// and reaped.
     pub(super) struct Child {
         pid: libc::pid_t,
         report: std::io::PipeReader,
+        waited: bool,
+    }
+
+    impl Drop for Child {
+        fn drop(&mut self) {
+            if !self.waited {
+                // SAFETY: kill(2) with a child's id (not yet reaped, so
+                // not reused) and a signal number.
+                unsafe { libc::kill(self.pid, libc::SIGKILL) };
+                self.reap();
+            }
+        }
     }
 
     impl Child {
@@ -148,8 +162,17 @@ mod child {
                     // nothing but the status.
                     unsafe { libc::_exit(status) }
                 }
-                pid => Some(Child { pid, report }),
+                pid => Some(Child {
+                    pid,
+                    report,
+                    waited: false,
+                }),
             }
+        }
+
+        /// The child's process id.
+        pub(super) fn pid(&self) -> u32 {
+            self.pid.unsigned_abs()
         }
 
         /// Waits for the child; what it marked, or nothing when it did not
@@ -157,19 +180,8 @@ mod child {
         pub(super) fn wait(mut self) -> Vec<usize> {
             let mut bytes = Vec::new();
             let read = self.report.read_to_end(&mut bytes);
-            let mut status = 0;
-            let waited = loop {
-                // SAFETY: `status` is a live, writable `c_int`; `pid` is a
-                // child of this process not yet waited for.
-                let waited = unsafe { libc::waitpid(self.pid, &mut status, 0) };
-                if waited != -1
-                    || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
-                {
-                    break waited;
-                }
-            };
-            let clean =
-                waited == self.pid && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
+            self.waited = true;
+            let clean = self.reap();
             if read.is_err() || !clean {
                 return Vec::new();
             }
@@ -181,11 +193,31 @@ mod child {
         }
     }
 
+    impl Child {
+        /// Reaps the child; whether it exited with status 0.
+        fn reap(&self) -> bool {
+            let mut status = 0;
+            let waited = loop {
+                // SAFETY: `status` is a live, writable `c_int`; `pid` is a
+                // child of this process not yet waited for.
+                let waited = unsafe { libc::waitpid(self.pid, &mut status, 0) };
+                if waited != -1
+                    || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
+                {
+                    break waited;
+                }
+            };
+            waited == self.pid && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
+        }
+    }
+
     /// Points the child's stdout and stderr at `/dev/null`: whatever it
-    /// runs, cargo reads no directive or message twice.
+    /// runs, cargo reads no directive or message twice. A child that
+    /// cannot be silenced ends at once.
     fn silence() {
         let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null") else {
-            return;
+            // SAFETY: `_exit` ends the process at once, taking only the status.
+            unsafe { libc::_exit(1) }
         };
         for fd in [libc::STDOUT_FILENO, libc::STDERR_FILENO] {
             // SAFETY: dup2(2) takes two descriptor numbers, `null` open

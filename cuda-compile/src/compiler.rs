@@ -113,10 +113,11 @@ impl Compiler {
         self
     }
 
-    /// This process's folder of precompiled headers, when they are on.
-    /// NVRTC removes its files there when the process exits normally; a
-    /// process that ends otherwise (a forked child's `_exit`) removes the
-    /// folder itself.
+    /// This process's folder of precompiled headers, when they are on:
+    /// the folder given to [`with_precompiled_headers`](Self::with_precompiled_headers),
+    /// then the process id. NVRTC 13.0 was seen to remove its files there
+    /// at a normal exit; whoever forks a child that compiles removes the
+    /// child's folder.
     pub fn precompiled_headers_dir(&self) -> Option<PathBuf> {
         let dir = self.pch_dir.as_ref()?;
         Some(dir.join(std::process::id().to_string()))
