@@ -130,8 +130,9 @@ mod child {
             let parent = std::process::id();
             // SAFETY: fork(2) takes no pointers. The caller checked that
             // this process has one thread, so no lock (the allocator's,
-            // stdout's, NVRTC's) is held by a thread the child lacks, and
-            // the child may do anything the parent could. The child never
+            // stdout's, NVRTC's) is held by a thread the child lacks: the
+            // child may allocate, do I/O and call NVRTC (it never touches
+            // the CUDA driver, which is not fork-safe). The child never
             // returns from this block: it ends in `_exit`, so none of the
             // parent's later work, destructors or exit handlers run twice.
             let pid = unsafe { libc::fork() };
@@ -144,7 +145,8 @@ mod child {
                     // (cargo stopped it), rather than compile on unwatched.
                     unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
                     if std::os::unix::process::parent_id() != parent {
-                        // SAFETY: as below.
+                        // SAFETY: `_exit` ends the process at once,
+                        // taking only the status.
                         unsafe { libc::_exit(1) }
                     }
                     silence();
