@@ -642,12 +642,14 @@ impl<'a> Session<'a> {
                 .is_some_and(|compiled| !compiled.from_cache)
         };
         // NVIDIA's header folders (NVRTC 13.3+ installs its bundled ones)
-        // are set up here, once, rather than by every child at once.
-        if let (Some(file), Some(&arch)) = (self.build.files.first(), archs.first())
-            && let Ok(program) = Program::from_path(file)
-        {
-            let _ = compiler.dependencies(&program, &self.options(arch));
-        }
+        // are set up once, before the fork, rather than by every child.
+        let set_up_headers = || {
+            if let (Some(file), Some(&arch)) = (self.build.files.first(), archs.first())
+                && let Ok(program) = Program::from_path(file)
+            {
+                let _ = compiler.dependencies(&program, &self.options(arch));
+            }
+        };
         // A child's precompiled headers, in its folder of the PCH folder
         // (named by its id), are removed however it ended.
         let pch_root = compiler
@@ -658,7 +660,7 @@ impl<'a> Session<'a> {
                 let _ = std::fs::remove_dir_all(root.join(pid.to_string()));
             }
         };
-        match processes::spread(&by_arch, into_cache, remove_pch) {
+        match processes::spread(&by_arch, into_cache, set_up_headers, remove_pch) {
             Some(spread) => (
                 spread.processes,
                 spread

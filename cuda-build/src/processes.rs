@@ -21,13 +21,16 @@ pub(crate) struct Spread {
 
 /// Runs `work` on every item, the items split in order into one share per
 /// process: the first here, each other in a child forked for it, when this
-/// process has one thread and cargo lends jobs; `after_child` gets each
-/// child's process id once it has ended, however it ended (to remove what
-/// it left). `None` when nothing was spread (and nothing run).
+/// process has one thread and cargo lends jobs. `before_fork` runs once,
+/// only when children will be forked (to set up what they would each set
+/// up at once); `after_child` gets each child's process id once it has
+/// ended, however it ended (to remove what it left). `None` when nothing
+/// was spread (and nothing run).
 #[cfg(target_os = "linux")]
 pub(crate) fn spread<T>(
     items: &[T],
     work: impl Fn(&T) -> bool,
+    before_fork: impl FnOnce(),
     after_child: impl Fn(u32),
 ) -> Option<Spread> {
     if !single_threaded() {
@@ -37,6 +40,7 @@ pub(crate) fn spread<T>(
     if lent.helpers == 0 {
         return None;
     }
+    before_fork();
     let per_process = items.len().div_ceil(lent.helpers + 1);
     let mut shares = items.chunks(per_process);
     let own = shares.next()?;
@@ -75,6 +79,7 @@ pub(crate) fn spread<T>(
 pub(crate) fn spread<T>(
     _items: &[T],
     _work: impl Fn(&T) -> bool,
+    _before_fork: impl FnOnce(),
     _after_child: impl Fn(u32),
 ) -> Option<Spread> {
     None

@@ -73,9 +73,8 @@ fn two_processes_build_what_one_does(dir: &Path) {
     kernels.sort();
     assert_eq!(kernels, ["_Z5scaleIfEvPT_i", "add"]);
     let fatbin = ObjectCode::from_path(&built.fatbins[0]).unwrap();
-    let slots: Vec<(EntryKind, String)> = fatbin
-        .inspect()
-        .unwrap()
+    let info = fatbin.inspect().unwrap();
+    let slots: Vec<(EntryKind, String)> = info
         .fatbin_entries()
         .map(|e| (e.kind, e.arch.to_string()))
         .collect();
@@ -87,7 +86,6 @@ fn two_processes_build_what_one_does(dir: &Path) {
             (EntryKind::Ptx, "sm_80".into()),
         ]
     );
-    let info = fatbin.inspect().unwrap();
     for entry in info.fatbin_entries() {
         let kernels = match &entry.payload {
             Payload::Cubin(cubin) => cubin.kernels.len(),
