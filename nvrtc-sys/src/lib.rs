@@ -5,15 +5,12 @@
 #[cfg(feature = "discover")]
 use cuda_dylib as _; // `discover` needs the cuda-dylib crate; a vendored copy without it keeps `discover` off and loads with `open` or `from_library`.
 
-use std::path::{Path, PathBuf};
-
 #[cfg(feature = "discover")]
 pub use cuda_dylib::{NotFound, SearchEnv, Source};
 /// The `libloading` this crate loads with, for
 /// [`Nvrtc::from_library`]: `nvrtc_sys::libloading::Library` is a
 /// shared library.
 pub use libloading;
-use libloading::Library;
 
 #[rustfmt::skip]
 mod bindings;
@@ -25,347 +22,16 @@ pub use bindings::NvrtcFns;
 pub mod sys {
     pub use crate::bindings::*;
 }
-use sys::*;
 
+// The loader and the errors are generated from xtask/templates/ by
+// `cargo xtask bindgen`, the same for every NVIDIA library; what is this
+// library's own follows them here.
+mod loader;
 mod result;
-pub use result::NvrtcError;
-
-/// The library's name in errors.
-const DISPLAY_NAME: &str = "NVRTC";
-
-/// Where and under which names NVRTC is searched for.
 #[cfg(feature = "discover")]
-pub const SPEC: cuda_dylib::LibrarySpec = cuda_dylib::LibrarySpec {
-    display_name: DISPLAY_NAME,
-    override_var: "CUDA_LINK_NVRTC_PATH",
-    file_names: &["libnvrtc.so.13", "libnvrtc.so.12"],
-    wheel_dirs: &["nvidia/cu13/lib", "nvidia/cuda_nvrtc/lib"],
-    toolkit_dirs: &[
-        "lib64",
-        "lib",
-        "targets/x86_64-linux/lib",
-        "targets/sbsa-linux/lib",
-        "targets/aarch64-linux/lib",
-    ],
-    how_to_get: "Install it with `pip install nvidia-cuda-nvrtc` (CUDA 13) or \
-                 `pip install nvidia-cuda-nvrtc-cu12` (CUDA 12), point CUDA_HOME at a CUDA \
-                 toolkit, or set CUDA_LINK_NVRTC_PATH to the library file.",
-};
-
-/// A symbol that the loaded library does not export.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("symbol `{symbol}` is not available in the loaded {library}")]
-pub struct SymbolUnavailable {
-    /// The library's display name.
-    pub library: &'static str,
-    /// The missing symbol.
-    pub symbol: &'static str,
-}
-
-/// An NVRTC call that was made: the symbol it called and what it
-/// returned. [`nvrtc_call!`] makes one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[must_use = "check the call's result"]
-pub struct Call {
-    /// The symbol the table resolved and called, e.g. `"nvrtcCompileProgram"`:
-    /// what [`SymbolUnavailable::symbol`] names when the library lacks it.
-    pub symbol: &'static str,
-    /// What it returned.
-    pub result: nvrtcResult,
-}
-
-/// Calls a function of an [`Nvrtc`]'s table and names it by the
-/// symbol called: `nvrtc_call!(lib, nvrtcDestroyProgram(&mut program))`
-/// is `lib.nvrtcDestroyProgram(&mut program)` as a `Result<`[`Call`]`,`
-/// [`SymbolUnavailable`]`>` whose `symbol` is `"nvrtcDestroyProgram"`, so no
-/// caller types the name of the function it calls (as git2's `try_call!`;
-/// `cuda_driver_sys::driver_call!` is the driver's).
-///
-/// # Safety
-/// The macro adds no `unsafe` and hides none: the table's methods are
-/// `unsafe fn`, so the macro goes inside the caller's `unsafe` block, whose
-/// `// SAFETY:` comment vouches for the arguments as it would for the
-/// direct call.
-///
-/// ```no_run
-/// use nvrtc_sys::{Nvrtc, NvrtcError, nvrtc_call, sys::nvrtcResult};
-///
-/// fn version(lib: &Nvrtc) -> Result<(i32, i32), String> {
-///     let (mut major, mut minor) = (0, 0);
-///     // SAFETY: two out-pointers.
-///     let call = unsafe { nvrtc_call!(lib, nvrtcVersion(&mut major, &mut minor)) }
-///         .map_err(|missing| missing.to_string())?;
-///     match call.result {
-///         nvrtcResult::NVRTC_SUCCESS => Ok((major, minor)),
-///         result => Err(format!("{} failed with {}", call.symbol, NvrtcError { result })),
-///     }
-/// }
-/// ```
-#[macro_export]
-macro_rules! nvrtc_call {
-    ($lib:expr, $function:ident($($argument:expr),* $(,)?)) => {
-        $lib.$function($($argument),*).map(|result| $crate::Call {
-            symbol: ::core::stringify!($function),
-            result,
-        })
-    };
-}
-
-/// The majors whose ABI matches these bindings.
-pub const SUPPORTED_MAJORS: std::ops::RangeInclusive<u32> = 12..=13;
-
-/// Symbols every supported NVRTC has, without which nothing compiles.
-/// Newer ones are optional in the table: LTO-IR (12.0), PCH (12.8), Tile
-/// IR (13.1), bundled headers (13.3); `nvrtcGetNVVM` is gone from 13 and
-/// from these bindings.
-const CORE_SYMBOLS: &[&std::ffi::CStr] = &[
-    c"nvrtcVersion",
-    c"nvrtcGetErrorString",
-    c"nvrtcCreateProgram",
-    c"nvrtcDestroyProgram",
-    c"nvrtcCompileProgram",
-    c"nvrtcGetPTXSize",
-    c"nvrtcGetPTX",
-    c"nvrtcGetCUBINSize",
-    c"nvrtcGetCUBIN",
-    c"nvrtcGetProgramLogSize",
-    c"nvrtcGetProgramLog",
-    c"nvrtcAddNameExpression",
-    c"nvrtcGetLoweredName",
-];
-
-/// Why NVRTC could not be loaded.
-#[derive(Clone, thiserror::Error)]
-#[non_exhaustive]
-pub enum LoadError {
-    /// No candidate could be opened; lists every place tried.
-    #[cfg(feature = "discover")]
-    #[error(transparent)]
-    NotFound(#[from] NotFound),
-    /// The file given to [`Nvrtc::open`] could not be opened.
-    #[error("cannot open {path}: {reason}")]
-    Open {
-        /// The file.
-        path: PathBuf,
-        /// The dynamic loader's message.
-        reason: String,
-    },
-    /// The library opened but lacks an entry point every version has.
-    #[error("{path} is not a usable NVRTC: {missing}")]
-    MissingSymbol {
-        /// The file that was opened.
-        path: PathBuf,
-        /// The missing symbol.
-        missing: SymbolUnavailable,
-    },
-    /// `nvrtcVersion` failed.
-    #[error("nvrtcVersion failed in {path} with {error}")]
-    Version {
-        /// The file that was opened.
-        path: PathBuf,
-        /// What it returned.
-        error: NvrtcError,
-    },
-    /// A major release whose ABI these bindings were not made for.
-    #[error("{path} is NVRTC {major}.{minor}; supported majors are 12 and 13")]
-    UnsupportedMajor {
-        /// The file that was opened.
-        path: PathBuf,
-        /// Its major version.
-        major: u32,
-        /// Its minor version.
-        minor: u32,
-    },
-}
-
-/// An opened NVRTC: the function table plus where it came from.
-///
-/// Dereferences to [`NvrtcFns`]. The library stays loaded while this
-/// value lives; it is `Send + Sync` because NVRTC programs are independent
-/// (NVRTC is thread-safe across programs) and the table is immutable.
-pub struct Nvrtc {
-    fns: NvrtcFns,
-    path: PathBuf,
-    #[cfg(feature = "discover")]
-    source: Option<Source>,
-    version: (u32, u32),
-    _library: Library,
-}
-
-impl std::fmt::Debug for Nvrtc {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Nvrtc")
-            .field("path", &self.path)
-            .field("version", &self.version)
-            .finish_non_exhaustive()
-    }
-}
-
-impl std::ops::Deref for Nvrtc {
-    type Target = NvrtcFns;
-    fn deref(&self) -> &NvrtcFns {
-        &self.fns
-    }
-}
-
-#[cfg(feature = "discover")]
-impl Nvrtc {
-    /// Searches the documented places and loads the first NVRTC found.
-    ///
-    /// Safe, unlike [`open`](Self::open): it opens only files named like
-    /// NVRTC in NVIDIA's own install places, and the places that the
-    /// process environment names (`CUDA_LINK_NVRTC_PATH`, `CUDA_HOME`,
-    /// ...), which carry the same trust as `LD_LIBRARY_PATH`.
-    pub fn load() -> Result<Self, LoadError> {
-        // SAFETY: as above; NVIDIA's initialisers have no preconditions.
-        unsafe { Self::load_with(&SearchEnv::from_process()) }
-    }
-
-    /// Like [`load`](Self::load) with an explicit search environment.
-    ///
-    /// # Safety
-    /// Every place `env` leads to must hold NVRTC or nothing: see
-    /// [`cuda_dylib::open`].
-    pub unsafe fn load_with(env: &SearchEnv) -> Result<Self, LoadError> {
-        // SAFETY: the caller vouches for `env`.
-        let opened = unsafe { cuda_dylib::open(&SPEC, env) }?;
-        // SAFETY: found under NVRTC's names in NVRTC's places.
-        let mut lib = unsafe { Self::from_library(opened.library, opened.path) }?;
-        lib.source = Some(opened.source);
-        Ok(lib)
-    }
-
-    /// The process-wide instance, loaded on first use and shared.
-    pub fn global() -> Result<&'static std::sync::Arc<Self>, LoadError> {
-        use std::sync::{Arc, OnceLock};
-        static GLOBAL: OnceLock<Result<Arc<Nvrtc>, LoadError>> = OnceLock::new();
-        GLOBAL
-            .get_or_init(|| Self::load().map(Arc::new))
-            .as_ref()
-            .map_err(Clone::clone)
-    }
-
-    /// Which search step found the library; `None` when it was opened by
-    /// path or handed in.
-    pub fn source(&self) -> Option<Source> {
-        self.source
-    }
-}
-
-impl Nvrtc {
-    /// Loads exactly this file.
-    ///
-    /// # Safety
-    /// `path` must be an NVRTC library, or a library whose initialisers
-    /// are sound to run and which exports none of NVRTC's symbols (it
-    /// then fails the symbol check): loading runs its initialisers, and every
-    /// later call trusts its exports to have NVRTC's signatures. The
-    /// `libnvrtc-builtins.so.<major>.<minor>` beside it, if any, is loaded
-    /// too, and must be NVRTC's.
-    pub unsafe fn open(path: impl AsRef<Path>) -> Result<Self, LoadError> {
-        let path = path.as_ref();
-        // SAFETY: the caller vouches for `path`.
-        let library = unsafe { open_resident(path) }.map_err(|e| LoadError::Open {
-            path: path.to_path_buf(),
-            reason: e.to_string(),
-        })?;
-        // SAFETY: as above.
-        unsafe { Self::from_library(library, path.to_path_buf()) }
-    }
-
-    /// Takes a library the caller opened, e.g. with its own search; `path`
-    /// is what [`path`](Self::path) reports. It must still pass the same
-    /// symbol and version checks as [`open`](Self::open).
-    ///
-    /// # Safety
-    /// As for [`open`](Self::open): `library` must be NVRTC, or export
-    /// none of its symbols.
-    pub unsafe fn from_library(library: Library, path: PathBuf) -> Result<Self, LoadError> {
-        let symbol = |name: &std::ffi::CStr| -> *mut std::ffi::c_void {
-            // SAFETY: the address is taken as an untyped pointer; the table
-            // gives it NVRTC's type, which the caller vouched for.
-            unsafe { library.get::<*mut std::ffi::c_void>(name.to_bytes_with_nul()) }
-                .map_or(std::ptr::null_mut(), |s| *s)
-        };
-        // SAFETY: each name is resolved in NVRTC itself (the caller's
-        // promise), whose header the table's signatures were generated from;
-        // the table is stored next to `library`, which keeps them valid.
-        let fns = unsafe { NvrtcFns::load(symbol) };
-        if let Some(name) = CORE_SYMBOLS.iter().find(|name| symbol(name).is_null()) {
-            let missing = SymbolUnavailable {
-                library: DISPLAY_NAME,
-                symbol: name.to_str().unwrap_or("?"),
-            };
-            return Err(LoadError::MissingSymbol { path, missing });
-        }
-        let (mut major, mut minor): (std::ffi::c_int, std::ffi::c_int) = (0, 0);
-        // SAFETY: two valid out-pointers; the symbol was checked above.
-        let result = unsafe { fns.nvrtcVersion(&mut major, &mut minor) };
-        match result {
-            Ok(nvrtcResult::NVRTC_SUCCESS) => {}
-            Ok(result) => {
-                let error = NvrtcError { result };
-                return Err(LoadError::Version { path, error });
-            }
-            Err(missing) => return Err(LoadError::MissingSymbol { path, missing }),
-        }
-        let (major, minor) = (
-            u32::try_from(major).unwrap_or(0),
-            u32::try_from(minor).unwrap_or(0),
-        );
-        if !SUPPORTED_MAJORS.contains(&major) {
-            return Err(LoadError::UnsupportedMajor { path, major, minor });
-        }
-        preload_builtins(&path, major, minor);
-        Ok(Nvrtc {
-            fns,
-            path,
-            #[cfg(feature = "discover")]
-            source: None,
-            version: (major, minor),
-            _library: library,
-        })
-    }
-
-    /// `(major, minor)` as reported by `nvrtcVersion`.
-    pub fn version(&self) -> (u32, u32) {
-        self.version
-    }
-
-    /// The version as `"13.5"`.
-    pub fn version_string(&self) -> String {
-        format!("{}.{}", self.version.0, self.version.1)
-    }
-
-    /// The file that was loaded (a bare name when the system loader chose).
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-}
-
-/// Opens a library that stays loaded until the process exits
-/// (`RTLD_NODELETE`): the driver starts worker threads, and unmapping its
-/// code under one crashes the process. nvJitLink and NVRTC start none
-/// (strace shows no `clone`); they stay resident too, so that no pointer
-/// into any NVIDIA library ever dangles.
-///
-/// # Safety
-/// As for `libloading::Library::new`: loading runs the file's
-/// initialisers.
-unsafe fn open_resident(path: &Path) -> Result<Library, libloading::Error> {
-    #[cfg(target_os = "linux")]
-    {
-        use libloading::os::unix::{Library as Unix, RTLD_LAZY, RTLD_LOCAL};
-        const RTLD_NODELETE: std::ffi::c_int = 0x1000;
-        // SAFETY: the caller vouches for the file's initialisers.
-        unsafe { Unix::open(Some(path), RTLD_LAZY | RTLD_LOCAL | RTLD_NODELETE) }.map(Into::into)
-    }
-    #[cfg(not(target_os = "linux"))]
-    // SAFETY: the caller vouches for the file's initialisers.
-    unsafe {
-        Library::new(path)
-    }
-}
+pub use loader::SPEC;
+pub use loader::{Call, LoadError, Nvrtc, SUPPORTED_MAJORS};
+pub use result::{NvrtcError, SymbolUnavailable, result_name};
 
 /// Opens `libnvrtc-builtins.so.<major>.<minor>` beside the NVRTC at
 /// `library_path`, resident. NVRTC opens its builtins by that name when it
@@ -373,7 +39,7 @@ unsafe fn open_resident(path: &Path) -> Result<Library, libloading::Error> {
 /// so the loader would not look beside it; opened here first, the name is
 /// found already loaded. A bare name (the system loader's choice) or a
 /// folder without it leaves it to NVRTC's own lookup.
-fn preload_builtins(library_path: &Path, major: u32, minor: u32) {
+fn preload_builtins(library_path: &std::path::Path, major: u32, minor: u32) {
     let Some(dir) = library_path.parent().filter(|d| !d.as_os_str().is_empty()) else {
         return;
     };
@@ -383,20 +49,6 @@ fn preload_builtins(library_path: &Path, major: u32, minor: u32) {
         // NVRTC the caller vouched for (`open`'s contract covers it); its
         // initialisers have no preconditions. Resident, so dropping the
         // handle keeps it.
-        let _ = unsafe { open_resident(&builtins) };
-    }
-}
-
-/// The message and its causes on one line, `a: b`: what `main` prints when
-/// it returns this error.
-impl std::fmt::Debug for LoadError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{self}")?;
-        let mut source = std::error::Error::source(self);
-        while let Some(cause) = source {
-            write!(f, ": {cause}")?;
-            source = cause.source();
-        }
-        Ok(())
+        let _ = unsafe { loader::open_resident(&builtins) };
     }
 }

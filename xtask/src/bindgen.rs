@@ -1,4 +1,5 @@
-//! `cargo xtask bindgen`: regenerate the checked-in bindings.
+//! `cargo xtask bindgen`: regenerate the checked-in bindings, and the sys
+//! crates' loaders ([`crate::loaders`]).
 //!
 //! bindgen writes the types and the `extern "C"` declarations. The
 //! declarations are then turned into an ash-style function table: one
@@ -123,8 +124,8 @@ fn bindings(workspace: &Path) -> Result<Vec<Binding>> {
 
 /// Regenerates every file, or with `check` compares them with what is checked in.
 pub fn run(workspace: &Path, check: bool) -> Result<()> {
+    let mut stale = crate::loaders::run(workspace, check)?;
     ensure_libclang()?;
-    let mut stale = Vec::new();
     for binding in bindings(workspace)? {
         let text = generate(&binding)?;
         let current = std::fs::read_to_string(&binding.output).unwrap_or_default();

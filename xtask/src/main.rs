@@ -15,6 +15,7 @@ mod cycles;
 mod doc_refs;
 mod gpu;
 mod library_corpus;
+mod loaders;
 #[cfg(test)]
 mod map;
 mod msrv;
