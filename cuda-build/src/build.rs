@@ -972,17 +972,10 @@ fn linkable(supported: &[Arch]) -> Vec<Arch> {
 
 /// `sm_90`, `compute_90`, `90`, `9.0` (nvidia-smi's spelling), `sm_90a`.
 fn parse_arch(from: &'static str, text: &str) -> Result<Arch, BuildError> {
-    let text = text.trim();
-    let bad = || BuildError::BadArch {
+    text.parse().map_err(|_| BuildError::BadArch {
         from,
-        value: text.to_owned(),
-    };
-    let dotted = match text.split_once('.') {
-        Some((major, minor)) if !major.is_empty() && minor.len() == 1 => format!("{major}{minor}"),
-        Some(_) => return Err(bad()),
-        None => text.to_owned(),
-    };
-    dotted.parse().map_err(|_| bad())
+        value: text.trim().to_owned(),
+    })
 }
 
 /// A file's module name: its stem as a Rust identifier, `_` after a

@@ -567,7 +567,7 @@ fn search_path<'a>(
 /// the `a` / `f` suffix.
 fn target_arch(target: Target, arch: Arch) -> String {
     match target {
-        Target::Cubin => format!("-arch=sm_{}{}", arch.sm, arch.suffix()),
+        Target::Cubin => format!("-arch={arch}"),
         Target::Ptx | Target::Ltoir => format!("-arch={}", arch.compute()),
     }
 }

@@ -217,12 +217,10 @@ pub(crate) fn slots(
     for text in arches {
         let arch =
             crate::parse_arch(text).map_err(|e| Failure::Usage(format!("-arch {text}: {e}")))?;
-        let spelt = if text.starts_with("compute_") {
-            Target::Ptx
-        } else if text.starts_with("lto_") {
-            Target::Ltoir
-        } else {
-            Target::Cubin
+        let spelt = match text.parse::<cuda_link::ArchCode>().map(|code| code.kind) {
+            Ok(cuda_link::CodeKind::Compute) => Target::Ptx,
+            Ok(cuda_link::CodeKind::Lto) => Target::Ltoir,
+            _ => Target::Cubin,
         };
         slots.push(Slot {
             target: forced.unwrap_or(spelt),

@@ -42,7 +42,7 @@ mod setter;
 #[cfg(unix)]
 mod streamed;
 
-pub use arch::{Arch, ArchVariant, ParseArchError};
+pub use arch::{Arch, ArchCode, ArchVariant, CodeKind, ParseArchError};
 /// The byte buffer [`ObjectCode`] keeps: a `Vec<u8>` or `String` given to a
 /// constructor becomes one without a copy, and clones share it.
 pub use bytes::Bytes;

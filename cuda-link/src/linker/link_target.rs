@@ -3,7 +3,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::arch::{Arch, ParseArchError};
+use crate::arch::{Arch, ArchCode, CodeKind, ParseArchError};
 
 /// One slot of a multi-arch link: a cubin for an SM (`sm_90`), or PTX for
 /// the GPUs that come later (`compute_90`, nvcc's `code=compute_90`).
@@ -45,16 +45,18 @@ impl LinkTarget {
     }
 }
 
-/// `sm_90` is a cubin slot, `compute_90` a PTX slot (`90` alone: a cubin).
+/// `sm_90` is a cubin slot, `compute_90` a PTX slot (`90` alone: a
+/// cubin); `lto_90` is no link output.
 impl FromStr for LinkTarget {
     type Err = ParseArchError;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let arch: Arch = text.trim().parse()?;
-        Ok(match text.trim().starts_with("compute_") {
-            true => LinkTarget::Ptx(arch),
-            false => LinkTarget::Cubin(arch),
-        })
+        let code: ArchCode = text.parse()?;
+        match code.kind {
+            CodeKind::Sm => Ok(LinkTarget::Cubin(code.arch)),
+            CodeKind::Compute => Ok(LinkTarget::Ptx(code.arch)),
+            CodeKind::Lto => Err(ParseArchError(text.to_owned())),
+        }
     }
 }
 
