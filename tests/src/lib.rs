@@ -6,7 +6,7 @@
 //! `cargo xtask test` the paths are unset and [`redist`] returns `None`, so
 //! tests skip; with `CUDA_LINK_REQUIRE_REDIST` set a missing path fails.
 
-use std::ffi::{CStr, CString, c_char, c_int, c_void};
+use std::ffi::{CString, c_char};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -76,14 +76,7 @@ pub fn cudadevrt() -> Option<PathBuf> {
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
-fn open(var: &str) -> Result<libloading::Library, Error> {
-    let path = redist(var).ok_or_else(|| format!("{var} is unset"))?;
-    // SAFETY: NVIDIA's libraries have no load-time preconditions. Opened
-    // resident: tests open and drop them from many threads.
-    Ok(unsafe { cuda_dylib::open_file(path.as_os_str()) }?)
-}
-
-/// Output of one NVRTC compilation.
+/// Output of one NVRTC compilation: one of the three, as asked for.
 #[derive(Debug, Clone, Default)]
 pub struct Compiled {
     /// PTX, when not compiled with `-dlto`, without a trailing NUL, as
@@ -97,113 +90,58 @@ pub struct Compiled {
     pub log: String,
 }
 
-/// Compiles CUDA C++ with NVRTC. `options` are NVRTC options such as
-/// `-arch=sm_90`, `-dlto`, `-rdc=true`, passed as given (the tests' raw
-/// view of NVRTC; programs use `cuda-compile`). Every output NVRTC made is
-/// returned.
+/// Compiles CUDA C++ with cuda-compile on the NVRTC of
+/// `CUDA_LINK_NVRTC_PATH`, spelled as NVRTC's command line: `-arch=compute_NN`
+/// gives PTX, `-arch=sm_NN` with `-dlto` LTO-IR and without it a cubin;
+/// `-rdc=true` is relocatable device code, and any other option is passed
+/// as it is written.
 pub fn nvrtc(source: &str, name: &str, options: &[&str]) -> Result<Compiled, Error> {
-    use nvrtc_sys::{Nvrtc, NvrtcError, sys::nvrtcResult};
-    static NVRTC: std::sync::OnceLock<Result<Nvrtc, String>> = std::sync::OnceLock::new();
-    let lib = NVRTC
+    use cuda_compile::{Compiler, Program, ProgramOptions, Target};
+    static COMPILER: std::sync::OnceLock<Result<Compiler, String>> = std::sync::OnceLock::new();
+    let compiler = COMPILER
         .get_or_init(|| {
             let path = redist("CUDA_LINK_NVRTC_PATH").ok_or("CUDA_LINK_NVRTC_PATH is unset")?;
             // SAFETY: the pinned NVRTC wheel that `cargo xtask test` installed.
-            unsafe { Nvrtc::open(&path) }.map_err(|e| format!("{e:?}"))
+            let nvrtc = unsafe { nvrtc_sys::Nvrtc::open(&path) }.map_err(|e| format!("{e:?}"))?;
+            Ok(Compiler::with_nvrtc(std::sync::Arc::new(nvrtc)))
         })
         .as_ref()
         .map_err(|e| e.clone())?;
-    let source = CString::new(source)?;
-    let c_name = CString::new(name)?;
-    let options: Vec<CString> = options
-        .iter()
-        .map(|o| CString::new(*o))
-        .collect::<Result<_, _>>()?;
-    let option_ptrs: Vec<*const c_char> = options.iter().map(|o| o.as_ptr()).collect();
-    let mut program = std::ptr::null_mut();
-    // SAFETY: an out-pointer, C strings alive for the call, no headers.
-    let created = unsafe {
-        lib.nvrtcCreateProgram(
-            &mut program,
-            source.as_ptr(),
-            c_name.as_ptr(),
-            0,
-            std::ptr::null(),
-            std::ptr::null(),
-        )
-    }?;
-    NvrtcError::check(created)?;
-    // SAFETY: a live program and its option array.
-    let status = unsafe {
-        lib.nvrtcCompileProgram(program, option_ptrs.len() as c_int, option_ptrs.as_ptr())
-    }?;
-    // One output: `Some` when NVRTC made it, read with the size it gave.
-    type Sized = unsafe fn(
-        &nvrtc_sys::NvrtcFns,
-        nvrtc_sys::sys::nvrtcProgram,
-        *mut usize,
-    ) -> Result<nvrtcResult, nvrtc_sys::SymbolUnavailable>;
-    type Read = unsafe fn(
-        &nvrtc_sys::NvrtcFns,
-        nvrtc_sys::sys::nvrtcProgram,
-        *mut c_char,
-    ) -> Result<nvrtcResult, nvrtc_sys::SymbolUnavailable>;
-    let fetch = |size_of: Sized, read: Read| -> Option<Vec<u8>> {
-        let mut size = 0usize;
-        // SAFETY: a compiled program and an out-pointer.
-        if unsafe { size_of(lib, program, &mut size) } != Ok(nvrtcResult::NVRTC_SUCCESS)
-            || size == 0
-        {
-            return None;
+    let mut settings = ProgramOptions::default();
+    let (mut arch, mut lto) = (None, false);
+    for &option in options {
+        match option {
+            "-dlto" => lto = true,
+            "-rdc=true" => settings.relocatable_device_code = Some(true),
+            _ => match option.strip_prefix("-arch=") {
+                Some(spelling) => arch = Some(spelling.parse::<cuda_link::ArchCode>()?),
+                None => settings.extra_options.push(option.to_owned()),
+            },
         }
-        let mut bytes = vec![0u8; size];
-        // SAFETY: a buffer of the size NVRTC reported.
-        let copied = unsafe { read(lib, program, bytes.as_mut_ptr().cast()) };
-        (copied == Ok(nvrtcResult::NVRTC_SUCCESS)).then_some(bytes)
+    }
+    let code = arch.ok_or("give an -arch= option")?;
+    settings.arch = Some(code.arch);
+    let target = match (lto, code.kind) {
+        (true, _) | (false, cuda_link::CodeKind::Lto) => Target::Ltoir,
+        (false, cuda_link::CodeKind::Compute) => Target::Ptx,
+        (false, cuda_link::CodeKind::Sm) => Target::Cubin,
     };
-    let log = fetch(
-        nvrtc_sys::NvrtcFns::nvrtcGetProgramLogSize,
-        nvrtc_sys::NvrtcFns::nvrtcGetProgramLog,
-    )
-    .map(|bytes| {
-        CStr::from_bytes_until_nul(&bytes)
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default()
-    })
-    .unwrap_or_default();
-    let result = if status != nvrtcResult::NVRTC_SUCCESS {
-        Err(format!(
-            "NVRTC failed to compile {name} ({}):\n{log}",
-            NvrtcError { result: status }
-        )
-        .into())
-    } else {
-        Ok(Compiled {
-            // NVRTC's PTX ends in a NUL; nvcc's and ptxas's files do not,
-            // and every test uses PTX as those tools write it.
-            ptx: fetch(
-                nvrtc_sys::NvrtcFns::nvrtcGetPTXSize,
-                nvrtc_sys::NvrtcFns::nvrtcGetPTX,
-            )
-            .map(|mut ptx| {
-                while ptx.last() == Some(&0) {
-                    ptx.pop();
-                }
-                ptx
-            }),
-            ltoir: fetch(
-                nvrtc_sys::NvrtcFns::nvrtcGetLTOIRSize,
-                nvrtc_sys::NvrtcFns::nvrtcGetLTOIR,
-            ),
-            cubin: fetch(
-                nvrtc_sys::NvrtcFns::nvrtcGetCUBINSize,
-                nvrtc_sys::NvrtcFns::nvrtcGetCUBIN,
-            ),
-            log,
-        })
+    let compiled = compiler
+        .compile(&Program::new(source, name), target, &settings)
+        .map_err(|e| format!("{e:?}"))?;
+    let bytes = compiled.code.as_bytes().to_vec();
+    let mut out = Compiled {
+        log: compiled.log,
+        ..Compiled::default()
     };
-    // SAFETY: the program came from nvrtcCreateProgram; destroyed once.
-    let _ = unsafe { lib.nvrtcDestroyProgram(&mut program) };
-    result
+    match target {
+        // NVRTC's PTX ends in a NUL; nvcc's and ptxas's files do not, and
+        // every test uses PTX as those tools write it.
+        Target::Ptx => out.ptx = Some(bytes.strip_suffix(b"\0").unwrap_or(&bytes).to_vec()),
+        Target::Ltoir => out.ltoir = Some(bytes),
+        _ => out.cubin = Some(bytes),
+    }
+    Ok(out)
 }
 
 /// Assembles PTX with ptxas. `relocatable` passes `-c` (ET_REL).
@@ -238,119 +176,106 @@ pub enum FatbinInput<'a> {
 
 /// Builds a fatbin with nvFatbin; `options` such as `-compress-mode=size`.
 pub fn nvfatbin(inputs: &[FatbinInput<'_>], options: &[&str]) -> Result<Vec<u8>, Error> {
-    type Handle = *mut c_void;
-    let lib = open("CUDA_LINK_NVFATBIN_PATH")?;
+    use nvfatbin_sys::{NvFatbin, NvFatbinError, nvfatbin_call};
+    static NVFATBIN: std::sync::OnceLock<Result<NvFatbin, String>> = std::sync::OnceLock::new();
+    let lib = NVFATBIN
+        .get_or_init(|| {
+            let path =
+                redist("CUDA_LINK_NVFATBIN_PATH").ok_or("CUDA_LINK_NVFATBIN_PATH is unset")?;
+            // SAFETY: the pinned nvFatbin wheel that `cargo xtask test` installed.
+            unsafe { NvFatbin::open(&path) }.map_err(|e| format!("{e:?}"))
+        })
+        .as_ref()
+        .map_err(|e| e.clone())?;
+    // A call's result, as an error that names the function.
+    let check = |call: Result<nvfatbin_sys::Call, nvfatbin_sys::SymbolUnavailable>| {
+        let call = call.map_err(|missing| missing.to_string())?;
+        NvFatbinError::check(call.result).map_err(|e| format!("{} failed: {e}", call.symbol))
+    };
     let options: Vec<CString> = options
         .iter()
         .map(|o| CString::new(*o))
         .collect::<Result<_, _>>()?;
-    let option_ptrs: Vec<*const c_char> = options.iter().map(|o| o.as_ptr()).collect();
-    // SAFETY: the signatures are those of nvFatbin.h 12.9.
-    unsafe {
-        let create: libloading::Symbol<
-            unsafe extern "C" fn(*mut Handle, *const *const c_char, usize) -> c_int,
-        > = lib.get(b"nvFatbinCreate\0")?;
-        let add_ptx: libloading::Symbol<
-            unsafe extern "C" fn(
-                Handle,
-                *const c_char,
-                usize,
-                *const c_char,
-                *const c_char,
-                *const c_char,
-            ) -> c_int,
-        > = lib.get(b"nvFatbinAddPTX\0")?;
-        let add_cubin: libloading::Symbol<
-            unsafe extern "C" fn(
-                Handle,
-                *const c_void,
-                usize,
-                *const c_char,
-                *const c_char,
-            ) -> c_int,
-        > = lib.get(b"nvFatbinAddCubin\0")?;
-        let add_ltoir: libloading::Symbol<
-            unsafe extern "C" fn(
-                Handle,
-                *const c_void,
-                usize,
-                *const c_char,
-                *const c_char,
-                *const c_char,
-            ) -> c_int,
-        > = lib.get(b"nvFatbinAddLTOIR\0")?;
-        let size: libloading::Symbol<unsafe extern "C" fn(Handle, *mut usize) -> c_int> =
-            lib.get(b"nvFatbinSize\0")?;
-        let get: libloading::Symbol<unsafe extern "C" fn(Handle, *mut c_void) -> c_int> =
-            lib.get(b"nvFatbinGet\0")?;
-        let destroy: libloading::Symbol<unsafe extern "C" fn(*mut Handle) -> c_int> =
-            lib.get(b"nvFatbinDestroy\0")?;
-
-        let mut handle: Handle = std::ptr::null_mut();
-        let status = create(&mut handle, option_ptrs.as_ptr(), option_ptrs.len());
-        if status != 0 {
-            return Err(format!("nvFatbinCreate failed: {status}").into());
-        }
-        let mut result = Ok(());
+    let mut option_ptrs: Vec<*const c_char> = options.iter().map(|o| o.as_ptr()).collect();
+    let mut handle = std::ptr::null_mut();
+    // SAFETY: an out-pointer and the option array with its length.
+    check(unsafe {
+        nvfatbin_call!(
+            lib,
+            nvFatbinCreate(&mut handle, option_ptrs.as_mut_ptr(), option_ptrs.len())
+        )
+    })?;
+    let added = || -> Result<Vec<u8>, Error> {
         for (i, input) in inputs.iter().enumerate() {
             let ident = CString::new(format!("input{i}"))?;
-            let status = match *input {
+            match *input {
                 FatbinInput::Ptx(ptx, arch) => {
                     // nvFatbin wants NUL-terminated PTX.
                     let mut text = ptx.strip_suffix(b"\0").unwrap_or(ptx).to_vec();
                     text.push(0);
                     let arch = CString::new(arch)?;
-                    add_ptx(
-                        handle,
-                        text.as_ptr().cast(),
-                        text.len(),
-                        arch.as_ptr(),
-                        ident.as_ptr(),
-                        c"".as_ptr(),
-                    )
+                    // SAFETY: a live handle, the text with its size, C strings.
+                    check(unsafe {
+                        nvfatbin_call!(
+                            lib,
+                            nvFatbinAddPTX(
+                                handle,
+                                text.as_ptr().cast(),
+                                text.len(),
+                                arch.as_ptr(),
+                                ident.as_ptr(),
+                                c"".as_ptr(),
+                            )
+                        )
+                    })?;
                 }
                 FatbinInput::Cubin(cubin, arch) => {
                     let arch = CString::new(arch)?;
-                    add_cubin(
-                        handle,
-                        cubin.as_ptr().cast(),
-                        cubin.len(),
-                        arch.as_ptr(),
-                        ident.as_ptr(),
-                    )
+                    // SAFETY: a live handle, the bytes with their size, C strings.
+                    check(unsafe {
+                        nvfatbin_call!(
+                            lib,
+                            nvFatbinAddCubin(
+                                handle,
+                                cubin.as_ptr().cast(),
+                                cubin.len(),
+                                arch.as_ptr(),
+                                ident.as_ptr(),
+                            )
+                        )
+                    })?;
                 }
                 FatbinInput::Ltoir(ltoir, arch) => {
                     let arch = CString::new(arch)?;
-                    add_ltoir(
-                        handle,
-                        ltoir.as_ptr().cast(),
-                        ltoir.len(),
-                        arch.as_ptr(),
-                        ident.as_ptr(),
-                        c"".as_ptr(),
-                    )
+                    // SAFETY: a live handle, the bytes with their size, C strings.
+                    check(unsafe {
+                        nvfatbin_call!(
+                            lib,
+                            nvFatbinAddLTOIR(
+                                handle,
+                                ltoir.as_ptr().cast(),
+                                ltoir.len(),
+                                arch.as_ptr(),
+                                ident.as_ptr(),
+                                c"".as_ptr(),
+                            )
+                        )
+                    })?;
                 }
-            };
-            if status != 0 {
-                result = Err(format!("nvFatbinAdd for input {i} failed: {status}"));
-                break;
             }
         }
-        let mut bytes = Vec::new();
-        if result.is_ok() {
-            let mut len = 0usize;
-            if size(handle, &mut len) == 0 {
-                bytes.resize(len, 0);
-                if get(handle, bytes.as_mut_ptr().cast()) != 0 {
-                    result = Err("nvFatbinGet failed".to_owned());
-                }
-            } else {
-                result = Err("nvFatbinSize failed".to_owned());
-            }
-        }
-        destroy(&mut handle);
-        result.map(|()| bytes).map_err(Into::into)
-    }
+        let mut len = 0usize;
+        // SAFETY: a live handle and an out-pointer.
+        check(unsafe { nvfatbin_call!(lib, nvFatbinSize(handle, &mut len)) })?;
+        let mut bytes = vec![0u8; len];
+        // SAFETY: a buffer of the size nvFatbin reported.
+        check(unsafe { nvfatbin_call!(lib, nvFatbinGet(handle, bytes.as_mut_ptr().cast())) })?;
+        Ok(bytes)
+    };
+    let result = added();
+    // SAFETY: the handle came from nvFatbinCreate and is destroyed once.
+    let _ = unsafe { lib.nvFatbinDestroy(&mut handle) };
+    result
 }
 
 /// A minimal x86-64 host object carrying `fatbin` in `section`, as nvcc
