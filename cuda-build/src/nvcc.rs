@@ -6,7 +6,7 @@ use std::process::Command;
 
 use cuda_link::{Arch, ObjectCode};
 
-use crate::BuildError;
+use crate::error::BuildError;
 
 /// nvcc: `NVCC`, else `CUDA_HOME` / `CUDA_PATH`'s `bin/nvcc`, else the
 /// first `nvcc` on `PATH`.

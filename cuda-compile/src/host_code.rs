@@ -3,7 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::{CompileError, Compiler, Program, ProgramOptions};
+use crate::compiler::Compiler;
+use crate::error::CompileError;
+use crate::options::ProgramOptions;
+use crate::program::Program;
 
 /// Host code in a program that failed to compile: NVRTC compiles device
 /// code only. Found by [`HostCode::find`].

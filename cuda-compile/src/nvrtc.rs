@@ -5,7 +5,7 @@ use std::ffi::{CStr, CString, c_char};
 
 use nvrtc_sys::{Call, Nvrtc, NvrtcError, nvrtc_call, sys::nvrtcProgram, sys::nvrtcResult};
 
-use crate::CompileError;
+use crate::error::CompileError;
 
 /// What NVRTC is asked to write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -3,7 +3,7 @@
 
 use cuda_link::Arch;
 
-use crate::CompileError;
+use crate::error::CompileError;
 
 /// The C++ dialect (`--std`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

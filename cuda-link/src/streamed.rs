@@ -13,8 +13,10 @@ use object::{Object, ObjectSection};
 
 use crate::error::{ObjectError, ParseResult, Reason};
 use crate::inspect::{Contents, EmbeddedInfo, Inspection, ObjectInfo};
+use crate::kind::ObjectKind;
+use crate::object_code::ObjectCode;
 use crate::read::{self, Mode};
-use crate::{ObjectCode, ObjectKind, fatbin, host};
+use crate::{fatbin, host};
 
 /// Inspects the file at `path`, as [`ObjectCode::from_path`] followed by
 /// [`ObjectCode::inspect`] would, but reads a host object's fatbins one at

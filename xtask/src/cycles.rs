@@ -289,22 +289,71 @@ fn strongly_connected(edges: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<Str
     state.out
 }
 
+/// The imports inside a crate that name an item by its root re-export
+/// (`use crate::ObjectCode`) instead of the module that defines it: the
+/// root is the crate's API for its users, and an import through it hides
+/// which module depends on which.
+fn through_root(src: &Path) -> Vec<String> {
+    let modules = modules(src);
+    let reexports = reexports(&modules);
+    let mut found = Vec::new();
+    for (module, text) in modules.iter().filter(|(module, _)| !module.is_empty()) {
+        for path in paths(text) {
+            let absolute = absolutise(module, &path);
+            let Some((first, _)) = absolute.split_once("::").or(Some((&absolute, ""))) else {
+                continue;
+            };
+            let is_module = modules
+                .keys()
+                .any(|m| m == first || m.starts_with(&format!("{first}::")));
+            if reexports.contains_key(&(String::new(), first.to_owned())) && !is_module {
+                let home = defining(&absolute, &modules, &reexports, 0);
+                found.push(format!(
+                    "{module}: `use crate::{absolute}` (defined in `{home}`)"
+                ));
+            }
+        }
+    }
+    found
+}
+
+/// The crates the checks read.
+const CRATES: [&str; 10] = [
+    "cuda-dylib",
+    "nvjitlink-sys",
+    "nvrtc-sys",
+    "nvfatbin-sys",
+    "cuda-driver-sys",
+    "cuda-link",
+    "cuda-compile",
+    "cuda-build",
+    "cuda-module",
+    "cuda-link-cli",
+];
+
+#[test]
+fn no_import_goes_through_the_crate_root() {
+    let root = crate::workspace_root();
+    let found: Vec<String> = CRATES
+        .iter()
+        .flat_map(|krate| {
+            through_root(&root.join(krate).join("src"))
+                .into_iter()
+                .map(move |line| format!("{krate}: {line}"))
+        })
+        .collect();
+    assert!(
+        found.is_empty(),
+        "imports through a root re-export:\n{}",
+        found.join("\n")
+    );
+}
+
 #[test]
 fn no_crate_has_a_module_cycle() {
     let root = crate::workspace_root();
     let mut found = Vec::new();
-    for krate in [
-        "cuda-dylib",
-        "nvjitlink-sys",
-        "nvrtc-sys",
-        "nvfatbin-sys",
-        "cuda-driver-sys",
-        "cuda-link",
-        "cuda-compile",
-        "cuda-build",
-        "cuda-module",
-        "cuda-link-cli",
-    ] {
+    for krate in CRATES {
         for component in loops(&root.join(krate).join("src")) {
             found.push(format!("{krate}: {}", component.join(" <-> ")));
         }

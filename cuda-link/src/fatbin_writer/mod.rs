@@ -15,7 +15,8 @@ use crate::fatbin::{
     Compression, Entry, EntryKind, FLAG_64BIT, FLAG_ARCH_SPECIFIC, FLAG_FAMILY, FLAG_LZ4, FLAG_ZSTD,
 };
 use crate::inspect::{Contents, ElfType};
-use crate::{ObjectCode, ObjectKind};
+use crate::kind::ObjectKind;
+use crate::object_code::ObjectCode;
 
 /// Host Linux, as nvFatbin and nvcc set by default.
 const FLAG_HOST_LINUX: u64 = 0x10;

@@ -6,8 +6,8 @@ use std::ffi::{CString, c_char};
 use nvfatbin_sys::{NvFatbin, NvFatbinError, nvfatbin_call, sys::nvFatbinResult};
 
 use super::{FatbinBuilder, FatbinError, NewEntry, Payload};
-use crate::ObjectCode;
 use crate::fatbin::{Compression, EntryKind};
+use crate::object_code::ObjectCode;
 
 /// Owns an nvFatbin handle; destroyed on every path.
 struct Handle<'a> {

@@ -11,7 +11,9 @@ use super::settings::{DriverOption, Value};
 use super::{
     Backend, LinkError, LinkerOptions, LiveHandle, Logs, c_input_name, c_strings, log_text,
 };
-use crate::{Arch, ArchVariant, ObjectCode, ObjectKind};
+use crate::arch::{Arch, ArchVariant};
+use crate::kind::ObjectKind;
+use crate::object_code::ObjectCode;
 
 const LOG_SIZE: usize = 64 * 1024;
 

@@ -1,7 +1,7 @@
 //! Duplicate strong definitions across a link's inputs: nvJitLink 13
 //! reports one on stderr only, and links.
 
-use crate::ObjectCode;
+use crate::object_code::ObjectCode;
 
 use super::LinkError;
 

@@ -8,7 +8,8 @@ use nvjitlink_sys::{
 };
 
 use super::{LinkError, LiveHandle, Logs, OutputKind, c_input_name, c_strings, log_text};
-use crate::{ObjectCode, ObjectKind};
+use crate::kind::ObjectKind;
+use crate::object_code::ObjectCode;
 
 /// Owns an nvJitLink handle; destroys it on every path.
 struct Handle<'a> {

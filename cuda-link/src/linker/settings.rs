@@ -5,7 +5,7 @@
 
 use cuda_driver_sys::sys::CUjit_option;
 
-use crate::Arch;
+use crate::arch::Arch;
 
 /// How an option reaches nvJitLink.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

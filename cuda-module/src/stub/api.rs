@@ -4,7 +4,9 @@
 use cuda_driver_sys::sys::{CUfunction_attribute as A, CUresult};
 
 use super::{created, current, depth, kernel};
-use crate::{Context, LoadOptions, ModuleError};
+use crate::context::Context;
+use crate::error::ModuleError;
+use crate::library::LoadOptions;
 
 /// Each field is its own attribute (the stub answers `1000 + attribute`);
 /// the yes-or-no ones are `bool`s, true for any non-zero answer.

@@ -9,7 +9,10 @@ use cuda_driver_sys::sys::CUfunction_attribute as A;
 use cuda_driver_sys::sys::CUresult;
 
 use super::{created, current, depth, driver, kernel, last_launch_context};
-use crate::{Context, LaunchConfig, LoadOptions, ModuleError};
+use crate::context::Context;
+use crate::error::ModuleError;
+use crate::launch::LaunchConfig;
+use crate::library::LoadOptions;
 
 const CONFIG: LaunchConfig = LaunchConfig {
     grid_dim: (2, 1, 1),

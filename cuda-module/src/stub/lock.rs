@@ -5,7 +5,9 @@
 use cuda_driver_sys::sys::CUfunction_attribute as A;
 
 use super::{created, driver, kernel, watched};
-use crate::{LoadOptions, MAX_KERNEL_PARAMS, ModuleError};
+use crate::attributes::MAX_KERNEL_PARAMS;
+use crate::error::ModuleError;
+use crate::library::LoadOptions;
 
 fn module_api() -> LoadOptions {
     LoadOptions::default().force_module_api(true)

@@ -16,8 +16,10 @@ use std::sync::OnceLock;
 use cuda_driver_sys::{Driver, Resolution, sys::CUcontext};
 use cuda_link::ObjectCode;
 
+use crate::context::Context;
 use crate::jit_log::JitLog;
-use crate::{Context, Kernel, Library, LoadOptions};
+use crate::kernel::Kernel;
+use crate::library::{Library, LoadOptions};
 
 /// The stub's own entry points, besides the driver's.
 struct Controls {

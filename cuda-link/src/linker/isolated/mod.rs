@@ -33,7 +33,7 @@ mod shared;
 mod wire;
 
 use super::{LinkError, Logs, OutputKind};
-use crate::ObjectCode;
+use crate::object_code::ObjectCode;
 use shared::Shared;
 use wire::{decode, decode_request, encode};
 

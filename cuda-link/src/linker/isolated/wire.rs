@@ -7,7 +7,8 @@
 use nvjitlink_sys::{NvJitLinkError, sys::nvJitLinkResult};
 
 use super::super::{LinkError, Logs, OutputKind};
-use crate::{ObjectCode, ObjectKind};
+use crate::kind::ObjectKind;
+use crate::object_code::ObjectCode;
 
 /// The nvJitLink calls a link makes, for naming a failure a worker saw.
 const CALLS: &[&str] = &[
