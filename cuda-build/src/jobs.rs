@@ -38,11 +38,28 @@ pub(crate) fn run_all<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> R + Sy
         .collect()
 }
 
+/// The linker's [`Executor`](cuda_link::Executor) in a build script: the
+/// per-target links of a fatbin run as [`run_all`] runs work.
+pub(crate) struct Jobserver;
+
+impl cuda_link::Executor for Jobserver {
+    fn run(&self, count: usize, job: &(dyn Fn(usize) + Sync)) {
+        let indices: Vec<usize> = (0..count).collect();
+        run_all(&indices, |&index| job(index));
+    }
+}
+
+/// Helpers running now without cargo's jobserver, across nested
+/// [`run_all`]s: a nested call gets what the outer one left.
+static LOCAL_HELPERS: AtomicUsize = AtomicUsize::new(0);
+
 /// Helpers this process may run besides itself (threads or child
 /// processes), with the jobserver tokens that pay for them: held until
 /// dropped, once the helpers are done.
 pub(crate) struct Lent {
     pub(crate) helpers: usize,
+    /// Of `helpers`, those counted in [`LOCAL_HELPERS`].
+    local: usize,
     _tokens: Vec<jobserver::Acquired>,
 }
 
@@ -69,14 +86,29 @@ impl Lent {
                 }
             }
         }
-        let helpers = match polled {
-            true => tokens.len(),
-            false => wanted.min(local_parallelism().saturating_sub(1)),
+        let (helpers, local) = match polled {
+            true => (tokens.len(), 0),
+            false => {
+                let limit = local_parallelism().saturating_sub(1);
+                let mut local = 0;
+                let _ = LOCAL_HELPERS.fetch_update(Ordering::AcqRel, Ordering::Acquire, |busy| {
+                    local = wanted.min(limit.saturating_sub(busy));
+                    Some(busy + local)
+                });
+                (local, local)
+            }
         };
         Lent {
             helpers,
+            local,
             _tokens: tokens,
         }
+    }
+}
+
+impl Drop for Lent {
+    fn drop(&mut self) {
+        LOCAL_HELPERS.fetch_sub(self.local, Ordering::AcqRel);
     }
 }
 
@@ -115,8 +147,12 @@ fn local_parallelism() -> usize {
 
 #[cfg(test)]
 mod tests {
+    /// The tests that take helpers, one at a time: they share the count.
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
     #[test]
     fn results_come_back_in_order() {
+        let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
         let items: Vec<u32> = (0..50).collect();
         assert_eq!(
             super::run_all(&items, |n| n * 2),

@@ -27,11 +27,21 @@ pub(crate) struct FatbinArgs {
     pub(crate) relocatable: bool,
 }
 
-#[derive(Clone, Copy, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
 pub(crate) enum CompressArg {
     None,
     Lz4,
     Zstd,
+}
+
+impl CompressArg {
+    pub(crate) fn compression(self) -> Compression {
+        match self {
+            CompressArg::None => Compression::None,
+            CompressArg::Lz4 => Compression::Lz4,
+            CompressArg::Zstd => Compression::Zstd,
+        }
+    }
 }
 
 /// `FILE` or `FILE:ARCH`: the arch after the last `:` when it parses as
@@ -48,13 +58,8 @@ fn split_input(input: &str) -> (&str, Option<Arch>) {
 
 /// Packs `args.inputs` into `args.output`.
 pub fn run(args: FatbinArgs) -> Result<(), Failure> {
-    let compression = match args.compress {
-        CompressArg::None => Compression::None,
-        CompressArg::Lz4 => Compression::Lz4,
-        CompressArg::Zstd => Compression::Zstd,
-    };
     let mut builder = FatbinBuilder::new()
-        .compression(compression)
+        .compression(args.compress.compression())
         .relocatable(args.relocatable);
     for input in &args.inputs {
         let (path, arch) = split_input(input);

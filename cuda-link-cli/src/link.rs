@@ -274,6 +274,7 @@ fn options(args: &LinkArgs) -> Result<LinkerOptions, Failure> {
             }
         });
     options.ptx_isa = args.ptx_isa;
+    options.fatbin_compression = args.compress.map(|compress| compress.compression());
     // One arch links one output; several, or -gencode, link a fatbin.
     let mut targets = Vec::new();
     for gencode in &args.gencode {
@@ -470,7 +471,7 @@ mod tests {
         );
         let multi = options_of(
             "cuda-link link -arch sm_80,sm_90 -gencode arch=compute_90,code=[sm_100,compute_90] \
-            --ptx-isa 9.0 -o out.fatbin in.ltoir",
+            --ptx-isa 9.0 --compress lz4 -o out.fatbin in.ltoir",
         );
         let targets: Vec<String> = multi.targets.iter().map(ToString::to_string).collect();
         assert_eq!(targets, ["sm_100", "compute_90", "sm_80", "sm_90"]);

@@ -215,6 +215,10 @@ pub(crate) struct LinkArgs {
     /// writes 9.5.
     #[arg(long, value_name = "MAJOR.MINOR")]
     pub(crate) ptx_isa: Option<cuda_link::PtxIsa>,
+    /// How a multi-arch link's fatbin stores its entries: none (default),
+    /// lz4 or zstd.
+    #[arg(long, value_enum)]
+    pub(crate) compress: Option<crate::fatbin::CompressArg>,
     /// Do not use nvJitLink's in-memory cache of repeated links (nvJitLink's
     /// `-no-cache`; `--no-cache` is the old spelling). The persistent cache
     /// is `--cache`.

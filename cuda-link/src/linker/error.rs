@@ -1,7 +1,7 @@
 //! [`LinkError`]: why a link failed.
 
 use crate::error::log_suffix;
-use crate::{ObjectError, Report};
+use crate::error::{ObjectError, Report};
 
 /// Why a link failed. Backend failures carry both logs and the input names.
 /// `Debug` prints the message and its causes, as `Display` does them.
@@ -107,6 +107,10 @@ pub enum LinkError {
     /// [`targets`](crate::LinkerOptions::targets).
     #[error("no targets to link for: set LinkerOptions::targets (sm_80, compute_90, ...)")]
     NoTargets,
+    /// An [`Executor`](crate::Executor) returned without running a
+    /// target's link.
+    #[error("the executor returned without running this link")]
+    NotRun,
     /// One target of a multi-arch link failed.
     #[error("linking for {target} failed")]
     ForTarget {

@@ -24,9 +24,11 @@ pub use link_target::LinkTarget;
 pub use nvjitlink_sys::NvJitLink;
 pub use options::{Backend, Isolation, LinkerOptions, OutputKind};
 
+use crate::arch::Arch;
 #[cfg(feature = "cache")]
 use crate::cache::LinkCache;
-use crate::{Arch, ObjectCode, ObjectKind};
+use crate::kind::ObjectKind;
+use crate::object_code::ObjectCode;
 use cuda_driver_sys::log_text;
 
 /// Backend handles (nvJitLink handles and `CUlinkState`s) open right now,
@@ -109,6 +111,8 @@ pub struct Linker {
     definitions: inputs::Definitions,
     info_log: String,
     error_log: String,
+    /// Who runs a multi-arch link's per-target links.
+    executor: Arc<dyn crate::executor::Executor>,
     #[cfg(feature = "cache")]
     cache: Option<Arc<LinkCache>>,
     /// The backend's identity for cache keys, computed once per linker:
@@ -169,6 +173,7 @@ impl Linker {
             definitions: inputs::Definitions::default(),
             info_log: String::new(),
             error_log: String::new(),
+            executor: Arc::new(crate::executor::ThreadPerJob),
             #[cfg(feature = "cache")]
             cache: None,
             #[cfg(feature = "cache")]

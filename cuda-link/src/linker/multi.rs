@@ -1,16 +1,22 @@
 //! Multi-architecture linking: one link per target, on all cores, bundled
 //! into one fatbin.
 
+use std::sync::{Arc, Mutex};
+
 use super::link_target::LinkTarget;
 use super::{LinkError, Linker, OutputKind, Resolved};
-use crate::{FatbinBuilder, ObjectCode};
+use crate::executor::Executor;
+use crate::fatbin_writer::FatbinBuilder;
+use crate::object_code::ObjectCode;
 
 impl Linker {
     /// Links the inputs once per target of
     /// [`LinkerOptions::targets`](crate::LinkerOptions::targets), each on a
-    /// thread of its own and each through the link cache, and bundles the
-    /// results into one fatbin: a cubin per `sm_XX`, PTX per
-    /// `compute_XX`.
+    /// thread of its own (or as the [executor](Self::with_executor) runs
+    /// them) and each through the link cache, and bundles the results into
+    /// one fatbin, compressed as
+    /// [`fatbin_compression`](crate::LinkerOptions::fatbin_compression)
+    /// says: a cubin per `sm_XX`, PTX per `compute_XX`.
     ///
     /// # Errors
     /// [`LinkError::NoTargets`] without targets; [`LinkError::ForTarget`]
@@ -63,7 +69,7 @@ impl Linker {
         self.link_targets(checked)
     }
 
-    /// One link per target, on a thread each, of the target's inputs or
+    /// One link per target, on the executor, of the target's inputs or
     /// (`None`) the added ones, bundled into a fatbin.
     fn link_targets(
         &mut self,
@@ -84,46 +90,51 @@ impl Linker {
             .clone()
             .unwrap_or_else(|| "linked.fatbin".to_owned());
         let slots: Vec<LinkTarget> = targets.iter().map(|(target, _)| *target).collect();
-        let results: Vec<Result<ObjectCode, LinkError>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = targets
-                .into_iter()
-                .map(|(target, inputs)| {
-                    let mut linker = self.for_target(target);
-                    if let Some(inputs) = inputs {
-                        linker.inputs = inputs;
-                    }
-                    scope.spawn(move || {
-                        let output = match target {
-                            LinkTarget::Cubin(_) => OutputKind::Cubin,
-                            LinkTarget::Ptx(_) => OutputKind::Ptx,
-                        };
-                        linker.link(output).map_err(|error| LinkError::ForTarget {
-                            target: target.to_string(),
-                            source: Box::new(error),
-                        })
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|handle| {
-                    handle
-                        .join()
-                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-                })
-                .collect()
+        let linkers: Vec<Mutex<Linker>> = targets
+            .into_iter()
+            .map(|(target, inputs)| {
+                let mut linker = self.for_target(target);
+                if let Some(inputs) = inputs {
+                    linker.inputs = inputs;
+                }
+                Mutex::new(linker)
+            })
+            .collect();
+        let results = crate::executor::map(&*self.executor, slots.len(), |index| {
+            let target = slots[index];
+            let output = match target {
+                LinkTarget::Cubin(_) => OutputKind::Cubin,
+                LinkTarget::Ptx(_) => OutputKind::Ptx,
+            };
+            let mut linker = linkers[index].lock().unwrap_or_else(|p| p.into_inner());
+            linker.link(output)
         });
         let mut builder = FatbinBuilder::new();
+        if let Some(compression) = self.options.fatbin_compression {
+            builder = builder.compression(compression);
+        }
         for (target, linked) in slots.iter().zip(results) {
-            let arch = target.arch();
+            let for_target = |error: LinkError| LinkError::ForTarget {
+                target: target.to_string(),
+                source: Box::new(error),
+            };
+            let linked = linked
+                .ok_or(LinkError::NotRun)
+                .and_then(|l| l)
+                .map_err(for_target)?;
             builder = builder
-                .add(&linked?, Some(arch))
-                .map_err(|error| LinkError::ForTarget {
-                    target: target.to_string(),
-                    source: Box::new(LinkError::Fatbin(error)),
-                })?;
+                .add(&linked, Some(target.arch()))
+                .map_err(|error| for_target(LinkError::Fatbin(error)))?;
         }
         builder.build(name).map_err(LinkError::Fatbin)
+    }
+
+    /// Runs the per-target links of [`link_fatbin`](Self::link_fatbin) and
+    /// [`link_fatbin_each`](Self::link_fatbin_each) on `executor` instead
+    /// of a thread each: cuda-build's runs them under cargo's jobserver.
+    pub fn with_executor(mut self, executor: Arc<dyn Executor>) -> Self {
+        self.executor = executor;
+        self
     }
 
     /// A linker for one target: the same backend, inputs and cache, the

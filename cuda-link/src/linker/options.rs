@@ -6,7 +6,7 @@ use super::error::LinkError;
 use super::link_target::LinkTarget;
 use super::settings::{AsValue, Value};
 use super::settings::{DriverOption, NvJitLinkFlag, linker_options};
-use crate::Arch;
+use crate::arch::Arch;
 
 /// Which library performs the link.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -158,6 +158,12 @@ linker_options! {
     ///
     /// [`Linker::link_fatbin`]: crate::Linker::link_fatbin
     targets: Vec<LinkTarget>, items LinkTarget, NvJitLinkFlag::NotAFlag, DriverOption::Unsupported;
+    /// How [`Linker::link_fatbin`] stores each entry of the fatbin: as
+    /// it is (`None`, the default), or compressed.
+    ///
+    /// [`Linker::link_fatbin`]: crate::Linker::link_fatbin
+    fatbin_compression: Option<crate::fatbin::Compression>, some crate::fatbin::Compression,
+        NvJitLinkFlag::NotAFlag, DriverOption::NotAnOption;
     /// cuda.core's `name`: the name of the linked output, in its logs and
     /// errors. `None`: `linked.cubin`, `linked.ptx` or `linked.ltoir`.
     name: Option<String>, text String, NvJitLinkFlag::NotAFlag, DriverOption::NotAnOption;
@@ -314,6 +320,14 @@ impl AsValue for Vec<LinkTarget> {
     }
 }
 
+impl AsValue for Option<crate::fatbin::Compression> {
+    fn as_value(&self) -> Value<'_> {
+        Value::Other {
+            set: self.is_some(),
+        }
+    }
+}
+
 impl AsValue for Backend {
     fn as_value(&self) -> Value<'_> {
         Value::Other {
@@ -343,6 +357,7 @@ pub(crate) mod tests {
         LinkerOptions {
             arch: Some(Arch::sm(90)),
             targets: vec![LinkTarget::Cubin(Arch::sm(80))],
+            fatbin_compression: Some(crate::fatbin::Compression::Lz4),
             name: Some("options test".into()),
             max_register_count: Some(32),
             time: true,
@@ -399,7 +414,14 @@ pub(crate) mod tests {
         }
         assert_eq!(
             not_flags,
-            ["targets", "name", "ptx_isa", "backend", "isolation"]
+            [
+                "targets",
+                "fatbin_compression",
+                "name",
+                "ptx_isa",
+                "backend",
+                "isolation"
+            ]
         );
         for expected in [
             "-arch=sm_90",
