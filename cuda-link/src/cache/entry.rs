@@ -1,6 +1,9 @@
 //! The on-disk format of one entry: a magic, a version, the key the entry
 //! was stored under, an XXH3-128 over everything else in the file, the
-//! body's length, then the output and the info log, each length-prefixed.
+//! body's length, then the body: the count of named blobs, and each blob's
+//! name and bytes, length-prefixed. The format knows no kind of output:
+//! a link stores its output and info log, a compile its output, log and
+//! lowered names.
 //!
 //! The checksum covers the key, so an intact entry renamed to another key's
 //! file name is told apart from a corrupt one, and is not served for that
@@ -9,15 +12,68 @@
 
 use twox_hash::XxHash3_128;
 
-use super::CachedLink;
-
 const MAGIC: &[u8; 10] = b"CLNKCACHE\0";
 /// 2: the key in the header and under the checksum. 3: XXH3-128 instead
 /// of SHA-256, a fifth of a warm hit's time: the checksum finds corruption,
 /// and trust comes from the directory, so it need not resist forgery.
-const FORMAT_VERSION: u32 = 3;
+/// 4: named blobs instead of a link's output and log.
+const FORMAT_VERSION: u32 = 4;
 const SUM_LEN: usize = 16;
 const HEADER_LEN: usize = MAGIC.len() + 4 + 32 + SUM_LEN + 8;
+
+/// One entry of a [`LinkCache`](super::LinkCache): named blobs, whatever
+/// stored them. A link's entry holds `output` and `info_log`; a compile's,
+/// its output, log and lowered names. The cache keeps the names and bytes
+/// as given and checks them as one: a reader gets every blob the writer
+/// stored, intact, or a miss.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CacheEntry {
+    blobs: Vec<(String, Vec<u8>)>,
+}
+
+impl CacheEntry {
+    /// The entry with `bytes` under `name` (replacing a blob of that name).
+    pub fn with(mut self, name: impl Into<String>, bytes: impl Into<Vec<u8>>) -> Self {
+        let name = name.into();
+        let bytes = bytes.into();
+        match self.blobs.iter_mut().find(|(given, _)| *given == name) {
+            Some(blob) => blob.1 = bytes,
+            None => self.blobs.push((name, bytes)),
+        }
+        self
+    }
+
+    /// The blob stored under `name`.
+    pub fn get(&self, name: &str) -> Option<&[u8]> {
+        self.blobs
+            .iter()
+            .find(|(given, _)| given == name)
+            .map(|(_, bytes)| bytes.as_slice())
+    }
+
+    /// Takes the blob stored under `name` out of the entry.
+    pub fn take(&mut self, name: &str) -> Option<Vec<u8>> {
+        let at = self.blobs.iter().position(|(given, _)| given == name)?;
+        Some(self.blobs.remove(at).1)
+    }
+
+    /// Every blob, in the order stored.
+    pub fn blobs(&self) -> impl Iterator<Item = (&str, &[u8])> {
+        self.blobs
+            .iter()
+            .map(|(name, bytes)| (name.as_str(), bytes.as_slice()))
+    }
+
+    /// The bytes of every blob together.
+    pub fn len(&self) -> usize {
+        self.blobs.iter().map(|(_, bytes)| bytes.len()).sum()
+    }
+
+    /// Whether the entry holds no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
 
 /// Why a file is not an entry to serve for a key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,12 +94,20 @@ fn checksum(version: &[u8; 4], key: &[u8; 32], len: &[u8; 8], body: &[u8]) -> [u
 }
 
 /// The file of an entry for `key`.
-pub(super) fn encode(key: &[u8; 32], output: &[u8], info_log: &str) -> Vec<u8> {
-    let mut body = Vec::with_capacity(16 + output.len() + info_log.len());
-    body.extend_from_slice(&(output.len() as u64).to_le_bytes());
-    body.extend_from_slice(output);
-    body.extend_from_slice(&(info_log.len() as u64).to_le_bytes());
-    body.extend_from_slice(info_log.as_bytes());
+pub(super) fn encode(key: &[u8; 32], entry: &CacheEntry) -> Vec<u8> {
+    let size: usize = entry
+        .blobs
+        .iter()
+        .map(|(n, b)| 16 + n.len() + b.len())
+        .sum();
+    let mut body = Vec::with_capacity(8 + size);
+    body.extend_from_slice(&(entry.blobs.len() as u64).to_le_bytes());
+    for (name, bytes) in &entry.blobs {
+        body.extend_from_slice(&(name.len() as u64).to_le_bytes());
+        body.extend_from_slice(name.as_bytes());
+        body.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+        body.extend_from_slice(bytes);
+    }
     let version = FORMAT_VERSION.to_le_bytes();
     let len = (body.len() as u64).to_le_bytes();
     let mut file = Vec::with_capacity(HEADER_LEN + body.len());
@@ -57,7 +121,7 @@ pub(super) fn encode(key: &[u8; 32], output: &[u8], info_log: &str) -> Vec<u8> {
 }
 
 /// The entry in `file` when it is intact and was stored for `key`.
-pub(super) fn decode(file: &[u8], key: &[u8; 32]) -> Result<CachedLink, Rejected> {
+pub(super) fn decode(file: &[u8], key: &[u8; 32]) -> Result<CacheEntry, Rejected> {
     use Rejected::Corrupt;
     let rest = file.strip_prefix(MAGIC).ok_or(Corrupt)?;
     let (version, rest) = rest.split_first_chunk::<4>().ok_or(Corrupt)?;
@@ -73,17 +137,30 @@ pub(super) fn decode(file: &[u8], key: &[u8; 32]) -> Result<CachedLink, Rejected
     if stored_key != key {
         return Err(Rejected::OtherKey);
     }
-    let (output_len, rest) = body.split_first_chunk::<8>().ok_or(Corrupt)?;
-    let output_len = usize::try_from(u64::from_le_bytes(*output_len)).map_err(|_| Corrupt)?;
-    let (output, rest) = rest.split_at_checked(output_len).ok_or(Corrupt)?;
-    let (log_len, log) = rest.split_first_chunk::<8>().ok_or(Corrupt)?;
-    if u64::from_le_bytes(*log_len) != log.len() as u64 {
+    // A length-prefixed part of `rest`, and what follows it.
+    fn part(rest: &[u8]) -> Result<(&[u8], &[u8]), Rejected> {
+        let (len, rest) = rest.split_first_chunk::<8>().ok_or(Corrupt)?;
+        let len = usize::try_from(u64::from_le_bytes(*len)).map_err(|_| Corrupt)?;
+        rest.split_at_checked(len).ok_or(Corrupt)
+    }
+    let (count, mut rest) = body.split_first_chunk::<8>().ok_or(Corrupt)?;
+    let count = u64::from_le_bytes(*count);
+    // Each blob takes 16 bytes at least: a larger count is a lie.
+    if count > rest.len() as u64 / 16 {
         return Err(Corrupt);
     }
-    Ok(CachedLink {
-        output: output.to_vec(),
-        info_log: String::from_utf8_lossy(log).into_owned(),
-    })
+    let mut entry = CacheEntry::default();
+    for _ in 0..count {
+        let (name, after) = part(rest)?;
+        let (bytes, after) = part(after)?;
+        let name = std::str::from_utf8(name).map_err(|_| Corrupt)?;
+        entry = entry.with(name, bytes);
+        rest = after;
+    }
+    if !rest.is_empty() {
+        return Err(Corrupt);
+    }
+    Ok(entry)
 }
 
 #[cfg(test)]
@@ -92,15 +169,20 @@ mod tests {
 
     const KEY: [u8; 32] = [7; 32];
 
+    fn entry() -> CacheEntry {
+        CacheEntry::default()
+            .with("output", b"\x7fELF cubin bytes".as_slice())
+            .with("info_log", b"info".as_slice())
+            .with("empty", b"".as_slice())
+    }
+
     #[test]
     fn entries_round_trip_and_every_corruption_is_caught() {
-        let file = encode(&KEY, b"\x7fELF cubin bytes", "info");
+        let file = encode(&KEY, &entry());
+        assert_eq!(decode(&file, &KEY), Ok(entry()));
         assert_eq!(
-            decode(&file, &KEY),
-            Ok(CachedLink {
-                output: b"\x7fELF cubin bytes".to_vec(),
-                info_log: "info".into()
-            })
+            decode(&encode(&KEY, &CacheEntry::default()), &KEY),
+            Ok(CacheEntry::default())
         );
         for len in 0..file.len() {
             assert_eq!(
@@ -123,7 +205,7 @@ mod tests {
 
     #[test]
     fn an_intact_entry_of_another_key_is_not_served() {
-        let file = encode(&KEY, b"\x7fELF cubin bytes", "info");
+        let file = encode(&KEY, &entry());
         let mut other = KEY;
         other[31] ^= 1;
         assert_eq!(decode(&file, &other), Err(Rejected::OtherKey));

@@ -6,6 +6,7 @@ use std::path::Path;
 
 /// Marks the identity of a library whose file could not be identified; a
 /// NUL, which no path or version holds, keeps it from matching by chance.
+#[cfg(feature = "link")]
 pub(crate) const UNIDENTIFIED: &str = "\0unidentified library file";
 
 /// The identity of the file that holds `symbol`, a function of a loaded

@@ -63,6 +63,8 @@ use std::time::{Duration, SystemTime};
 use sha2::{Digest, Sha256};
 
 use dir::{Dir, Found, OpenError};
+pub use entry::CacheEntry;
+#[cfg(feature = "link")]
 pub(crate) use identity::UNIDENTIFIED;
 pub use identity::library_file_identity;
 
@@ -163,13 +165,39 @@ impl KeyBuilder {
     }
 }
 
-/// A link result read back from the cache.
+/// A link result read back from the cache: the `output` and `info_log`
+/// blobs of its [`CacheEntry`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CachedLink {
     /// The linked output.
     pub output: Vec<u8>,
     /// The info log of the original link.
     pub info_log: String,
+}
+
+impl CachedLink {
+    /// The blob names of a link's entry.
+    const OUTPUT: &str = "output";
+    const INFO_LOG: &str = "info_log";
+
+    /// A link's entry.
+    pub fn entry(output: &[u8], info_log: &str) -> CacheEntry {
+        CacheEntry::default()
+            .with(Self::OUTPUT, output)
+            .with(Self::INFO_LOG, info_log.as_bytes())
+    }
+}
+
+/// The link in an entry; `Err` for an entry that is not a link's.
+impl TryFrom<CacheEntry> for CachedLink {
+    type Error = String;
+
+    fn try_from(mut entry: CacheEntry) -> Result<Self, String> {
+        let output = entry.take(Self::OUTPUT).ok_or("no `output` blob")?;
+        let info_log = entry.take(Self::INFO_LOG).ok_or("no `info_log` blob")?;
+        let info_log = String::from_utf8(info_log).map_err(|_| "an info log that is not UTF-8")?;
+        Ok(CachedLink { output, info_log })
+    }
 }
 
 /// A link cache in one directory. Share it between linkers with an `Arc`.
@@ -384,9 +412,10 @@ impl LinkCache {
         self.dir.join(entry_name(key))
     }
 
-    /// Reads an entry; a corrupt one is removed and reported as a miss.
+    /// Reads a link's entry; a corrupt one is removed and reported as a
+    /// miss.
     pub fn load(&self, key: &CacheKey) -> Option<CachedLink> {
-        self.load_with(key, Ok::<CachedLink, String>)
+        self.load_with(key, CachedLink::try_from)
     }
 
     /// Reads an entry and turns it into `T` with `convert`: an entry that
@@ -395,7 +424,7 @@ impl LinkCache {
     pub fn load_with<T, E: std::fmt::Display>(
         &self,
         key: &CacheKey,
-        convert: impl FnOnce(CachedLink) -> Result<T, E>,
+        convert: impl FnOnce(CacheEntry) -> Result<T, E>,
     ) -> Option<T> {
         let Some(dir) = self.usable(false) else {
             bump(&self.counters.misses, 1);
@@ -440,7 +469,7 @@ impl LinkCache {
         &self,
         dir: &Dir,
         key: &CacheKey,
-    ) -> Option<Result<(CachedLink, std::fs::File), String>> {
+    ) -> Option<Result<(CacheEntry, std::fs::File), String>> {
         let refuse = |why: &str| {
             log::warn!(
                 "cuda-link cache: not reading {}: {why}",
@@ -472,13 +501,19 @@ impl LinkCache {
         }
     }
 
+    /// Writes a link's entry: [`store_entry`](Self::store_entry) of
+    /// [`CachedLink::entry`].
+    pub fn store(&self, key: &CacheKey, output: &[u8], info_log: &str) {
+        self.store_entry(key, &CachedLink::entry(output, info_log));
+    }
+
     /// Writes an entry atomically, then evicts past the size bound. Errors
     /// are logged and counted, never returned: caching is best effort.
-    pub fn store(&self, key: &CacheKey, output: &[u8], info_log: &str) {
+    pub fn store_entry(&self, key: &CacheKey, entry: &CacheEntry) {
         let Some(dir) = self.usable(true) else {
             return;
         };
-        match self.write_entry(dir, key, output, info_log) {
+        match self.write_entry(dir, key, entry) {
             Ok(written) => {
                 bump(&self.counters.stores, 1);
                 bump(&self.counters.bytes_written, written);
@@ -496,14 +531,8 @@ impl LinkCache {
 
     /// A private temporary (`O_EXCL`, mode 0600) in the directory, renamed
     /// over the entry's name once complete.
-    fn write_entry(
-        &self,
-        dir: &Dir,
-        key: &CacheKey,
-        output: &[u8],
-        info_log: &str,
-    ) -> io::Result<u64> {
-        let bytes = entry::encode(&key.0, output, info_log);
+    fn write_entry(&self, dir: &Dir, key: &CacheKey, entry: &CacheEntry) -> io::Result<u64> {
+        let bytes = entry::encode(&key.0, entry);
         if bytes.len() as u64 > Self::MAX_ENTRY_BYTES {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,

@@ -5,8 +5,9 @@ use std::ffi::c_void;
 use std::sync::Arc;
 
 use super::{LinkError, Linker, OutputKind, Resolved};
-use crate::cache::{CacheKey, LinkCache, UNIDENTIFIED, library_file_identity};
-use crate::{ObjectCode, ObjectKind};
+use crate::cache::{CacheKey, CachedLink, LinkCache, UNIDENTIFIED, library_file_identity};
+use crate::kind::ObjectKind;
+use crate::object_code::ObjectCode;
 
 impl Linker {
     /// Serves repeated links from `cache` (see [`LinkCache`]).
@@ -90,8 +91,11 @@ impl Linker {
         name: &str,
     ) -> Option<ObjectCode> {
         let (cache, key) = entry?;
-        let (code, info_log) = cache.load_with(key, |hit| {
-            ObjectCode::with_kind(kind, hit.output, name).map(|code| (code, hit.info_log))
+        let (code, info_log) = cache.load_with(key, |entry| {
+            let hit = CachedLink::try_from(entry)?;
+            ObjectCode::with_kind(kind, hit.output, name)
+                .map(|code| (code, hit.info_log))
+                .map_err(|e| e.to_string())
         })?;
         self.info_log = info_log;
         Some(code)
