@@ -5,15 +5,18 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use cuda_compile::{CompileError, Compiler, HostCode, Program, ProgramOptions, Target};
+use cuda_compile::{
+    CompileError, Compiler, Dependencies, HostCode, Program, ProgramOptions, Target,
+};
 use cuda_link::inspect::Compression;
 use cuda_link::{
-    Arch, ArchVariant, Backend, FatbinBuilder, LinkCache, LinkError, Linker, LinkerOptions,
-    ObjectCode, OutputKind, PtxIsa,
+    Arch, ArchVariant, Backend, LinkCache, LinkError, LinkTarget, Linker, LinkerOptions,
+    ObjectCode, PtxIsa,
 };
 
 use crate::built::Built;
-use crate::{BuildError, env, jobs, names, nvcc, processes, stamp};
+use crate::error::BuildError;
+use crate::{env, jobs, names, nvcc, processes, stamp};
 
 /// Compiles `.cu` files in a build script, as `cc::Build` compiles C:
 /// every file for every arch with NVRTC (to LTO-IR, in parallel under
@@ -443,6 +446,8 @@ struct Session<'a> {
 struct Compiled {
     code: ObjectCode,
     from_cache: bool,
+    /// What NVRTC's compile read of the program's files; `None` from nvcc.
+    dependencies: Option<Dependencies>,
 }
 
 impl<'a> Session<'a> {
@@ -531,30 +536,30 @@ impl<'a> Session<'a> {
             &compiled[index].code
         };
 
-        // Groups of files linked together: all, or each alone.
+        // Groups of files linked together: all, or each alone; a fatbin
+        // each, of a cubin per arch and the PTX.
         let groups: Vec<Vec<&Path>> = match build.per_file {
             true => build.files.iter().map(|f| vec![f.as_path()]).collect(),
             false => vec![build.files.iter().map(PathBuf::as_path).collect()],
         };
-        let mut links: Vec<(usize, Arch, OutputKind)> = Vec::new();
-        for group in 0..groups.len() {
-            links.extend(
-                self.archs
-                    .iter()
-                    .map(|&arch| (group, arch, OutputKind::Cubin)),
-            );
-            links.extend(self.ptx.map(|arch| (group, arch, OutputKind::Ptx)));
-        }
-        let linked: Vec<ObjectCode> = jobs::run_all(&links, |&(group, arch, output)| {
-            let inputs: Vec<&ObjectCode> = groups[group]
+        let mut targets: Vec<LinkTarget> =
+            self.archs.iter().map(|&a| LinkTarget::Cubin(a)).collect();
+        targets.extend(self.ptx.map(LinkTarget::Ptx));
+        let linked: Vec<ObjectCode> = jobs::run_all(&groups, |files| {
+            let per_target = targets
                 .iter()
-                .map(|file| for_pair(file, arch))
+                .map(|&target| {
+                    let inputs = files
+                        .iter()
+                        .map(|file| for_pair(file, target.arch()).clone());
+                    (target, inputs.collect())
+                })
                 .collect();
             let name = match build.per_file {
-                true => groups[group][0].display().to_string(),
+                true => files[0].display().to_string(),
                 false => self.name.to_owned(),
             };
-            self.link(&name, &inputs, arch, output)
+            self.link_fatbin(&name, per_target)
         })
         .into_iter()
         .collect::<Result<_, _>>()?;
@@ -562,17 +567,12 @@ impl<'a> Session<'a> {
         let mut fatbins = Vec::new();
         let mut kernels = Vec::new();
         let mut modules = Vec::new();
-        for (group, files) in groups.iter().enumerate() {
+        for (files, fatbin) in groups.iter().zip(&linked) {
             let stem = match build.per_file {
                 true => module_name(files[0]),
                 false => self.name.to_owned(),
             };
-            let outputs = links
-                .iter()
-                .zip(&linked)
-                .filter(|((g, _, _), _)| *g == group)
-                .map(|((_, arch, _), code)| (*arch, code));
-            let (path, listed) = self.write_fatbin(&stem, outputs)?;
+            let (path, listed) = self.write_fatbin(&stem, fatbin)?;
             let doc = self.module_doc(files);
             // Next to the generated file: `include_bytes!` in it resolves
             // relative to it, whatever the path's spelling.
@@ -593,7 +593,13 @@ impl<'a> Session<'a> {
         let module_path = self.out_dir.join(format!("{}.rs", self.name));
         write_if_changed(&module_path, &text)?;
 
-        let dependencies = self.dependencies();
+        let first_arch = compile_archs.first().copied();
+        let dependencies = self.dependencies(|file| {
+            let index = pairs
+                .iter()
+                .position(|&(f, a)| f == file && Some(a) == first_arch)?;
+            compiled[index].dependencies.as_ref()
+        });
         build.print_dependencies(&dependencies);
         let cached = compiled.iter().filter(|c| c.from_cache).count();
         Ok(Built {
@@ -723,6 +729,7 @@ impl<'a> Session<'a> {
                 Ok(Compiled {
                     code: compiled.code,
                     from_cache: compiled.from_cache,
+                    dependencies: Some(compiled.dependencies),
                 })
             }
             Err(CompileError::Compilation { .. }) if self.nvcc.is_some() => {
@@ -769,74 +776,76 @@ impl<'a> Session<'a> {
         Ok(Compiled {
             code,
             from_cache: false,
+            dependencies: None,
         })
     }
 
-    /// One link: the files' LTO-IR for `arch`, to a cubin or PTX.
-    // The closure returns `LinkError`, as `Linker::link` does.
-    #[allow(clippy::result_large_err)]
-    fn link(
+    /// Links one group's files into a fatbin through the linker's
+    /// multi-arch pipeline, its per-target links under the jobserver and
+    /// through the link cache.
+    fn link_fatbin(
         &self,
         name: &str,
-        inputs: &[&ObjectCode],
-        arch: Arch,
-        output: OutputKind,
+        per_target: Vec<(LinkTarget, Vec<ObjectCode>)>,
     ) -> Result<ObjectCode, BuildError> {
-        let fail = |error: LinkError| BuildError::Link {
+        let fail = |error: Box<LinkError>| BuildError::Link {
             name: name.to_owned(),
-            error: Box::new(error),
+            error,
         };
-        let link = |ptx_isa| {
+        let link = |ptx_isa| -> Result<ObjectCode, Box<LinkError>> {
             // nvJitLink only: a build script never falls back to a driver.
-            let mut options = LinkerOptions::for_arch(arch)
+            let mut options = LinkerOptions::default()
                 .backend(Backend::NvJitLink)
-                .name(format!("{} {arch}", self.name));
+                .targets(per_target.iter().map(|(target, _)| *target))
+                .name(format!("{name}.fatbin"));
             options.ptx_isa = ptx_isa;
-            let mut linker = Linker::new(options)?.with_cache(Arc::clone(&self.cache));
-            for input in inputs {
-                linker.add(input)?;
+            if self.build.compress {
+                options.fatbin_compression = Some(Compression::Lz4);
             }
-            linker.link(output)
+            Ok(Linker::new(options)?
+                .with_cache(Arc::clone(&self.cache))
+                .with_executor(Arc::new(jobs::Jobserver))
+                .link_fatbin_each(per_target.clone())?)
         };
-        match link(self.ptx_isa.map(|(isa, _)| isa)) {
+        let error = match link(self.ptx_isa.map(|(isa, _)| isa)) {
+            Ok(linked) => return Ok(linked),
+            Err(error) => *error,
+        };
+        match error {
             // The default ISA is best effort: else nvJitLink's, said once.
-            Err(LinkError::PtxIsaTooLow { isa, stated, log })
-                if self.ptx_isa == Some((isa, false)) =>
-            {
-                if self.build.cargo_metadata {
-                    println!(
-                        "cargo:warning={name}: the PTX for {arch} keeps PTX ISA {stated}, which \
-                         older drivers cannot JIT: ptxas refuses it at {isa}: {log}"
-                    );
+            LinkError::ForTarget { target, source } => match *source {
+                LinkError::PtxIsaTooLow { isa, stated, log }
+                    if self.ptx_isa == Some((isa, false)) =>
+                {
+                    if self.build.cargo_metadata {
+                        println!(
+                            "cargo:warning={name}: the PTX for {target} keeps PTX ISA {stated}, \
+                             which older drivers cannot JIT: ptxas refuses it at {isa}: {log}"
+                        );
+                    }
+                    link(None).map_err(fail)
                 }
-                link(None).map_err(fail)
-            }
-            linked => linked.map_err(fail),
+                source => Err(fail(Box::new(LinkError::ForTarget {
+                    target,
+                    source: Box::new(source),
+                }))),
+            },
+            error => Err(fail(Box::new(error))),
         }
     }
 
-    /// Bundles one group's links into `{stem}.fatbin`; returns its path
-    /// and its kernels.
-    fn write_fatbin<'c>(
+    /// Writes one group's fatbin to `{stem}.fatbin` unless it holds that
+    /// already; returns its path and its kernels.
+    fn write_fatbin(
         &self,
         stem: &str,
-        outputs: impl Iterator<Item = (Arch, &'c ObjectCode)>,
+        fatbin: &ObjectCode,
     ) -> Result<(PathBuf, Vec<String>), BuildError> {
         let path = self.out_dir.join(self.name).join(format!("{stem}.fatbin"));
         let fail = |detail: String| BuildError::Output {
             name: path.display().to_string(),
             detail,
         };
-        let mut builder = FatbinBuilder::new();
-        if self.build.compress {
-            builder = builder.compression(Compression::Lz4);
-        }
-        for (arch, code) in outputs {
-            builder = builder
-                .add(code, Some(arch))
-                .map_err(|e| fail(e.to_string()))?;
-        }
-        let fatbin = builder.build(stem).map_err(|e| fail(e.to_string()))?;
         let kernels = fatbin
             .inspect()
             .map_err(|e| fail(e.to_string()))?
@@ -868,15 +877,26 @@ impl<'a> Session<'a> {
 
     /// What `rerun-if-changed` names: each file's closure, as the compile
     /// cache's scan finds it; without NVRTC, the files and include folders.
-    fn dependencies(&self) -> Vec<PathBuf> {
+    /// What the build names in `rerun-if-changed`: each file's
+    /// dependencies as its compile scanned them (`scanned`), else (nvcc's
+    /// compile) as a scan of its includes finds them, else the file and
+    /// the include folders.
+    fn dependencies<'c>(
+        &self,
+        scanned: impl Fn(&Path) -> Option<&'c Dependencies>,
+    ) -> Vec<PathBuf> {
+        let cache_dir = Some(self.cache.dir());
         let mut found: Vec<PathBuf> = Vec::new();
         for file in &self.build.files {
-            let scanned = self.compiler.as_ref().and_then(|compiler| {
-                let program = Program::from_path(file).ok()?;
-                let arch = *self.archs.first()?;
-                compiler.dependencies(&program, &self.options(arch)).ok()
-            });
-            match scanned {
+            let watched = match scanned(file) {
+                Some(dependencies) => Some(dependencies.to_watch(cache_dir)),
+                None => self.compiler.as_ref().and_then(|compiler| {
+                    let program = Program::from_path(file).ok()?;
+                    let arch = *self.archs.first()?;
+                    compiler.dependencies(&program, &self.options(arch)).ok()
+                }),
+            };
+            match watched {
                 Some(paths) => found.extend(paths),
                 None => {
                     found.push(file.clone());

@@ -7,8 +7,9 @@ use std::sync::{Arc, OnceLock};
 use cuda_link::{Arch, CacheKey, LinkCache, ObjectCode, ObjectKind};
 use nvrtc_sys::Nvrtc;
 
+use crate::dependencies::Dependencies;
 use crate::error::CompileError;
-use crate::headers::{self, SearchPath};
+use crate::headers::{self, Closure, SearchPath};
 use crate::nvrtc::{RawProgram, Target, c_string};
 use crate::options::ProgramOptions;
 use crate::program::{Compiled, Program, Warning, log_warnings, newest_ptx_isa};
@@ -146,61 +147,28 @@ impl Compiler {
 
     /// The files and folders of the program's own that a compile of it
     /// with `options` may read, for a build script's `rerun-if-changed`:
-    /// the source file, each header the cache's scan reaches in the
-    /// program's folders, and those folders themselves (the source's and
-    /// the include path's) when they are small enough for cargo to scan on
-    /// every build, else every path in them a header was looked for at,
-    /// found or not. NVIDIA's headers and the in-memory ones are not files of
-    /// the program's. When the scan cannot follow the program (an
-    /// `#include MACRO`), the folders are named whatever their size.
+    /// [`Dependencies::to_watch`] of a scan of its includes, as a compile's
+    /// [`Compiled::dependencies`] holds it.
     pub fn dependencies(
         &self,
         program: &Program,
         options: &ProgramOptions,
     ) -> Result<Vec<PathBuf>, CompileError> {
-        let Scan {
-            followed,
-            reached,
-            folders,
-        } = self.scan(program, options)?;
-        let mut found = vec![PathBuf::from(&program.name)];
         let cache_dir = self.cache.as_deref().map(LinkCache::dir);
-        match followed {
-            // The folders themselves when cargo can scan them on every
-            // build: a path that does not exist makes cargo rerun the
-            // script every time, so absent candidates are named only when
-            // the folders are too big.
-            Ok(()) if !reached.candidates.is_empty() && headers::watchable(&folders, cache_dir) => {
-                found.extend(folders)
-            }
-            // Else every place a header was looked for, found or not, so
-            // that a new one that would shadow another is seen.
-            Ok(()) => found.extend(reached.candidates),
-            Err(_) => found.extend(folders),
-        }
-        found.extend(reached.files);
-        found.retain(|path| !path.as_os_str().is_empty());
-        Ok(deduplicated(found))
+        Ok(self.scan(program, options)?.to_watch(cache_dir))
     }
 
-    /// The scan of `program`'s includes under `options`, without a key.
-    fn scan(&self, program: &Program, options: &ProgramOptions) -> Result<Scan, CompileError> {
+    /// The scan of `program`'s includes under `options`, alone.
+    fn scan(
+        &self,
+        program: &Program,
+        options: &ProgramOptions,
+    ) -> Result<Dependencies, CompileError> {
         let memory = memory_headers(program, options);
         let system = self.system_dirs(options)?;
         let search = search_path(program, options, &memory, system);
-        let mut scratch = CacheKey::builder("dependencies");
-        let followed = search.closure(&program.source, &options.pre_include, &mut scratch);
-        let folders = search
-            .user
-            .iter()
-            .cloned()
-            .chain(search.source_dir.clone())
-            .collect();
-        Ok(Scan {
-            followed,
-            reached: search.reached.into_inner(),
-            folders,
-        })
+        let closure = search.closure(&program.source, &options.pre_include);
+        Ok(Dependencies::new(&program.name, &closure, search.folders()))
     }
 
     /// The program's own files a compile with `options` reads: the source
@@ -217,16 +185,12 @@ impl Compiler {
         program: &Program,
         options: &ProgramOptions,
     ) -> Result<Vec<PathBuf>, CompileError> {
-        let Scan {
-            followed, reached, ..
-        } = self.scan(program, options)?;
-        followed.map_err(|why| CompileError::Io {
-            path: program.name.clone(),
-            detail: format!("its includes cannot be listed: {why}"),
-        })?;
-        let mut files = vec![PathBuf::from(&program.name)];
-        files.extend(reached.files);
-        Ok(deduplicated(files))
+        self.scan(program, options)?
+            .to_depfile()
+            .map_err(|why| CompileError::Io {
+                path: program.name.clone(),
+                detail: format!("its includes cannot be listed: {why}"),
+            })
     }
 
     /// The cache in use, if any.
@@ -274,27 +238,29 @@ impl Compiler {
                 .map(|dir| format!("--include-path={}", dir.display())),
         );
         let memory = memory_headers(program, options);
+        // One scan of the includes: the key and the dependencies read it.
+        let search = search_path(program, options, &memory, system.clone());
+        let closure = search.closure(&program.source, &options.pre_include);
+        let dependencies = Dependencies::new(&program.name, &closure, search.folders());
 
-        let key = self.cache_key(program, target, &args, &memory, options, system.clone());
+        let key = self.cache_key(program, target, &args, &memory, options, &closure);
         if let (Some(cache), Some(key)) = (&self.cache, &key)
             && let Some(hit) = cache.load_with(key, |hit| decode_hit(program, target, hit))
         {
-            return Ok(self.finish(hit.0, hit.1, true, &system));
+            return Ok(self.finish(hit.0, hit.1, true, &system, dependencies));
         }
         let mut nvrtc_args = args.clone();
         nvrtc_args.extend(self.pch_args(options)?);
         let (code, log) =
             self.compile_with_implicit_constants(program, target, &nvrtc_args, &memory)?;
-        if let (Some(cache), Some(key)) = (&self.cache, &key) {
-            // A header edited while NVRTC read it: the output may be of
-            // neither version, so it is not stored.
-            let after = self.cache_key(program, target, &args, &memory, options, system.clone());
-            if after.as_ref() == Some(key) {
-                let meta = encode_meta(&log, code.name_expressions());
-                cache.store(key, code.as_bytes(), &meta);
-            }
+        // A header edited while NVRTC read it: the output may be of
+        // neither version, so it is not stored.
+        if let (Some(cache), Some(key)) = (&self.cache, &key)
+            && closure.unchanged()
+        {
+            cache.store_entry(key, &encode_entry(&code, &log));
         }
-        Ok(self.finish(code, log, false, &system))
+        Ok(self.finish(code, log, false, &system, dependencies))
     }
 
     /// The automatic-PCH options [`with_precompiled_headers`] adds, when
@@ -394,6 +360,7 @@ impl Compiler {
         log: String,
         from_cache: bool,
         system: &[PathBuf],
+        dependencies: Dependencies,
     ) -> Compiled {
         let is_theirs = |file: &str| {
             crate::builtin::HEADERS
@@ -410,6 +377,7 @@ impl Compiler {
             log,
             warnings,
             from_cache,
+            dependencies,
         }
     }
 
@@ -480,10 +448,13 @@ impl Compiler {
         args: &[String],
         memory: &[(String, String)],
         options: &ProgramOptions,
-        system: Vec<PathBuf>,
+        closure: &Closure,
     ) -> Option<CacheKey> {
         self.cache.as_ref()?;
-        if options.uncacheable().is_some() || self.identity().contains('\0') {
+        if options.uncacheable().is_some()
+            || self.identity().contains('\0')
+            || closure.unresolved.is_some()
+        {
             return None;
         }
         let mut key = CacheKey::builder(CACHE_DOMAIN);
@@ -507,28 +478,9 @@ impl Compiler {
         if let Some(pch) = &options.use_pch {
             key.field(&std::fs::read(pch).ok()?);
         }
-        search_path(program, options, memory, system)
-            .closure(&program.source, &options.pre_include, &mut key)
-            .ok()?;
+        closure.key_into(&mut key);
         Some(key.finish())
     }
-}
-
-/// What a scan of a program's includes found, for its dependency lists.
-struct Scan {
-    /// Whether the scan could follow every include (else why not).
-    followed: Result<(), String>,
-    /// What it reached of the program's own files.
-    reached: headers::Reached,
-    /// The program's folders: the include path's, then the source's.
-    folders: Vec<PathBuf>,
-}
-
-/// `paths` in order, each once.
-fn deduplicated(mut paths: Vec<PathBuf>) -> Vec<PathBuf> {
-    let mut seen = std::collections::HashSet::new();
-    paths.retain(|path| seen.insert(path.clone()));
-    paths
 }
 
 /// The headers given in memory: the program's, then ours that it does not
@@ -559,7 +511,6 @@ fn search_path<'a>(
             .flatten(),
         user: options.include_path.iter().map(PathBuf::from).collect(),
         system,
-        reached: Default::default(),
     }
 }
 
@@ -590,9 +541,20 @@ fn output_code(
     })
 }
 
-/// The cached metadata: the log and the lowered names, as JSON.
-fn encode_meta(log: &str, lowered: &[(String, String)]) -> String {
-    serde_json::json!({ "log": log, "lowered": lowered }).to_string()
+/// A compile's cache entry: the output, NVRTC's log, and each name
+/// expression with its lowered name, NUL-separated.
+fn encode_entry(code: &ObjectCode, log: &str) -> cuda_link::CacheEntry {
+    let mut lowered = Vec::new();
+    for (expression, name) in code.name_expressions() {
+        for part in [expression, name] {
+            lowered.extend_from_slice(part.as_bytes());
+            lowered.push(0);
+        }
+    }
+    cuda_link::CacheEntry::default()
+        .with("output", code.as_bytes())
+        .with("log", log.as_bytes())
+        .with("lowered", lowered)
 }
 
 /// A cache hit as a compile's result; `Err` (so the entry is dropped and
@@ -600,33 +562,44 @@ fn encode_meta(log: &str, lowered: &[(String, String)]) -> String {
 fn decode_hit(
     program: &Program,
     target: Target,
-    hit: cuda_link::CachedLink,
+    mut entry: cuda_link::CacheEntry,
 ) -> Result<(ObjectCode, String), cuda_link::ObjectError> {
-    let corrupt = |detail: String| cuda_link::ObjectError {
+    let corrupt = |detail: &str| cuda_link::ObjectError {
         name: program.name.clone(),
         reason: cuda_link::Reason::Malformed {
             what: "compile cache entry",
-            detail,
+            detail: detail.to_owned(),
         },
     };
-    let meta: serde_json::Value =
-        serde_json::from_str(&hit.info_log).map_err(|e| corrupt(e.to_string()))?;
-    let log = meta["log"].as_str().unwrap_or_default().to_owned();
-    let lowered: Vec<(String, String)> =
-        serde_json::from_value(meta["lowered"].clone()).map_err(|e| corrupt(e.to_string()))?;
-    let names_match = lowered.len() == program.name_expressions.len()
-        && lowered
+    let text = |bytes: &[u8]| String::from_utf8(bytes.to_vec()).map_err(|_| corrupt("not UTF-8"));
+    let log = text(entry.get("log").ok_or_else(|| corrupt("no log"))?)?;
+    let lowered = text(
+        entry
+            .get("lowered")
+            .ok_or_else(|| corrupt("no lowered names"))?,
+    )?;
+    let mut parts = lowered.split_terminator('\0').map(str::to_owned);
+    let mut pairs = Vec::new();
+    while let Some(expression) = parts.next() {
+        let name = parts
+            .next()
+            .ok_or_else(|| corrupt("a name expression without its name"))?;
+        pairs.push((expression, name));
+    }
+    let names_match = pairs.len() == program.name_expressions.len()
+        && pairs
             .iter()
             .zip(&program.name_expressions)
             .all(|((given, _), expected)| given == expected);
     if !names_match {
-        return Err(corrupt("name expressions differ from the program's".into()));
+        return Err(corrupt("name expressions differ from the program's"));
     }
-    let code = output_code(program, target, hit.output).map_err(|e| match e {
+    let output = entry.take("output").ok_or_else(|| corrupt("no output"))?;
+    let code = output_code(program, target, output).map_err(|e| match e {
         CompileError::Output { error, .. } => error,
-        other => corrupt(other.to_string()),
+        other => corrupt(&other.to_string()),
     })?;
-    Ok((code.with_name_expressions(lowered), log))
+    Ok((code.with_name_expressions(pairs), log))
 }
 
 /// A warning when PTX's ISA is newer than the installed driver takes.

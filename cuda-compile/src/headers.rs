@@ -2,7 +2,6 @@
 //! includes: NVRTC cannot list the headers it read (it rejects `-M`), so
 //! the compile cache's key is built from our own conservative scan.
 
-use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -10,7 +9,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use cuda_link::KeyBuilder;
 use nvrtc_sys::Nvrtc;
 
-use crate::CompileError;
+use crate::error::CompileError;
 
 /// Makes (or finds) the private folder of a name, for the bundled headers.
 pub(crate) type BundledFolder<'a> = &'a dyn Fn(&str) -> Result<PathBuf, CompileError>;
@@ -105,20 +104,53 @@ pub(crate) struct SearchPath<'a> {
     /// NVIDIA's folders: their files are identified by path, inode, size
     /// and modification time, not hashed.
     pub system: Vec<PathBuf>,
-    /// What the scan reached of the program's own files.
-    pub reached: RefCell<Reached>,
 }
 
-/// The program's own files and folders a scan reached: what a build
-/// script's `rerun-if-changed` names.
+/// What a program may read besides its source, found by one scan of its
+/// includes: what the compile key is made of and what a build watches.
 #[derive(Debug, Default)]
-pub(crate) struct Reached {
-    /// Headers found in the program's folders.
+pub(crate) struct Closure {
+    /// The key's fields, in the scan's order.
+    fields: Vec<Vec<u8>>,
+    /// Headers found in the program's folders, and the field holding the
+    /// bytes read of each.
     pub files: Vec<PathBuf>,
+    file_fields: Vec<usize>,
     /// Every path in the program's folders an `#include` was looked for
-    /// at, found or not: where a new header would shadow another. What
-    /// the compile key holds, and what a build watches.
+    /// at, found or not: where a new header would shadow another.
     pub candidates: Vec<PathBuf>,
+    /// Of those, the ones where nothing was.
+    absent: Vec<PathBuf>,
+    /// What the scan cannot follow (`#include MACRO`), if anything: such
+    /// a compile is not cached, and its folders are watched whole.
+    pub unresolved: Option<String>,
+}
+
+impl Closure {
+    fn field(&mut self, bytes: impl Into<Vec<u8>>) {
+        self.fields.push(bytes.into());
+    }
+
+    /// Adds the closure to a compile's key.
+    pub fn key_into(&self, key: &mut KeyBuilder) {
+        key.count(self.fields.len());
+        for field in &self.fields {
+            key.field(field);
+        }
+    }
+
+    /// Whether the program's own files are as the scan read them: every
+    /// header it read holds the same bytes, and no header has appeared
+    /// where it found none. A compile whose headers changed while NVRTC
+    /// read them may be of neither version, and is not stored.
+    pub fn unchanged(&self) -> bool {
+        let same = self
+            .files
+            .iter()
+            .zip(&self.file_fields)
+            .all(|(path, &field)| std::fs::read(path).ok().as_deref() == Some(&self.fields[field]));
+        same && self.absent.iter().all(|path| !path.is_file())
+    }
 }
 
 /// One place an `#include` resolves to, or could: a header appearing at
@@ -170,14 +202,29 @@ fn system_includes(path: &Path, stamp: &str) -> Includes {
 }
 
 impl SearchPath<'_> {
+    /// The program's folders: the include path's, then the source's.
+    pub fn folders(&self) -> Vec<PathBuf> {
+        self.user
+            .iter()
+            .cloned()
+            .chain(self.source_dir.clone())
+            .collect()
+    }
+
     /// Every place `name` may resolve to, not only the first: NVRTC's
     /// order between the includer's folder, the source's folder, the
     /// in-memory headers and the include path is not documented, and
     /// `#include_next` reads a later one. Following them all can only
     /// cost a miss.
-    fn resolve_all(&self, name: &str, quoted: bool, includer_dir: Option<&Path>) -> Vec<Found<'_>> {
+    fn resolve_all(
+        &self,
+        name: &str,
+        quoted: bool,
+        includer_dir: Option<&Path>,
+        closure: &mut Closure,
+    ) -> Vec<Found<'_>> {
         let mut found = Vec::new();
-        let file = |dir: &Path, found: &mut Vec<Found<'_>>| {
+        let mut file = |dir: &Path, found: &mut Vec<Found<'_>>| {
             let path = dir.join(name);
             if self.system.iter().any(|system| path.starts_with(system)) {
                 // Next to one of NVIDIA's headers: one of NVIDIA's.
@@ -186,10 +233,13 @@ impl SearchPath<'_> {
                 }
                 return;
             }
-            self.reached.borrow_mut().candidates.push(path.clone());
+            closure.candidates.push(path.clone());
             found.push(match path.is_file() {
                 true => Found::File(path),
-                false => Found::Absent(path),
+                false => {
+                    closure.absent.push(path.clone());
+                    Found::Absent(path)
+                }
             });
         };
         if quoted && let Some(dir) = includer_dir {
@@ -213,7 +263,7 @@ impl SearchPath<'_> {
         found
     }
 
-    /// Adds to `key` everything the program may read besides its source:
+    /// Everything the program may read besides its source:
     /// each header reached by an `#include` (the bytes of ours and the
     /// program's; NVIDIA's by path, inode, size and modification time,
     /// followed through what they include), and each place in the
@@ -226,11 +276,19 @@ impl SearchPath<'_> {
     /// every place a name may resolve to is, which only costs a miss. `Err` names
     /// what the scan cannot follow (`#include MACRO`, `__has_include` of a
     /// macro, `__TIME__`): such a compile is not cached.
-    pub fn closure(
+    pub fn closure(&self, source: &str, pre_include: &[String]) -> Closure {
+        let mut closure = Closure::default();
+        if let Err(why) = self.follow_all(source, pre_include, &mut closure) {
+            closure.unresolved = Some(why);
+        }
+        closure
+    }
+
+    fn follow_all(
         &self,
         source: &str,
         pre_include: &[String],
-        key: &mut KeyBuilder,
+        closure: &mut Closure,
     ) -> Result<(), String> {
         let source_includes = Arc::new(includes(source)?);
         // A program that includes nothing reads nothing but its source
@@ -253,7 +311,7 @@ impl SearchPath<'_> {
                 quoted: true,
                 includer_dir: cwd.as_deref(),
             };
-            self.follow(step, key, &mut queue, &mut seen)?;
+            self.follow(step, closure, &mut queue, &mut seen)?;
         }
         while let Some(pending) = queue.pop() {
             let (names, dir) = match pending {
@@ -266,12 +324,12 @@ impl SearchPath<'_> {
                     quoted: *quoted,
                     includer_dir: dir.as_deref(),
                 };
-                self.follow(step, key, &mut queue, &mut seen)?;
+                self.follow(step, closure, &mut queue, &mut seen)?;
             }
         }
         for dir in &self.system {
-            key.field(b"system folder")
-                .field(file_identity(dir).as_bytes());
+            closure.field(b"system folder".as_slice());
+            closure.field(file_identity(dir));
         }
         Ok(())
     }
@@ -279,7 +337,7 @@ impl SearchPath<'_> {
     fn follow(
         &self,
         step: Step<'_>,
-        key: &mut KeyBuilder,
+        closure: &mut Closure,
         queue: &mut Vec<Pending>,
         seen: &mut HashSet<String>,
     ) -> Result<(), String> {
@@ -288,11 +346,11 @@ impl SearchPath<'_> {
             quoted,
             includer_dir,
         } = step;
-        let found = self.resolve_all(name, quoted, includer_dir);
+        let found = self.resolve_all(name, quoted, includer_dir, closure);
         if found.iter().all(|place| matches!(place, Found::Absent(_))) {
             let label = format!("missing:{name}:{quoted}:{includer_dir:?}");
             if seen.insert(label.clone()) {
-                key.field(label.as_bytes());
+                closure.field(label);
             }
             return Ok(());
         }
@@ -306,20 +364,21 @@ impl SearchPath<'_> {
             if !seen.insert(label.clone()) {
                 continue;
             }
-            key.field(label.as_bytes());
+            closure.field(label);
             match place {
                 Found::Memory(_, text) => queue.push(Pending::Text(text.to_owned(), None)),
                 Found::File(path) => {
-                    self.reached.borrow_mut().files.push(path.clone());
                     let bytes =
                         std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-                    key.field(&bytes);
                     let text = String::from_utf8_lossy(&bytes).into_owned();
+                    closure.file_fields.push(closure.fields.len());
+                    closure.field(bytes);
                     queue.push(Pending::Text(text, path.parent().map(Path::to_path_buf)));
+                    closure.files.push(path);
                 }
                 Found::System(path) => {
                     let stamp = file_identity(&path);
-                    key.field(stamp.as_bytes());
+                    closure.field(stamp.clone());
                     let names = system_includes(&path, &stamp);
                     queue.push(Pending::Parsed(names, path.parent().map(Path::to_path_buf)));
                 }

@@ -2,6 +2,7 @@
 
 mod builtin;
 mod compiler;
+mod dependencies;
 mod error;
 mod headers;
 mod host_code;
@@ -11,6 +12,7 @@ mod options;
 mod program;
 
 pub use compiler::Compiler;
+pub use dependencies::Dependencies;
 pub use error::CompileError;
 pub use host_code::HostCode;
 pub use nvrtc::Target;

@@ -103,6 +103,9 @@ pub struct Compiled {
     pub warnings: Vec<Warning>,
     /// Whether the output came from the compile cache.
     pub from_cache: bool,
+    /// The program's own files it read, from the scan of its includes
+    /// that made the cache key: for `rerun-if-changed` and depfiles.
+    pub dependencies: crate::dependencies::Dependencies,
 }
 
 /// Something a compile that succeeded wants the caller to know.

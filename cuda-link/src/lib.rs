@@ -23,6 +23,8 @@ mod demangle;
 mod elf;
 mod error;
 #[cfg(feature = "link")]
+mod executor;
+#[cfg(feature = "link")]
 mod facts;
 mod fatbin;
 #[cfg(feature = "fatbin")]
@@ -47,11 +49,15 @@ pub use arch::{Arch, ArchCode, ArchVariant, CodeKind, ParseArchError};
 /// constructor becomes one without a copy, and clones share it.
 pub use bytes::Bytes;
 #[cfg(feature = "cache")]
-pub use cache::{CacheKey, CacheStats, CachedLink, KeyBuilder, LinkCache, library_file_identity};
+pub use cache::{
+    CacheEntry, CacheKey, CacheStats, CachedLink, KeyBuilder, LinkCache, library_file_identity,
+};
 pub use demangle::demangle;
 #[doc(hidden)]
 pub use error::log_suffix;
 pub use error::{ObjectError, Reason, Report};
+#[cfg(feature = "link")]
+pub use executor::{Executor, ThreadPerJob};
 #[cfg(feature = "fatbin")]
 pub use fatbin_writer::{FatbinBuilder, FatbinError};
 pub use inspect::Inspection;
