@@ -1,6 +1,6 @@
 //! `cargo xtask bench-build`: `cuda-build` against nvcc on a set of kernel
-//! files (`--set candle`: candle's, `bench/kernels/candle`; `--set cub`:
-//! header-heavy files of fp16, bf16 and CUB, `bench/kernels/cub`), for
+//! files (`--set candle`: candle's, `xtask/bench/kernels/candle`; `--set cub`:
+//! header-heavy files of fp16, bf16 and CUB, `xtask/bench/kernels/cub`), for
 //! three SM arches plus PTX, run alternately (ABBA) on this machine; then
 //! the warm rebuild, where every compile and link is a cache hit.
 //! cuda-build uses NVRTC's precompiled headers unless `--no-pch`.
@@ -43,7 +43,7 @@ pub fn bench_build(workspace: &Path, pairs: usize, set: &str, pch: bool) -> Resu
         ],
         "build_bench",
     )?;
-    let kernels = workspace.join("bench/kernels").join(set);
+    let kernels = workspace.join("xtask/bench/kernels").join(set);
     let mut files: Vec<PathBuf> = std::fs::read_dir(&kernels)?
         .flatten()
         .map(|e| e.path())

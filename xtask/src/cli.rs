@@ -60,7 +60,7 @@ pub enum Command {
         /// How many pairs of cold builds
         #[arg(long, default_value_t = 3)]
         pairs: usize,
-        /// The kernels: `candle` (bench/kernels/candle) or `cub` (header-heavy: fp16, bf16, CUB)
+        /// The kernels: `candle` (xtask/bench/kernels/candle) or `cub` (header-heavy: fp16, bf16, CUB)
         #[arg(long, default_value = "candle")]
         set: String,
         /// Build without NVRTC's precompiled headers (on by default in cuda-build)

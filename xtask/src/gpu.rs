@@ -240,14 +240,25 @@ fn build_with(command: &mut Command, target: &str) -> Result<String> {
 
 /// Builds a release example of `cuda-module`; returns its path.
 fn build_example(workspace: &Path, name: &str) -> Result<String> {
+    build_module_target(workspace, "--example", name, "cudarc")
+}
+
+/// Builds a benchmark of `cuda-module` (`benches/`, run by these bundles);
+/// returns its path.
+fn build_bench(workspace: &Path, name: &str) -> Result<String> {
+    build_module_target(workspace, "--bench", name, "cudarc")
+}
+
+/// Builds one release target of `cuda-module` with `features`.
+fn build_module_target(workspace: &Path, kind: &str, name: &str, features: &str) -> Result<String> {
     let args = [
         "build",
         "--release",
         "-p",
         "cuda-module",
         "--features",
-        "cudarc",
-        "--example",
+        features,
+        kind,
         name,
     ];
     build_executable(workspace, &args, name)
@@ -260,28 +271,15 @@ fn write_script(path: &Path, body: &str) -> Result<()> {
 
 /// `cargo xtask bench-gpu`: bundles the GPU benches next to the tests.
 pub fn bench_gpu(workspace: &Path, run_here: bool) -> Result<()> {
-    let executable = build_example(workspace, "gpu_bench")?;
+    let executable = build_bench(workspace, "gpu_bench")?;
     let bundle = workspace.join("target/gpu-bundle");
     std::fs::create_dir_all(&bundle)?;
     std::fs::copy(executable, bundle.join("gpu-bench"))?;
     // The step-by-step timings, with the `tracing` spans compiled in.
-    let phases = build_executable(
-        workspace,
-        &[
-            "build",
-            "--release",
-            "-p",
-            "cuda-module",
-            "--features",
-            "tracing",
-            "--example",
-            "gpu_phases",
-        ],
-        "gpu_phases",
-    )?;
+    let phases = build_module_target(workspace, "--bench", "gpu_phases", "tracing")?;
     std::fs::copy(phases, bundle.join("gpu-phases"))?;
     std::fs::copy(
-        workspace.join("bench/cuda_core_bench.py"),
+        workspace.join("xtask/bench/cuda_core_bench.py"),
         bundle.join("cuda_core_bench.py"),
     )?;
     std::fs::write(bundle.join("gpu_pairs.py"), GPU_PAIRS_PY)?;
@@ -334,7 +332,7 @@ pub fn test_gpu(workspace: &Path, run_here: bool) -> Result<()> {
         ],
         "gpu_cudarc",
     )?;
-    let launch_overhead = build_example(workspace, "launch_overhead")?;
+    let launch_overhead = build_bench(workspace, "launch_overhead")?;
     let cli = build_executable(
         workspace,
         &["build", "--release", "-p", "cuda-link-cli"],
@@ -342,8 +340,8 @@ pub fn test_gpu(workspace: &Path, run_here: bool) -> Result<()> {
     )?;
     crate::corpus::ensure(workspace)?;
     let fuzzer = build_example(workspace, "gpu_fuzz")?;
-    let load_gap = build_example(workspace, "load_gap")?;
-    let compile_bench = build_example(workspace, "compile_bench")?;
+    let load_gap = build_bench(workspace, "load_gap")?;
+    let compile_bench = build_bench(workspace, "compile_bench")?;
     let fatbin_stress = build_example(workspace, "fatbin_stress")?;
     // The example for sm_80 alone first: the plain build after it leaves
     // cargo's copy as the default.
@@ -372,7 +370,7 @@ pub fn test_gpu(workspace: &Path, run_here: bool) -> Result<()> {
     std::fs::copy(&kernels_example, bundle.join("cuda-build-example"))?;
     std::fs::copy(&sm80_copy, bundle.join("cuda-build-example-sm80"))?;
     std::fs::copy(
-        workspace.join("bench/compile_bench.py"),
+        workspace.join("xtask/bench/compile_bench.py"),
         bundle.join("compile_bench.py"),
     )?;
     write_script(&bundle.join("compile_bench.sh"), COMPILE_BENCH_SH)?;

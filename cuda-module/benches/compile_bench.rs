@@ -1,6 +1,6 @@
 //! `compile-bench CACHE_DIR [INCLUDE_DIR]`, bundled by `cargo xtask
 //! test-gpu`: a warm compile-cache hit plus load and first lookup, the
-//! figure `bench/compile_bench.py` measures for cuda.core; one JSON line
+//! figure `xtask/bench/compile_bench.py` measures for cuda.core; one JSON line
 //! of medians. With `INCLUDE_DIR`, the kernel includes `saxpy_op.h` from
 //! that folder, so a hit also checks what the include could reach.
 //! `compile_bench.sh` runs the two in ABBA pairs.

@@ -8,7 +8,7 @@
 //!   medians, in seconds, to stdout.
 //!
 //! The bundle's `gpu_pairs.py` runs `measure` in pairs with the Python side
-//! (`bench/cuda_core_bench.py`), which reads the same files.
+//! (`xtask/bench/cuda_core_bench.py`), which reads the same files.
 
 use std::ffi::CString;
 use std::hint::black_box;
