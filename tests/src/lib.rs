@@ -15,6 +15,7 @@ pub mod crash_report;
 pub mod fixtures;
 pub mod hostile;
 pub mod phases;
+pub mod redis;
 pub mod workloads;
 
 /// The path in `var`, or `None` to skip. Panics when the test run promised

@@ -86,6 +86,42 @@ pub fn library_file_identity(
     ))
 }
 
+/// The identity of the library that holds `symbol` by its content, for a
+/// key shared between machines (a cache with a remote store): its file
+/// name, size and XXH3-128 hash, no path, device or time. The file read
+/// is the one [`library_file_identity`] names; its hash is taken once per
+/// process and file identity (an NVRTC of 100 MB: about 20 ms).
+pub fn library_content_identity(
+    symbol: Option<*const c_void>,
+    opened: &Path,
+) -> Result<String, String> {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static HASHED: OnceLock<Mutex<HashMap<String, String>>> = OnceLock::new();
+    let local = library_file_identity(symbol, opened)?;
+    let hashed = HASHED.get_or_init(Mutex::default);
+    if let Some(found) = hashed.lock().unwrap_or_else(|p| p.into_inner()).get(&local) {
+        return Ok(found.clone());
+    }
+    // The mapped file: the identity's first field is its real path (or,
+    // replaced since the load, the path it had).
+    let path = Path::new(local.split(" | ").next().unwrap_or_default());
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut hasher = twox_hash::XxHash3_128::new();
+    hasher.write(&bytes);
+    let identity = format!(
+        "{} | {} bytes | xxh3 {:032x}",
+        path.file_name().unwrap_or_default().to_string_lossy(),
+        bytes.len(),
+        hasher.finish_128()
+    );
+    hashed
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(local, identity.clone());
+    Ok(identity)
+}
+
 /// `dev` as `/proc/self/maps` spells it: `major:minor`, in hex (glibc's
 /// encoding of the two numbers in a `dev_t`).
 #[cfg(unix)]
@@ -138,4 +174,31 @@ pub fn library_file_identity(
         metadata.len(),
         modified.as_nanos()
     ))
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    /// A content identity names no folder, device or time, so two machines
+    /// with the same library file agree on it.
+    #[test]
+    fn a_content_identity_is_the_file_not_where_it_is() {
+        let symbol = Some(libc::strlen as *const c_void);
+        let local = library_file_identity(symbol, Path::new("libc.so.6")).unwrap();
+        let content = library_content_identity(symbol, Path::new("libc.so.6")).unwrap();
+        assert!(local.contains('/'), "{local}");
+        assert!(
+            !content.contains('/') && content.contains("xxh3"),
+            "{content}"
+        );
+        assert!(
+            !content.contains("inode") && !content.contains("modified"),
+            "{content}"
+        );
+        assert_eq!(
+            library_content_identity(symbol, Path::new("libc.so.6")).unwrap(),
+            content
+        );
+    }
 }

@@ -51,6 +51,9 @@
 mod dir;
 mod entry;
 mod identity;
+mod ledger;
+#[cfg(feature = "remote")]
+mod remote;
 mod trust;
 
 use std::ffi::OsStr;
@@ -66,7 +69,9 @@ use dir::{Dir, Found, OpenError};
 pub use entry::CacheEntry;
 #[cfg(feature = "link")]
 pub(crate) use identity::UNIDENTIFIED;
-pub use identity::library_file_identity;
+pub use identity::{library_content_identity, library_file_identity};
+#[cfg(feature = "remote")]
+pub use remote::{RemoteCache, RemoteError};
 
 const EXTENSION: &str = "clc";
 const TEMP_PREFIX: &str = ".tmp-";
@@ -101,6 +106,20 @@ pub struct CacheStats {
     pub bytes_read: u64,
     /// Bytes of entries written.
     pub bytes_written: u64,
+    /// Lookups served by the remote store (and then kept in the folder).
+    pub remote_hits: u64,
+    /// Lookups the remote store had no entry for.
+    pub remote_misses: u64,
+    /// Calls to the remote store that failed or took too long; the first
+    /// turns it off for the rest of the process.
+    pub remote_errors: u64,
+    /// Remote entries refused: a hash, signature, key or checksum that
+    /// does not hold, or an output that does not validate.
+    pub remote_refused: u64,
+    /// Bytes read from the remote store.
+    pub remote_bytes_read: u64,
+    /// Bytes written to the remote store.
+    pub remote_bytes_written: u64,
 }
 
 #[derive(Default)]
@@ -209,6 +228,9 @@ pub struct LinkCache {
     /// refused: the descriptor, not the path, is the verdict.
     opened: OnceLock<Result<Dir, String>>,
     usage: Mutex<Usage>,
+    /// The store behind the folder, if any.
+    #[cfg(feature = "remote")]
+    remote: Option<RemoteCache>,
 }
 
 /// This process's running view of the directory's size.
@@ -249,6 +271,8 @@ impl LinkCache {
             counters: Counters::default(),
             opened: OnceLock::new(),
             usage: Mutex::default(),
+            #[cfg(feature = "remote")]
+            remote: None,
         }
     }
 
@@ -257,9 +281,62 @@ impl LinkCache {
 
     /// The per-user default: `CUDA_LINK_CACHE_DIR`, else
     /// `$XDG_CACHE_HOME/cuda-link`, else `~/.cache/cuda-link`, else a
-    /// private per-user folder in the temporary directory.
+    /// private per-user folder in the temporary directory. With the
+    /// `remote` feature, the store `CUDA_LINK_CACHE_URL` names is behind
+    /// it ([`RemoteCache::from_env`]); a URL that cannot be used is said
+    /// once and left out, since a build never fails because of its cache.
     pub fn open_default() -> Self {
-        Self::new(trust::default_dir())
+        let cache = Self::new(Self::default_dir());
+        #[cfg(feature = "remote")]
+        match RemoteCache::from_env(|name| std::env::var(name).ok()) {
+            Some(Ok(remote)) => return cache.with_remote(remote),
+            Some(Err(error)) => log::warn!("cuda-link cache: no remote store: {error}"),
+            None => {}
+        }
+        cache
+    }
+
+    /// The folder [`open_default`](Self::open_default) uses.
+    pub fn default_dir() -> PathBuf {
+        trust::default_dir()
+    }
+
+    /// Puts `remote` behind the folder: a lookup the folder misses asks
+    /// it, and a hit there is kept in the folder; a new entry is written
+    /// to both (see [`RemoteCache`]).
+    #[cfg(feature = "remote")]
+    pub fn with_remote(mut self, remote: RemoteCache) -> Self {
+        self.remote = Some(remote);
+        self
+    }
+
+    /// The remote store, if any.
+    #[cfg(feature = "remote")]
+    pub fn remote(&self) -> Option<&RemoteCache> {
+        self.remote.as_ref()
+    }
+
+    /// Whether keys must be the same on every machine: with a remote
+    /// store, libraries are named by their content
+    /// ([`library_content_identity`]) and NVIDIA's headers by their path
+    /// in their folder and their content, not by where this machine keeps
+    /// them. Without one, a file's identity (path, inode, time) is
+    /// cheaper and as exact.
+    pub fn portable_keys(&self) -> bool {
+        #[cfg(feature = "remote")]
+        return self.remote.is_some();
+        #[cfg(not(feature = "remote"))]
+        false
+    }
+
+    /// Waits for the remote writes in flight (bounded by the store's
+    /// timeout); a no-op without a remote store. Call it before a process
+    /// ends without dropping the cache (`exit`, `_exit`).
+    pub fn flush(&self) {
+        #[cfg(feature = "remote")]
+        if let Some(remote) = &self.remote {
+            remote.flush();
+        }
     }
 
     /// Sets the size bound; least recently used entries go first.
@@ -288,7 +365,27 @@ impl LinkCache {
             stale_temporaries: get(&c.stale_temporaries),
             bytes_read: get(&c.bytes_read),
             bytes_written: get(&c.bytes_written),
+            ..self.remote_stats()
         }
+    }
+
+    /// The remote tier's counters.
+    fn remote_stats(&self) -> CacheStats {
+        #[cfg(feature = "remote")]
+        if let Some(remote) = &self.remote {
+            let c = &remote.counters;
+            let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
+            return CacheStats {
+                remote_hits: get(&c.hits),
+                remote_misses: get(&c.misses),
+                remote_errors: get(&c.errors),
+                remote_refused: get(&c.refused),
+                remote_bytes_read: get(&c.bytes_read),
+                remote_bytes_written: get(&c.bytes_written),
+                ..CacheStats::default()
+            };
+        }
+        CacheStats::default()
     }
 
     /// A folder `name` (one path component) inside the cache's directory,
@@ -421,14 +518,16 @@ impl LinkCache {
     /// Reads an entry and turns it into `T` with `convert`: an entry that
     /// is corrupt, or that `convert` refuses, is removed and counted as
     /// corrupt and as a miss, so that the caller relinks and replaces it.
+    /// A miss in the folder asks the remote store, when there is one, whose
+    /// entries `convert` checks the same way.
     pub fn load_with<T, E: std::fmt::Display>(
         &self,
         key: &CacheKey,
-        convert: impl FnOnce(CacheEntry) -> Result<T, E>,
+        convert: impl Fn(CacheEntry) -> Result<T, E>,
     ) -> Option<T> {
         let Some(dir) = self.usable(false) else {
             bump(&self.counters.misses, 1);
-            return None;
+            return self.load_remote(None, key, convert);
         };
         let found = self.read_entry(dir, key).map(|read| {
             read.and_then(|(entry, file)| {
@@ -453,13 +552,62 @@ impl LinkCache {
                 bump(&self.counters.corrupt, 1);
                 let _ = dir.remove(OsStr::new(&entry_name(key)));
                 bump(&self.counters.misses, 1);
-                None
+                self.load_remote(Some(dir), key, convert)
             }
             None => {
                 bump(&self.counters.misses, 1);
-                None
+                self.load_remote(Some(dir), key, convert)
             }
         }
+    }
+
+    /// A lookup the folder missed, asked of the remote store: a verified
+    /// entry that `convert` takes is kept in the folder (when it can be
+    /// written) and served.
+    #[cfg_attr(not(feature = "remote"), allow(unused_variables))]
+    fn load_remote<T, E: std::fmt::Display>(
+        &self,
+        dir: Option<&Dir>,
+        key: &CacheKey,
+        convert: impl Fn(CacheEntry) -> Result<T, E>,
+    ) -> Option<T> {
+        #[cfg(feature = "remote")]
+        if let Some(remote) = &self.remote {
+            let file = remote.fetch(key, Self::MAX_ENTRY_BYTES)?;
+            let refused = |why: String| -> Option<T> {
+                bump(&remote.counters.refused, 1);
+                log::warn!(
+                    "cuda-link cache: not serving the remote entry {} of {}: {why}",
+                    key.to_hex(),
+                    remote.url()
+                );
+                None
+            };
+            let entry = match entry::decode(&file, &key.0) {
+                Ok(entry) => entry,
+                Err(entry::Rejected::Corrupt) => return refused("corrupt or truncated".into()),
+                Err(entry::Rejected::OtherKey) => {
+                    return refused("it holds the entry of another key".into());
+                }
+            };
+            return match convert(entry) {
+                Ok(value) => {
+                    bump(&remote.counters.hits, 1);
+                    if let Some(dir) = dir.or_else(|| self.usable(true)) {
+                        match self.write_file(dir, key, &file) {
+                            Ok(written) => {
+                                bump(&self.counters.bytes_written, written);
+                                self.account(dir, written);
+                            }
+                            Err(_) => bump(&self.counters.write_failures, 1),
+                        }
+                    }
+                    Some(value)
+                }
+                Err(why) => refused(why.to_string()),
+            };
+        }
+        None
     }
 
     /// `None` when there is no entry or it is not ours to trust (counted as
@@ -510,10 +658,17 @@ impl LinkCache {
     /// Writes an entry atomically, then evicts past the size bound. Errors
     /// are logged and counted, never returned: caching is best effort.
     pub fn store_entry(&self, key: &CacheKey, entry: &CacheEntry) {
+        let file = entry::encode(&key.0, entry);
+        #[cfg(feature = "remote")]
+        if let Some(remote) = &self.remote
+            && file.len() as u64 <= Self::MAX_ENTRY_BYTES
+        {
+            remote.publish(key, &file);
+        }
         let Some(dir) = self.usable(true) else {
             return;
         };
-        match self.write_entry(dir, key, entry) {
+        match self.write_file(dir, key, &file) {
             Ok(written) => {
                 bump(&self.counters.stores, 1);
                 bump(&self.counters.bytes_written, written);
@@ -531,8 +686,7 @@ impl LinkCache {
 
     /// A private temporary (`O_EXCL`, mode 0600) in the directory, renamed
     /// over the entry's name once complete.
-    fn write_entry(&self, dir: &Dir, key: &CacheKey, entry: &CacheEntry) -> io::Result<u64> {
-        let bytes = entry::encode(&key.0, entry);
+    fn write_file(&self, dir: &Dir, key: &CacheKey, bytes: &[u8]) -> io::Result<u64> {
         if bytes.len() as u64 > Self::MAX_ENTRY_BYTES {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -551,7 +705,7 @@ impl LinkCache {
         );
         let result = dir
             .create_new(&temp)
-            .and_then(|mut file| file.write_all(&bytes))
+            .and_then(|mut file| file.write_all(bytes))
             .and_then(|()| dir.rename(&temp, &entry_name(key)));
         if result.is_err() {
             let _ = dir.remove(OsStr::new(&temp));
@@ -627,18 +781,53 @@ impl LinkCache {
         Ok((count, bytes))
     }
 
-    /// Removes every entry and temporary; errors as for
+    /// The counters of every process that used this folder since it was
+    /// last cleared, this one's so far included (`cuda-link cache stats`).
+    /// Errors as for [`disk_usage`](Self::disk_usage).
+    pub fn recorded_stats(&self) -> io::Result<CacheStats> {
+        let dir = self.maintained()?;
+        let mut total = ledger::total(dir, &unique_name())?;
+        ledger::add_stats(&mut total, &self.stats());
+        Ok(total)
+    }
+
+    /// Removes every entry, temporary and recorded counter; errors as for
     /// [`disk_usage`](Self::disk_usage).
     pub fn clear(&self) -> io::Result<()> {
         let dir = self.maintained()?;
         for listed in dir.list()? {
-            if is_entry(&listed.name) || is_temporary(&listed.name) {
+            if is_entry(&listed.name)
+                || is_temporary(&listed.name)
+                || ledger::is_ledger(&listed.name)
+            {
                 dir.remove(&listed.name)?;
             }
         }
         *self.usage.lock().unwrap_or_else(|p| p.into_inner()) = Usage::default();
         Ok(())
     }
+}
+
+impl Drop for LinkCache {
+    /// Waits for the remote writes in flight, then leaves this process's
+    /// counters in the folder for [`recorded_stats`](Self::recorded_stats)
+    /// (if the folder was opened).
+    fn drop(&mut self) {
+        self.flush();
+        if let Some(Ok(dir)) = self.opened.get() {
+            let _ = ledger::record(dir, &self.stats(), &unique_name());
+        }
+    }
+}
+
+/// A name no other process or call uses now: process ids repeat across
+/// containers sharing a folder, so the clock's nanoseconds are in it too.
+fn unique_name() -> String {
+    let unique = UNIQUE.fetch_add(1, Ordering::Relaxed);
+    let nanos = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |t| t.as_nanos());
+    format!("{}-{nanos}-{unique}", std::process::id())
 }
 
 /// The file name of an entry.

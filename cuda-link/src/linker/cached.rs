@@ -5,7 +5,9 @@ use std::ffi::c_void;
 use std::sync::Arc;
 
 use super::{LinkError, Linker, OutputKind, Resolved};
-use crate::cache::{CacheKey, CachedLink, LinkCache, UNIDENTIFIED, library_file_identity};
+use crate::cache::{
+    CacheKey, CachedLink, LinkCache, UNIDENTIFIED, library_content_identity, library_file_identity,
+};
 use crate::kind::ObjectKind;
 use crate::object_code::ObjectCode;
 
@@ -13,6 +15,8 @@ impl Linker {
     /// Serves repeated links from `cache` (see [`LinkCache`]).
     pub fn with_cache(mut self, cache: Arc<LinkCache>) -> Self {
         self.cache = Some(cache);
+        // Its identity of the backend depends on the cache (portable keys).
+        self.backend_identity = std::sync::OnceLock::new();
         self
     }
 
@@ -22,7 +26,8 @@ impl Linker {
     }
 
     /// What the cache key holds of the backend: its name and version, and
-    /// the identity of the file it was loaded from (see [`library_file_identity`]),
+    /// the identity of the file it was loaded from (see [`library_file_identity`];
+    /// with a remote store, [`library_content_identity`]),
     /// so that a replaced or different library never serves another's
     /// output.
     fn backend_identity(&self) -> &str {
@@ -42,8 +47,15 @@ impl Linker {
                 driver.path(),
             ),
         };
-        let file = library_file_identity(symbol, path)
-            .unwrap_or_else(|why| format!("{UNIDENTIFIED} ({}: {why})", path.display()));
+        let portable = self
+            .cache
+            .as_ref()
+            .is_some_and(|cache| cache.portable_keys());
+        let file = match portable {
+            true => library_content_identity(symbol, path),
+            false => library_file_identity(symbol, path),
+        }
+        .unwrap_or_else(|why| format!("{UNIDENTIFIED} ({}: {why})", path.display()));
         format!("{} | {file}", self.backend_name())
     }
 

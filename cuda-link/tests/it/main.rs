@@ -7,4 +7,6 @@ mod hostile;
 mod link;
 mod never_panics;
 mod object_code;
+#[cfg(feature = "remote")]
+mod remote;
 mod streamed;
