@@ -128,6 +128,8 @@ impl Compiler {
     /// headers are installed in its folder.
     pub fn with_cache(mut self, cache: Arc<LinkCache>) -> Self {
         self.cache = Some(cache);
+        // NVRTC's identity depends on the cache (portable keys).
+        self.identity = OnceLock::new();
         self
     }
 
@@ -166,7 +168,7 @@ impl Compiler {
     ) -> Result<Dependencies, CompileError> {
         let memory = memory_headers(program, options);
         let system = self.system_dirs(options)?;
-        let search = search_path(program, options, &memory, system);
+        let search = search_path(program, options, &memory, system, self.portable());
         let closure = search.closure(&program.source, &options.pre_include);
         Ok(Dependencies::new(&program.name, &closure, search.folders()))
     }
@@ -239,11 +241,12 @@ impl Compiler {
         );
         let memory = memory_headers(program, options);
         // One scan of the includes: the key and the dependencies read it.
-        let search = search_path(program, options, &memory, system.clone());
+        let search = search_path(program, options, &memory, system.clone(), self.portable());
         let closure = search.closure(&program.source, &options.pre_include);
         let dependencies = Dependencies::new(&program.name, &closure, search.folders());
 
-        let key = self.cache_key(program, target, &args, &memory, options, &closure);
+        let key_args = self.key_args(&args, &system);
+        let key = self.cache_key(program, target, &key_args, &memory, options, &closure);
         if let (Some(cache), Some(key)) = (&self.cache, &key)
             && let Some(hit) = cache.load_with(key, |hit| decode_hit(program, target, hit))
         {
@@ -428,16 +431,46 @@ impl Compiler {
         }
     }
 
+    /// Whether keys must be the same on every machine (a cache with a
+    /// remote store): see [`LinkCache::portable_keys`].
+    fn portable(&self) -> bool {
+        self.cache
+            .as_ref()
+            .is_some_and(|cache| cache.portable_keys())
+    }
+
     fn identity(&self) -> &str {
         self.identity.get_or_init(|| {
             let symbol = self
                 .nvrtc
                 .nvrtcVersion
                 .map(|f| f as *const std::ffi::c_void);
-            let file = cuda_link::library_file_identity(symbol, self.nvrtc.path())
-                .unwrap_or_else(|why| format!("\0unidentified ({why})"));
+            let file = match self.portable() {
+                true => cuda_link::library_content_identity(symbol, self.nvrtc.path()),
+                false => cuda_link::library_file_identity(symbol, self.nvrtc.path()),
+            }
+            .unwrap_or_else(|why| format!("\0unidentified ({why})"));
             format!("NVRTC {} | {file}", self.nvrtc.version_string())
         })
+    }
+
+    /// NVRTC's arguments as the key holds them: NVIDIA's folders are where
+    /// this machine keeps them, so with portable keys each is named by its
+    /// place in the list (the closure holds the contents of what it read).
+    fn key_args(&self, args: &[String], system: &[PathBuf]) -> Vec<String> {
+        let portable = self.portable();
+        args.iter()
+            .map(|arg| {
+                let folder = arg
+                    .strip_prefix("--include-path=")
+                    .and_then(|dir| system.iter().position(|s| s.as_os_str() == dir))
+                    .filter(|_| portable);
+                match folder {
+                    Some(n) => format!("--include-path=<NVIDIA folder {n}>"),
+                    None => arg.clone(),
+                }
+            })
+            .collect()
     }
 
     /// The key of a compile, or `None` when it cannot be cached.
@@ -503,8 +536,10 @@ fn search_path<'a>(
     options: &ProgramOptions,
     memory: &'a [(String, String)],
     system: Vec<PathBuf>,
+    portable: bool,
 ) -> SearchPath<'a> {
     SearchPath {
+        portable,
         memory,
         source_dir: (!options.no_source_include)
             .then(|| Path::new(&program.name).parent().map(Path::to_path_buf))

@@ -95,6 +95,10 @@ fn install_bundled(nvrtc: &Nvrtc, dir: &Path) -> Result<(), CompileError> {
 
 /// The places an `#include` may resolve to.
 pub(crate) struct SearchPath<'a> {
+    /// Keys the same on every machine: NVIDIA's headers by their path in
+    /// their folder and their content, not by where this machine keeps
+    /// them or their inode and time.
+    pub portable: bool,
     /// Headers given in memory, ours and the program's: `(name, contents)`.
     pub memory: &'a [(String, String)],
     /// The source's own folder, unless `--no-source-include`.
@@ -180,28 +184,52 @@ enum Pending {
 /// The includes of one header: `(name, quoted)`, in order.
 type Includes = Arc<Vec<(String, bool)>>;
 
-/// The includes of each NVIDIA header read so far, by path and
-/// modification: CCCL's closures run to hundreds of files, parsed once.
-fn system_includes(path: &Path, stamp: &str) -> Includes {
-    static PARSED: OnceLock<Mutex<HashMap<String, Includes>>> = OnceLock::new();
+/// The includes of each NVIDIA header read so far, and the hash of its
+/// content, by path and modification: CCCL's closures run to hundreds of
+/// files, read once per process.
+fn system_includes(path: &Path, stamp: &str) -> (Includes, String) {
+    type Parsed = HashMap<String, (Includes, String)>;
+    static PARSED: OnceLock<Mutex<Parsed>> = OnceLock::new();
     let key = format!("{}\0{stamp}", path.display());
     let parsed = PARSED.get_or_init(Mutex::default);
-    if let Some(found) = parsed.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
-        return Arc::clone(found);
+    if let Some((includes, content)) = parsed.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
+        return (Arc::clone(includes), content.clone());
     }
-    let text = std::fs::read(path).map(|b| String::from_utf8_lossy(&b).into_owned());
+    let bytes = std::fs::read(path);
+    let content = match &bytes {
+        Ok(bytes) => {
+            let mut hash = cuda_link::CacheKey::builder("NVIDIA header");
+            hash.field(bytes);
+            hash.finish().to_hex()
+        }
+        Err(e) => format!("unreadable: {e}"),
+    };
     // A macro include of NVIDIA's names NVIDIA's own headers: what the
     // scan can read of the file is kept, the rest left to the folder's
     // identity.
+    let text = bytes.map(|b| String::from_utf8_lossy(&b).into_owned());
     let includes = Arc::new(text.map(|t| includes_lenient(&t)).unwrap_or_default());
     parsed
         .lock()
         .unwrap_or_else(|p| p.into_inner())
-        .insert(key, Arc::clone(&includes));
-    includes
+        .insert(key, (Arc::clone(&includes), content.clone()));
+    (includes, content)
 }
 
 impl SearchPath<'_> {
+    /// `path` in NVIDIA's folder `n` as `<n>/relative`, the same on every
+    /// machine.
+    fn in_system(&self, path: &Path) -> String {
+        self.system
+            .iter()
+            .enumerate()
+            .find_map(|(n, dir)| {
+                let relative = path.strip_prefix(dir).ok()?;
+                Some(format!("<{n}>/{}", relative.display()))
+            })
+            .unwrap_or_else(|| path.display().to_string())
+    }
+
     /// The program's folders: the include path's, then the source's.
     pub fn folders(&self) -> Vec<PathBuf> {
         self.user
@@ -327,7 +355,9 @@ impl SearchPath<'_> {
                 self.follow(step, closure, &mut queue, &mut seen)?;
             }
         }
-        for dir in &self.system {
+        // A folder's identity is this machine's: portable keys rely on
+        // NVRTC's (its content) and the headers' contents instead.
+        for dir in self.system.iter().filter(|_| !self.portable) {
             closure.field(b"system folder".as_slice());
             closure.field(file_identity(dir));
         }
@@ -358,6 +388,7 @@ impl SearchPath<'_> {
             let label = match &place {
                 Found::Memory(name, _) => format!("memory:{name}"),
                 Found::File(path) => format!("file:{}", path.display()),
+                Found::System(path) if self.portable => format!("system:{}", self.in_system(path)),
                 Found::System(path) => format!("system:{}", path.display()),
                 Found::Absent(path) => format!("absent:{}", path.display()),
             };
@@ -378,8 +409,11 @@ impl SearchPath<'_> {
                 }
                 Found::System(path) => {
                     let stamp = file_identity(&path);
-                    closure.field(stamp.clone());
-                    let names = system_includes(&path, &stamp);
+                    let (names, content) = system_includes(&path, &stamp);
+                    closure.field(match self.portable {
+                        true => content,
+                        false => stamp,
+                    });
                     queue.push(Pending::Parsed(names, path.parent().map(Path::to_path_buf)));
                 }
                 Found::Absent(_) => {}
@@ -615,5 +649,38 @@ mod tests {
         ] {
             assert!(includes(hidden).is_err(), "{hidden:?}");
         }
+    }
+}
+
+#[cfg(test)]
+mod portable_tests {
+    use super::*;
+
+    /// NVIDIA's folder at another place on another machine, same files:
+    /// the same key fields with portable keys, others without; and a
+    /// header whose content differs changes them.
+    #[test]
+    fn portable_keys_name_nvidias_headers_by_place_in_folder_and_content() {
+        let folder = |text: &str| {
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::create_dir(dir.path().join("cuda")).unwrap();
+            std::fs::write(dir.path().join("cuda/std.h"), text).unwrap();
+            dir
+        };
+        let fields = |dir: &Path, portable: bool| {
+            let search = SearchPath {
+                portable,
+                memory: &[],
+                source_dir: None,
+                user: Vec::new(),
+                system: vec![dir.to_path_buf()],
+            };
+            search.closure("#include <cuda/std.h>\n", &[]).fields
+        };
+        let (here, there) = (folder("#define X 1\n"), folder("#define X 1\n"));
+        assert_eq!(fields(here.path(), true), fields(there.path(), true));
+        assert_ne!(fields(here.path(), false), fields(there.path(), false));
+        let changed = folder("#define X 2\n");
+        assert_ne!(fields(here.path(), true), fields(changed.path(), true));
     }
 }
