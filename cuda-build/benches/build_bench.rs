@@ -1,8 +1,10 @@
-//! One timed `cuda-build` build, for `cargo xtask bench-build`:
-//! `build_bench OUT_DIR CACHE_DIR ARCHS FILE...` (ARCHS comma-separated;
-//! one fatbin per file, PTX for the lowest arch) prints
-//! `ms compiled cached`. `CUDA_BUILD_BENCH_PCH=0` turns NVRTC's
-//! precompiled headers off.
+//! One timed `cuda-build` build, for `cargo xtask bench-build` and
+//! `bench-remote`: `build_bench OUT_DIR CACHE_DIR ARCHS FILE...` (ARCHS
+//! comma-separated; one fatbin per file, PTX for the lowest arch) prints
+//! `ms compiled cached processes remote`, then the build's summary line.
+//! `CUDA_BUILD_BENCH_PCH=0` turns NVRTC's precompiled headers off; with
+//! the `remote` feature, `CUDA_LINK_CACHE_URL` puts a shared store behind
+//! the cache.
 
 // A bench's own switch, not a build script's input.
 #![allow(clippy::disallowed_methods)]
@@ -26,11 +28,13 @@ fn main() -> Result<(), cuda_build::BuildError> {
         .precompiled_headers(std::env::var("CUDA_BUILD_BENCH_PCH").as_deref() != Ok("0"))
         .compile("kernels")?;
     println!(
-        "{:.1} {} {} {}",
+        "{:.1} {} {} {} {}",
         start.elapsed().as_secs_f64() * 1e3,
         built.compiled,
         built.cached,
-        built.processes
+        built.processes,
+        built.remote
     );
+    println!("{}", built.summary());
     Ok(())
 }

@@ -57,6 +57,10 @@ pub struct Build {
     nvcc_fallback: bool,
     out_dir: Option<PathBuf>,
     cache: Option<PathBuf>,
+    #[cfg(feature = "remote")]
+    cache_url: Option<Secret>,
+    #[cfg(feature = "remote")]
+    cache_read_only: bool,
     cargo_metadata: bool,
     warnings: bool,
     precompiled_headers: bool,
@@ -108,6 +112,10 @@ impl Build {
             nvcc_fallback: false,
             out_dir: None,
             cache: None,
+            #[cfg(feature = "remote")]
+            cache_url: None,
+            #[cfg(feature = "remote")]
+            cache_read_only: false,
             cargo_metadata: true,
             warnings: true,
             precompiled_headers: true,
@@ -238,6 +246,25 @@ impl Build {
     /// `~/.cache/cuda-link`) by default, shared across crates.
     pub fn cache_dir(&mut self, dir: impl AsRef<Path>) -> &mut Self {
         self.cache = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// A store the team shares compiled kernels through, behind the cache
+    /// folder (default: `CUDA_LINK_CACHE_URL`): `redis://host:6379/0`,
+    /// `s3://bucket/prefix`, `file:///shared/folder`, ... (see
+    /// `cuda_link::RemoteCache`). Needs the `remote` feature.
+    #[cfg(feature = "remote")]
+    pub fn cache_url(&mut self, url: impl Into<String>) -> &mut Self {
+        self.cache_url = Some(Secret(url.into()));
+        self
+    }
+
+    /// Reads the shared store without ever writing to it (default:
+    /// `CUDA_LINK_CACHE_READ_ONLY=1`), as pull-request builds should.
+    /// Needs the `remote` feature.
+    #[cfg(feature = "remote")]
+    pub fn cache_read_only(&mut self, read_only: bool) -> &mut Self {
+        self.cache_read_only = read_only;
         self
     }
 
@@ -418,9 +445,11 @@ impl Build {
             ptx: None,
             compiled: 0,
             cached: 0,
+            remote: 0,
             processes: 0,
             dependencies: Vec::new(),
             unchanged: false,
+            cache: Default::default(),
         })
     }
 }
@@ -452,10 +481,7 @@ struct Compiled {
 
 impl<'a> Session<'a> {
     fn new(build: &'a Build, name: &'a str, out_dir: PathBuf) -> Result<Self, BuildError> {
-        let cache = Arc::new(match &build.cache {
-            Some(dir) => LinkCache::new(dir),
-            None => LinkCache::open_default(),
-        });
+        let cache = Arc::new(open_cache(build)?);
         let nvcc = build.nvcc_fallback.then(nvcc::find).flatten();
         let pch_dir = out_dir.join(format!("{name}.pch"));
         // NVRTC's files of an earlier build are of no use to this process.
@@ -520,7 +546,8 @@ impl<'a> Session<'a> {
                     .map(move |&arch| (file.as_path(), arch))
             })
             .collect();
-        let (processes, fresh) = self.compile_in_processes(&compile_archs);
+        let (processes, fresh, remote_in_children) = self.compile_in_processes(&compile_archs);
+        let remote_before = self.cache.stats().remote_hits;
         let compiled: Vec<Compiled> = jobs::run_all(&pairs, |&(file, arch)| {
             let mut compiled = self.compile(file, arch)?;
             compiled.from_cache &= !fresh.contains(&(file, arch));
@@ -528,6 +555,8 @@ impl<'a> Session<'a> {
         })
         .into_iter()
         .collect::<Result<_, BuildError>>()?;
+        let remote = remote_in_children
+            + usize::try_from(self.cache.stats().remote_hits - remote_before).unwrap_or(0);
         let for_pair = |file: &Path, arch: Arch| {
             let index = pairs
                 .iter()
@@ -602,7 +631,8 @@ impl<'a> Session<'a> {
         });
         build.print_dependencies(&dependencies);
         let cached = compiled.iter().filter(|c| c.from_cache).count();
-        Ok(Built {
+        self.cache.flush();
+        let built = Built {
             module: module_path,
             fatbins,
             kernels,
@@ -610,10 +640,14 @@ impl<'a> Session<'a> {
             ptx: self.ptx,
             compiled: compiled.len() - cached,
             cached,
+            remote: remote.min(cached),
             processes,
             dependencies,
             unchanged: false,
-        })
+            cache: self.cache.stats(),
+        };
+        self.report_cache(&built);
+        Ok(built)
     }
 
     /// Compiles every (file, arch) into the compile cache in child
@@ -621,12 +655,17 @@ impl<'a> Session<'a> {
     /// `processes`), arch by arch so that each process reuses its
     /// precompiled headers. Returns how many processes compiled, and the
     /// pairs they compiled rather than found cached.
-    fn compile_in_processes<'p>(&'p self, archs: &[Arch]) -> (usize, HashSet<(&'p Path, Arch)>) {
+    fn compile_in_processes<'p>(
+        &'p self,
+        archs: &[Arch],
+    ) -> (usize, HashSet<(&'p Path, Arch)>, usize) {
+        const FRESH: u8 = 1;
+        const REMOTE: u8 = 2;
         let Some(compiler) = &self.compiler else {
-            return (1, HashSet::new());
+            return (1, HashSet::new(), 0);
         };
         if !self.cache.is_writable() {
-            return (1, HashSet::new());
+            return (1, HashSet::new(), 0);
         }
         let by_arch: Vec<(&Path, Arch)> = archs
             .iter()
@@ -637,16 +676,23 @@ impl<'a> Session<'a> {
                     .map(move |file| (file.as_path(), arch))
             })
             .collect();
+        // Each process compiles one file at a time, so the remote hits
+        // counted around a compile are its own.
         let into_cache = |&(file, arch): &(&Path, Arch)| {
-            Program::from_path(file)
-                .ok()
-                .and_then(|program| {
-                    compiler
-                        .compile(&program, Target::Ltoir, &self.options(arch))
-                        .ok()
-                })
-                .is_some_and(|compiled| !compiled.from_cache)
+            let remote_before = self.cache.stats().remote_hits;
+            let compiled = Program::from_path(file).ok().and_then(|program| {
+                compiler
+                    .compile(&program, Target::Ltoir, &self.options(arch))
+                    .ok()
+            });
+            match compiled {
+                Some(compiled) if !compiled.from_cache => FRESH,
+                Some(_) if self.cache.stats().remote_hits > remote_before => REMOTE,
+                _ => 0,
+            }
         };
+        // A child's remote writes finish before it exits.
+        let flush = || self.cache.flush();
         // NVIDIA's header folders (NVRTC 13.3+ installs its bundled ones)
         // are set up once, before the fork, rather than by every child.
         let set_up_headers = || {
@@ -666,16 +712,19 @@ impl<'a> Session<'a> {
                 let _ = std::fs::remove_dir_all(root.join(pid.to_string()));
             }
         };
-        match processes::spread(&by_arch, into_cache, set_up_headers, remove_pch) {
-            Some(spread) => (
-                spread.processes,
-                spread
-                    .marked
-                    .into_iter()
-                    .filter_map(|index| by_arch.get(index).copied())
-                    .collect(),
-            ),
-            None => (1, HashSet::new()),
+        match processes::spread(&by_arch, into_cache, set_up_headers, flush, remove_pch) {
+            Some(spread) => {
+                let marked = |wanted: u8| {
+                    spread
+                        .marked
+                        .iter()
+                        .filter(move |(_, mark)| *mark == wanted)
+                        .filter_map(|(index, _)| by_arch.get(*index).copied())
+                };
+                let remote = marked(REMOTE).count();
+                (spread.processes, marked(FRESH).collect(), remote)
+            }
+            None => (1, HashSet::new(), 0),
         }
     }
 
@@ -834,6 +883,25 @@ impl<'a> Session<'a> {
         }
     }
 
+    /// Says what the cache did: a shared store's failure as a cargo
+    /// warning (the build went on without it), and the summary line.
+    fn report_cache(&self, built: &Built) {
+        if !self.build.cargo_metadata {
+            return;
+        }
+        #[cfg(feature = "remote")]
+        if let Some(remote) = self.cache.remote()
+            && let Some(why) = remote.failure()
+        {
+            println!(
+                "cargo:warning=cuda-build: the shared cache {} failed ({why}); this build \
+                 compiled without it",
+                remote.url()
+            );
+        }
+        println!("cuda-build: {}", built.summary());
+    }
+
     /// Writes one group's fatbin to `{stem}.fatbin` unless it holds that
     /// already; returns its path and its kernels.
     fn write_fatbin(
@@ -908,6 +976,55 @@ impl<'a> Session<'a> {
         found.retain(|path| seen.insert(path.clone()));
         found
     }
+}
+
+/// A setting that may hold a password (a store's URL): its `Debug`, which
+/// goes into the stamp in `target/`, is a hash.
+#[cfg(feature = "remote")]
+#[derive(Clone)]
+struct Secret(String);
+
+#[cfg(feature = "remote")]
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut key = cuda_link::CacheKey::builder("cuda-build secret");
+        key.field(self.0.as_bytes());
+        write!(f, "sha256:{}", key.finish().to_hex())
+    }
+}
+
+/// The cache folder (`Build::cache_dir`, else the default one), and with
+/// the `remote` feature the shared store behind it (`Build::cache_url`,
+/// else `CUDA_LINK_CACHE_URL`).
+fn open_cache(build: &Build) -> Result<LinkCache, BuildError> {
+    let cache = LinkCache::new(build.cache.clone().unwrap_or_else(LinkCache::default_dir));
+    #[cfg(feature = "remote")]
+    {
+        let remote = cuda_link::RemoteCache::from_env(|name| {
+            let name = *cuda_link::RemoteCache::VARIABLES
+                .iter()
+                .find(|v| **v == name)?;
+            match name {
+                "CUDA_LINK_CACHE_URL" if build.cache_url.is_some() => {
+                    build.cache_url.as_ref().map(|url| url.0.clone())
+                }
+                "CUDA_LINK_CACHE_READ_ONLY" if build.cache_read_only => Some("1".into()),
+                _ => env::var(name),
+            }
+        });
+        if let Some(remote) = remote {
+            let remote = remote.map_err(|e| BuildError::Remote(e.to_string()))?;
+            return Ok(cache.with_remote(remote));
+        }
+    }
+    #[cfg(not(feature = "remote"))]
+    if build.cargo_metadata && env::var("CUDA_LINK_CACHE_URL").is_some() {
+        println!(
+            "cargo:warning=cuda-build: CUDA_LINK_CACHE_URL is set, but cuda-build was built \
+             without its `remote` feature: the shared cache is not used"
+        );
+    }
+    Ok(cache)
 }
 
 /// The cubin archs: explicit, else `CUDA_COMPUTE_CAP`, else every arch

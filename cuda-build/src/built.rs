@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use cuda_link::Arch;
+use cuda_link::{Arch, CacheStats};
 
 /// What a build wrote and how it went.
 #[derive(Debug, Clone)]
@@ -23,6 +23,8 @@ pub struct Built {
     pub compiled: usize,
     /// (file, arch) compiles served by the cache.
     pub cached: usize,
+    /// Of those, the ones the shared store served (`remote` feature).
+    pub remote: usize,
     /// The processes that compiled or looked up the compiles: more than
     /// one where they were spread over child processes (NVRTC compiles
     /// one file at a time per process), else 1; 0 when the stamp showed
@@ -33,4 +35,37 @@ pub struct Built {
     /// Whether nothing the last build read or wrote had changed, so its
     /// outputs stand and no NVIDIA library was loaded.
     pub unchanged: bool,
+    /// What the cache did in this process: local and remote hits,
+    /// misses, remote errors, bytes moved.
+    pub cache: CacheStats,
+}
+
+impl Built {
+    /// One line on the build, as cuda-build prints it: what was compiled
+    /// and where the rest came from, and the shared store's traffic.
+    pub fn summary(&self) -> String {
+        if self.unchanged {
+            return "nothing changed since the last build".to_owned();
+        }
+        let c = &self.cache;
+        let mut line = format!(
+            "{} compiles: {} by NVRTC, {} from the local cache, {} from the shared store, in {} \
+             process{}",
+            self.compiled + self.cached,
+            self.compiled,
+            self.cached - self.remote.min(self.cached),
+            self.remote,
+            self.processes,
+            if self.processes == 1 { "" } else { "es" },
+        );
+        if c.remote_hits + c.remote_misses + c.remote_errors + c.remote_bytes_written > 0
+            || self.remote > 0
+        {
+            line.push_str(&format!(
+                "; shared store: {} errors, {} entries refused, {} bytes read, {} written",
+                c.remote_errors, c.remote_refused, c.remote_bytes_read, c.remote_bytes_written
+            ));
+        }
+        line
+    }
 }

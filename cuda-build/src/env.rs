@@ -11,6 +11,13 @@ use cuda_link::LinkCache;
 /// Read by this crate itself.
 const OWN: &[&str] = &["CUDA_COMPUTE_CAP", "DOCS_RS", "NVCC"];
 
+/// The shared store's settings (`cuda_link::RemoteCache::VARIABLES`; the
+/// URL is read without the `remote` feature too, to say it is not used).
+#[cfg(feature = "remote")]
+const REMOTE: [&str; 4] = cuda_link::RemoteCache::VARIABLES;
+#[cfg(not(feature = "remote"))]
+const REMOTE: [&str; 1] = ["CUDA_LINK_CACHE_URL"];
+
 /// Set by cargo for every run of a build script: never watched.
 const CARGO_SETS: &[&str] = &["OUT_DIR", "NUM_JOBS"];
 
@@ -26,6 +33,7 @@ pub(crate) fn watched() -> Vec<&'static str> {
         .chain(&overrides)
         .chain(cuda_dylib::SEARCH_VARIABLES)
         .chain(LinkCache::DIR_VARIABLES)
+        .chain(&REMOTE)
         .copied()
         .filter(|var| seen.insert(*var))
         .collect()

@@ -15,22 +15,25 @@
 pub(crate) struct Spread {
     /// This process plus the children that ran.
     pub(crate) processes: usize,
-    /// The items for which `work` returned `true`, in any order.
-    pub(crate) marked: Vec<usize>,
+    /// The items for which `work` returned a mark other than 0, with
+    /// it, in any order.
+    pub(crate) marked: Vec<(usize, u8)>,
 }
 
 /// Runs `work` on every item, the items split in order into one share per
 /// process: the first here, each other in a child forked for it, when this
 /// process has one thread and cargo lends jobs. `before_fork` runs once,
 /// only when children will be forked (to set up what they would each set
-/// up at once); `after_child` gets each child's process id once it has
-/// ended, however it ended (to remove what it left). `None` when nothing
-/// was spread (and nothing run).
+/// up at once); `in_child_at_end` runs in each child after its share (to
+/// finish what it started: the cache's remote writes); `after_child` gets
+/// each child's process id once it has ended, however it ended (to remove
+/// what it left). `None` when nothing was spread (and nothing run).
 #[cfg(target_os = "linux")]
 pub(crate) fn spread<T>(
     items: &[T],
-    work: impl Fn(&T) -> bool,
+    work: impl Fn(&T) -> u8,
     before_fork: impl FnOnce(),
+    in_child_at_end: impl Fn(),
     after_child: impl Fn(u32),
 ) -> Option<Spread> {
     if !single_threaded() {
@@ -47,7 +50,13 @@ pub(crate) fn spread<T>(
     let mut children = Vec::new();
     for (n, share) in shares.enumerate() {
         let first = (n + 1) * per_process;
-        let run = || marks(share, &work).map(|index| index + first).collect();
+        let run = || {
+            let marked = marks(share, &work)
+                .map(|(index, mark)| (index + first, mark))
+                .collect();
+            in_child_at_end();
+            marked
+        };
         match child::Child::fork(run) {
             Some(child) => children.push(child),
             // No process or pipe to be had: this process does the rest.
@@ -55,11 +64,11 @@ pub(crate) fn spread<T>(
         }
     }
     let done = children.len() + 1;
-    let mut marked: Vec<usize> = marks(own, &work).collect();
+    let mut marked: Vec<(usize, u8)> = marks(own, &work).collect();
     // Shares no child took, after this process's own.
     for (n, share) in items.chunks(per_process).enumerate().skip(done) {
         let first = n * per_process;
-        marked.extend(marks(share, &work).map(|index| index + first));
+        marked.extend(marks(share, &work).map(|(index, mark)| (index + first, mark)));
     }
     for child in children {
         let pid = child.pid();
@@ -78,20 +87,34 @@ pub(crate) fn spread<T>(
 #[cfg(not(target_os = "linux"))]
 pub(crate) fn spread<T>(
     _items: &[T],
-    _work: impl Fn(&T) -> bool,
+    _work: impl Fn(&T) -> u8,
     _before_fork: impl FnOnce(),
+    _in_child_at_end: impl Fn(),
     _after_child: impl Fn(u32),
 ) -> Option<Spread> {
     None
 }
 
-/// The indices, within `share`, of the items `work` marks.
-fn marks<'a, T>(share: &'a [T], work: &'a impl Fn(&T) -> bool) -> impl Iterator<Item = usize> + 'a {
+/// The indices, within `share`, of the items `work` marks, with the mark.
+fn marks<'a, T>(
+    share: &'a [T],
+    work: &'a impl Fn(&T) -> u8,
+) -> impl Iterator<Item = (usize, u8)> + 'a {
     share
         .iter()
         .enumerate()
-        .filter(|(_, item)| work(item))
-        .map(|(n, _)| n)
+        .map(|(n, item)| (n, work(item)))
+        .filter(|&(_, mark)| mark != 0)
+}
+
+/// A mark and its index in one word for the pipe: the mark in the top
+/// byte (a share never has 2^56 items).
+fn encode((index, mark): (usize, u8)) -> u64 {
+    (index as u64 & ((1 << 56) - 1)) | (u64::from(mark) << 56)
+}
+
+fn decode(word: u64) -> (usize, u8) {
+    ((word & ((1 << 56) - 1)) as usize, (word >> 56) as u8)
 }
 
 /// Whether this process has exactly one thread, as Linux counts them.
@@ -130,7 +153,7 @@ mod child {
         /// Forks a child that runs `run`, sends back what it returns and
         /// exits; `None` when no pipe or process could be made. Call only
         /// where this process has one thread.
-        pub(super) fn fork(run: impl FnOnce() -> Vec<usize>) -> Option<Child> {
+        pub(super) fn fork(run: impl FnOnce() -> Vec<(usize, u8)>) -> Option<Child> {
             let (report, mut writer) = std::io::pipe().ok()?;
             let parent = std::process::id();
             // SAFETY: fork(2) takes no pointers. The caller checked that
@@ -159,7 +182,7 @@ mod child {
                         .unwrap_or_default();
                     let bytes: Vec<u8> = marked
                         .iter()
-                        .flat_map(|&index| (index as u64).to_le_bytes())
+                        .flat_map(|&marked| super::encode(marked).to_le_bytes())
                         .collect();
                     let status = match writer.write_all(&bytes) {
                         Ok(()) => 0,
@@ -184,7 +207,7 @@ mod child {
 
         /// Waits for the child; what it marked, or nothing when it did not
         /// exit cleanly (its report may then be cut short).
-        pub(super) fn wait(mut self) -> Vec<usize> {
+        pub(super) fn wait(mut self) -> Vec<(usize, u8)> {
             let mut bytes = Vec::new();
             let read = self.report.read_to_end(&mut bytes);
             self.waited = true;
@@ -195,7 +218,7 @@ mod child {
             bytes
                 .chunks_exact(8)
                 .filter_map(|chunk| chunk.try_into().ok())
-                .map(|chunk| u64::from_le_bytes(chunk) as usize)
+                .map(|chunk| super::decode(u64::from_le_bytes(chunk)))
                 .collect()
         }
     }

@@ -76,7 +76,20 @@ pub(crate) fn context(
     }
     for var in variables {
         let value = crate::env::var_os(var).unwrap_or_default();
-        out.push_str(&format!("env {var}={}\n", value.to_string_lossy()));
+        // The stamp stays in `target/`, which CI caches and uploads: a
+        // secret (the shared cache's team key, a URL's password) is kept
+        // as its hash.
+        let value = value.to_string_lossy();
+        let hash = |text: &str| {
+            let mut key = cuda_link::CacheKey::builder("cuda-build stamp secret");
+            key.field(text.as_bytes());
+            format!("sha256:{}", key.finish().to_hex())
+        };
+        let shown = match *var {
+            "CUDA_LINK_CACHE_KEY" | "CUDA_LINK_CACHE_URL" => hash(&value),
+            _ => value.into_owned(),
+        };
+        out.push_str(&format!("env {var}={shown}\n"));
     }
     out.push_str(&identity(files));
     for folder in folders {
@@ -161,9 +174,11 @@ pub(crate) fn check(path: &Path, context: &str) -> Option<Built> {
         ptx: None,
         compiled: 0,
         cached: 0,
+        remote: 0,
         processes: 0,
         dependencies: Vec::new(),
         unchanged: true,
+        cache: Default::default(),
     };
     for line in result.lines() {
         let (kind, value) = line.split_once(' ')?;
