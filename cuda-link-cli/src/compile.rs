@@ -171,13 +171,8 @@ pub(crate) struct CompileArgs {
     /// Print NVRTC's info and what was written.
     #[arg(short, long)]
     pub(crate) verbose: bool,
-    /// Serve repeated compiles from the persistent cache (default
-    /// directory: CUDA_LINK_CACHE_DIR, else ~/.cache/cuda-link).
-    #[arg(long)]
-    pub(crate) cache: bool,
-    /// Use the persistent cache in this directory.
-    #[arg(long)]
-    pub(crate) cache_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) cache: crate::cache::CacheArgs,
 }
 
 /// What one arch slot of a compile writes.
@@ -254,10 +249,10 @@ pub(crate) fn slots(
 }
 
 /// A compiler with the process's NVRTC, and the cache when asked for.
-pub(crate) fn compiler(cache: Option<Option<PathBuf>>) -> Result<Compiler, Failure> {
+pub(crate) fn compiler(cache: Option<Arc<cuda_link::LinkCache>>) -> Result<Compiler, Failure> {
     let compiler = Compiler::new().map_err(compile_failure)?;
     Ok(match cache {
-        Some(dir) => compiler.with_cache(Arc::new(crate::open_cache(dir))),
+        Some(cache) => compiler.with_cache(cache),
         None => compiler,
     })
 }
@@ -334,8 +329,7 @@ pub(crate) fn run(args: CompileArgs) -> Result<(), Failure> {
     if let Some(output) = &args.output {
         crate::link::refuse_output_among_inputs(output, &args.inputs)?;
     }
-    let cache = (args.cache || args.cache_dir.is_some()).then(|| args.cache_dir.clone());
-    let compiler = compiler(cache)?;
+    let compiler = compiler(args.cache.open()?)?;
     for input in &args.inputs {
         let program = Program::from_path(input).map_err(compile_failure)?;
         let program = args
@@ -400,6 +394,10 @@ pub(crate) fn run(args: CompileArgs) -> Result<(), Failure> {
                 say::err(format!("cuda-link: wrote {}", path.display()));
             }
         }
+    }
+    if let Some(cache) = compiler.cache() {
+        cache.flush();
+        crate::cache::report(cache, args.verbose);
     }
     Ok(())
 }

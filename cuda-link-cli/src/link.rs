@@ -4,7 +4,6 @@
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
 use cuda_link::inspect::{Contents, EntryKind};
@@ -50,8 +49,8 @@ pub fn run(args: LinkArgs) -> Result<(), Failure> {
         // cannot be forked.
         linker = Linker::new(options.isolation(Isolation::InProcess)).map_err(link_failure)?;
     }
-    if args.cache || args.cache_dir.is_some() {
-        linker = linker.with_cache(Arc::new(crate::open_cache(args.cache_dir.clone())));
+    if let Some(cache) = args.cache.open()? {
+        linker = linker.with_cache(cache);
     }
     let step = format!(
         "linking {} input{} with {}",
@@ -85,10 +84,11 @@ pub fn run(args: LinkArgs) -> Result<(), Failure> {
             e.error
         ))
     })?;
+    if let Some(cache) = linker.cache() {
+        cache.flush();
+        crate::cache::report(cache, args.verbose);
+    }
     if args.verbose {
-        if let Some(cache) = linker.cache() {
-            say::err(format!("cuda-link: {}", crate::cache_report(cache)));
-        }
         say::err(format!(
             "cuda-link: wrote {} ({} bytes, {})",
             args.output.display(),

@@ -2,6 +2,7 @@
 // Link errors are returned once per command; their size does not matter.
 #![allow(clippy::result_large_err)]
 
+mod cache;
 mod compile;
 mod fatbin;
 mod inspect;
@@ -13,7 +14,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use cuda_link::{Arch, LinkCache};
+use cuda_link::Arch;
 
 /// Exit codes, one per kind of outcome.
 const EXIT_CODES: &str = "\
@@ -91,22 +92,12 @@ enum Command {
     Cache {
         /// What to do.
         #[command(subcommand)]
-        action: CacheAction,
+        action: cache::CacheAction,
         /// The cache directory (default: CUDA_LINK_CACHE_DIR, else
         /// $XDG_CACHE_HOME/cuda-link, else ~/.cache/cuda-link).
         #[arg(long, global = true)]
         cache_dir: Option<PathBuf>,
     },
-}
-
-#[derive(Subcommand)]
-enum CacheAction {
-    /// Entries and bytes in the directory.
-    Stats,
-    /// Remove every entry.
-    Clear,
-    /// Print the directory.
-    Dir,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -224,13 +215,8 @@ pub(crate) struct LinkArgs {
     /// is `--cache`.
     #[arg(long, alias = "no-cache")]
     pub(crate) no_nvjitlink_cache: bool,
-    /// Serve repeated links from the persistent cache (default directory:
-    /// CUDA_LINK_CACHE_DIR, else ~/.cache/cuda-link).
-    #[arg(long)]
-    pub(crate) cache: bool,
-    /// Use the persistent cache in this directory.
-    #[arg(long)]
-    pub(crate) cache_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) cache: cache::CacheArgs,
     /// Raw nvJitLink flag (repeatable).
     #[arg(long = "flag", allow_hyphen_values = true)]
     pub(crate) flags: Vec<String>,
@@ -380,7 +366,9 @@ fn main() -> ExitCode {
             };
             inspect::run(&files, format, demangle)
         }
-        Command::Cache { action, cache_dir } => cache(action, cache_dir).map_err(Failure::Other),
+        Command::Cache { action, cache_dir } => {
+            cache::run(action, cache_dir).map_err(Failure::Other)
+        }
     };
     let (message, code) = match result {
         Ok(()) => return ExitCode::SUCCESS,
@@ -401,57 +389,6 @@ fn report(error: &dyn std::error::Error) -> String {
     match VERBOSE.load(std::sync::atomic::Ordering::Relaxed) {
         true => format!("{:#}", cuda_link::Report(error)),
         false => cuda_link::Report(error).to_string(),
-    }
-}
-
-fn open_cache(dir: Option<PathBuf>) -> LinkCache {
-    dir.map_or_else(LinkCache::open_default, LinkCache::new)
-}
-
-fn cache(action: CacheAction, dir: Option<PathBuf>) -> Result<(), String> {
-    let cache = open_cache(dir);
-    let shown = cache.dir().display();
-    match action {
-        CacheAction::Dir => {
-            let _ = say::out(format!("{shown}"));
-        }
-        CacheAction::Stats => match cache.disk_usage() {
-            Ok((entries, bytes)) => {
-                let _ = say::out(format!("{shown}: {entries} entries, {bytes} bytes"));
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                let _ = say::out(format!("{shown}: 0 entries, 0 bytes (not created yet)"));
-            }
-            Err(e) => return Err(format!("cannot read {shown}: {e}")),
-        },
-        CacheAction::Clear => {
-            let (entries, _) = cache.disk_usage().unwrap_or_default();
-            match cache.clear() {
-                Ok(()) => {
-                    let _ = say::out(format!("{shown}: removed {entries} entries"));
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    let _ = say::out(format!("{shown}: nothing to clear"));
-                }
-                Err(e) => return Err(format!("cannot clear {shown}: {e}")),
-            }
-        }
-    }
-    Ok(())
-}
-
-/// One line on what the cache did for this link.
-fn cache_report(cache: &LinkCache) -> String {
-    let stats = cache.stats();
-    let dir = cache.dir().display();
-    if stats.hits > 0 {
-        format!("cache hit in {dir}")
-    } else if stats.refused > 0 {
-        format!("cache refused: {dir} or its entry is another user's or writable by others")
-    } else if stats.stores > 0 {
-        format!("cache miss, stored in {dir}")
-    } else {
-        format!("cache miss, not stored in {dir}")
     }
 }
 

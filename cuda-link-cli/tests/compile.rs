@@ -314,3 +314,63 @@ fn help_lists_every_flag() {
     assert!(help.contains("refuses `__device__` lambdas"), "{help}");
     assert!(help.contains("host compiler's level"), "{help}");
 }
+
+/// Two runners with folders of their own and one Redis: the second
+/// compile is the first one's output, taken from the store, and `cache
+/// stats` counts it; a server that is gone is a warning, not a failure.
+#[test]
+fn a_shared_store_serves_another_runner() {
+    if !have_nvrtc() {
+        return;
+    }
+    let Some(mut redis) = cuda_link_tests::redis::RedisServer::start() else {
+        return;
+    };
+    let dir = project();
+    let runner = |cache: &str, url: &str| {
+        let cache = dir.path().join(cache);
+        cuda_link()
+            .current_dir(dir.path())
+            .args([
+                "compile",
+                "-arch",
+                "sm_90",
+                "-o",
+                "k.cubin",
+                "-v",
+                "--cache-url",
+                url,
+            ])
+            .arg("--cache-dir")
+            .arg(&cache)
+            .args(["-Iinc", "-D", "SCALE=3", "-expt-relaxed-constexpr", "k.cu"])
+            .output()
+            .unwrap()
+    };
+    let first = succeeded(&runner("a", &redis.url()));
+    assert!(first.contains("cache miss, stored in"), "{first}");
+    let built = std::fs::read(dir.path().join("k.cubin")).unwrap();
+    let second = succeeded(&runner("b", &redis.url()));
+    assert!(
+        second.contains(&format!("cache hit in {}", redis.url())),
+        "{second}"
+    );
+    assert_eq!(std::fs::read(dir.path().join("k.cubin")).unwrap(), built);
+
+    let stats = cuda_link()
+        .args(["cache", "stats", "--cache-dir"])
+        .arg(dir.path().join("b"))
+        .output()
+        .unwrap();
+    let stats = String::from_utf8_lossy(&stats.stdout);
+    assert!(stats.contains("1 remote hits"), "{stats}");
+
+    redis.stop();
+    let down = succeeded(&runner("c", &redis.url()));
+    assert!(
+        down.contains("warning: the shared cache") && down.contains("went on without it"),
+        "{down}"
+    );
+    let compiled = ObjectCode::from_path(dir.path().join("k.cubin")).unwrap();
+    assert!(kernels(&compiled).contains(&"built_for_90".to_owned()));
+}
