@@ -25,35 +25,68 @@ const NVCC_GENCODE: &[&str] = &[
     "-gencode=arch=compute_80,code=compute_80",
 ];
 
-pub fn bench_build(workspace: &Path, pairs: usize, set: &str, pch: bool) -> Result<()> {
-    if !matches!(set, "candle" | "cub") {
-        return Err(format!("--set {set}: expected candle or cub").into());
-    }
-    redist::ensure(workspace, &[])?;
-    let nvcc = redist::install(workspace, &redist::NVCC)?;
-    let bench = crate::gpu::build_executable(
-        workspace,
-        &[
-            "build",
-            "--release",
-            "-p",
-            "cuda-build",
-            "--example",
+/// The timed build (`cuda-build`'s `build_bench`) and the kernel set it
+/// builds, with the pinned NVRTC and nvJitLink.
+pub(crate) struct BuildBench {
+    executable: String,
+    root: PathBuf,
+    files: Vec<PathBuf>,
+    pch: bool,
+}
+
+impl BuildBench {
+    /// Builds `build_bench` with cuda-build's `features` for the kernel set
+    /// `set` (`candle` or `cub`).
+    pub(crate) fn new(workspace: &Path, set: &str, pch: bool, features: &str) -> Result<Self> {
+        if !matches!(set, "candle" | "cub") {
+            return Err(format!("--set {set}: expected candle or cub").into());
+        }
+        redist::ensure(workspace, &[])?;
+        let executable = crate::gpu::build_executable(
+            workspace,
+            &[
+                "build",
+                "--release",
+                "-p",
+                "cuda-build",
+                "--features",
+                features,
+                "--bench",
+                "build_bench",
+            ],
             "build_bench",
-        ],
-        "build_bench",
-    )?;
-    let kernels = workspace.join("xtask/bench/kernels").join(set);
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&kernels)?
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "cu"))
-        .collect();
-    files.sort();
-    let scratch = tempfile_dir(workspace)?;
-    let root = redist::root(workspace);
-    let ours_in = |out: &Path, cache: &Path| -> Result<(f64, String)> {
-        let mut command = Command::new(&bench);
+        )?;
+        let kernels = workspace.join("xtask/bench/kernels").join(set);
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&kernels)?
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "cu"))
+            .collect();
+        files.sort();
+        Ok(BuildBench {
+            executable,
+            root: redist::root(workspace),
+            files,
+            pch,
+        })
+    }
+
+    /// The kernel files.
+    pub(crate) fn files(&self) -> &[PathBuf] {
+        &self.files
+    }
+
+    /// One build into `out` with the cache in `cache`, `env` added: its
+    /// seconds, and its lines (`ms compiled cached processes remote`, the
+    /// summary).
+    pub(crate) fn run(
+        &self,
+        out: &Path,
+        cache: &Path,
+        env: &[(&str, String)],
+    ) -> Result<(f64, Vec<String>)> {
+        let root = &self.root;
+        let mut command = Command::new(&self.executable);
         command
             .env(
                 "CUDA_LINK_NVRTC_PATH",
@@ -64,11 +97,13 @@ pub fn bench_build(workspace: &Path, pairs: usize, set: &str, pch: bool) -> Resu
                 root.join("nvjitlink13/nvidia/cu13/lib/libnvJitLink.so.13"),
             )
             .env("CUDA_LINK_SITE_PACKAGES", root.join("nvcc13"))
-            .env("CUDA_BUILD_BENCH_PCH", if pch { "1" } else { "0" })
+            .env("CUDA_BUILD_BENCH_PCH", if self.pch { "1" } else { "0" })
+            .env_remove("CUDA_LINK_CACHE_URL")
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .arg(out)
             .arg(cache)
             .arg(ARCHS)
-            .args(&files);
+            .args(&self.files);
         let start = Instant::now();
         let output = command.output()?;
         let seconds = start.elapsed().as_secs_f64();
@@ -79,10 +114,19 @@ pub fn bench_build(workspace: &Path, pairs: usize, set: &str, pch: bool) -> Resu
             )
             .into());
         }
-        Ok((
-            seconds,
-            String::from_utf8_lossy(&output.stdout).trim().to_owned(),
-        ))
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        Ok((seconds, stdout.lines().map(str::to_owned).collect()))
+    }
+}
+
+pub fn bench_build(workspace: &Path, pairs: usize, set: &str, pch: bool) -> Result<()> {
+    let bench = BuildBench::new(workspace, set, pch, "build")?;
+    let nvcc = redist::install(workspace, &redist::NVCC)?;
+    let files = bench.files().to_vec();
+    let scratch = scratch_dir(workspace, "bench-build")?;
+    let ours_in = |out: &Path, cache: &Path| -> Result<(f64, String)> {
+        let (seconds, lines) = bench.run(out, cache, &[])?;
+        Ok((seconds, lines.first().cloned().unwrap_or_default()))
     };
     let ours = |run: usize| {
         let dir = scratch.join(format!("ours-{run}"));
@@ -176,8 +220,9 @@ fn nvcc_all(nvcc: &Path, files: &[PathBuf], out: &Path) -> Result<()> {
     }
 }
 
-fn tempfile_dir(workspace: &Path) -> Result<PathBuf> {
-    let dir = workspace.join("target/bench-build");
+/// `target/NAME`, emptied.
+pub(crate) fn scratch_dir(workspace: &Path, name: &str) -> Result<PathBuf> {
+    let dir = workspace.join("target").join(name);
     if dir.exists() {
         std::fs::remove_dir_all(&dir)?;
     }

@@ -67,6 +67,12 @@ pub enum Command {
         #[arg(long)]
         no_pch: bool,
     },
+    /// The shared cache on a real redis-server: a second runner after a first, a miss with the store against none, a store that never answers
+    BenchRemote {
+        /// How many pairs of cold builds with and without the store
+        #[arg(long, default_value_t = 2)]
+        pairs: usize,
+    },
     /// The CPU test suites under AddressSanitizer
     Sanitize,
     /// Copy each sys crate out as a vendor would, then build and test it alone

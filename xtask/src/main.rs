@@ -5,6 +5,7 @@
 
 mod bench;
 mod bench_build;
+mod bench_remote;
 mod bindgen;
 mod cli;
 mod cold;
@@ -60,6 +61,7 @@ fn try_main() -> Result<()> {
         Task::Bench { args } => bench::bench(&workspace, &args),
         Task::BenchGpu { run } => gpu::bench_gpu(&workspace, run),
         Task::BenchCold => cold::bench_cold(&workspace),
+        Task::BenchRemote { pairs } => bench_remote::bench_remote(&workspace, pairs.max(1)),
         Task::BenchBuild { pairs, set, no_pch } => {
             bench_build::bench_build(&workspace, pairs.max(1), &set, !no_pch)
         }
