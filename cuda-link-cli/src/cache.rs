@@ -55,9 +55,14 @@ impl CacheArgs {
     }
 }
 
-/// After a run: the store's failure, always (the run went on without it);
-/// with `verbose`, one line on what the cache did.
+/// After a run: the store's writes finished (a spinner on a terminal when
+/// they take over a second); the store's failure, always (the run went on
+/// without it); with `verbose`, one line on what the cache did.
 pub(crate) fn report(cache: &LinkCache, verbose: bool) {
+    if let Some(remote) = cache.remote() {
+        let step = format!("publishing to the shared cache {}", remote.url());
+        crate::progress::while_running(&step, || cache.flush());
+    }
     if let Some(remote) = cache.remote()
         && let Some(why) = remote.failure()
     {

@@ -350,7 +350,10 @@ pub(crate) fn run(args: CompileArgs) -> Result<(), Failure> {
             let mut builder = FatbinBuilder::new();
             let mut lowered = None;
             for &slot in &slots {
-                let code = compile_file(&compiler, &program, slot, &options, &mut warnings)?;
+                let step = format!("compiling {} for {}", input.display(), slot.label());
+                let code = crate::progress::while_running(&step, || {
+                    compile_file(&compiler, &program, slot, &options, &mut warnings)
+                })?;
                 lowered.get_or_insert_with(|| code.name_expressions().to_vec());
                 builder = builder
                     .add(&code, Some(slot.arch))
@@ -364,7 +367,10 @@ pub(crate) fn run(args: CompileArgs) -> Result<(), Failure> {
             written.push((path, lowered.unwrap_or_default()));
         } else {
             for &slot in &slots {
-                let code = compile_file(&compiler, &program, slot, &options, &mut warnings)?;
+                let step = format!("compiling {} for {}", input.display(), slot.label());
+                let code = crate::progress::while_running(&step, || {
+                    compile_file(&compiler, &program, slot, &options, &mut warnings)
+                })?;
                 let path = output_path(&args, input, Some(slot), slots.len() > 1);
                 write(&path, code.as_bytes())?;
                 written.push((path, code.name_expressions().to_vec()));
@@ -396,7 +402,6 @@ pub(crate) fn run(args: CompileArgs) -> Result<(), Failure> {
         }
     }
     if let Some(cache) = compiler.cache() {
-        cache.flush();
         crate::cache::report(cache, args.verbose);
     }
     Ok(())

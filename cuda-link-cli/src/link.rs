@@ -85,7 +85,6 @@ pub fn run(args: LinkArgs) -> Result<(), Failure> {
         ))
     })?;
     if let Some(cache) = linker.cache() {
-        cache.flush();
         crate::cache::report(cache, args.verbose);
     }
     if args.verbose {

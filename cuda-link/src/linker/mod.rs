@@ -349,6 +349,12 @@ impl Linker {
         options.link_time_optimization = None;
         options.name = Some(format!("{} at PTX ISA {isa}", ptx.name()));
         let mut check = Linker::from_parts(options, self.backend.clone())?;
+        // Through the cache: a rebuild's check is then a hit, not a
+        // ptxas run per PTX slot.
+        #[cfg(feature = "cache")]
+        {
+            check.cache = self.cache.clone();
+        }
         check.add(&lowered)?;
         match check.link_once(OutputKind::Cubin) {
             Ok(_) => Ok(lowered),

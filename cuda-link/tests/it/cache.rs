@@ -740,10 +740,13 @@ fn attacker_symlink(target: &Path, link: &Path) {
 }
 
 /// The names in `dir`, sorted.
+/// The entries and other files in `dir`, sorted; a cache's own counters
+/// (`*.stats`, what `recorded_stats` sums) are left out.
 fn names(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| !name.ends_with(".stats"))
         .collect();
     names.sort();
     names
