@@ -40,66 +40,10 @@ pub use result::{DriverError, log_text};
 /// The library's name in errors.
 const DISPLAY_NAME: &str = "libcuda (the CUDA driver)";
 
-/// A symbol that the loaded library does not export.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("symbol `{symbol}` is not available in the loaded {library}")]
-pub struct SymbolUnavailable {
-    /// The library's display name.
-    pub library: &'static str,
-    /// The missing symbol.
-    pub symbol: &'static str,
-}
-
-/// A driver call that was made: the symbol it called and what it returned.
-/// [`driver_call!`] makes one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[must_use = "check the call's result"]
-pub struct Call {
-    /// The symbol the table resolved and called, versioned where the table
-    /// is (`"cuModuleGetGlobal_v2"`, not the header's macro name
-    /// `cuModuleGetGlobal`), as [`SymbolUnavailable::symbol`] names it when
-    /// the driver lacks it.
-    pub symbol: &'static str,
-    /// What it returned.
-    pub result: CUresult,
-}
-
-/// Calls a function of a [`Driver`]'s table and names it by the symbol
-/// called: `driver_call!(driver, cuCtxSetCurrent(context))` is
-/// `driver.cuCtxSetCurrent(context)` as a `Result<`[`Call`]`,`
-/// [`SymbolUnavailable`]`>`, whose `symbol` is `"cuCtxSetCurrent"`, so no
-/// caller types the name of the function it calls (as git2's `try_call!`).
-/// The name is the table's, which is the symbol the loader resolved:
-/// `cuModuleGetGlobal_v2`, `cuLinkCreate_v2`.
-///
-/// # Safety
-/// The macro adds no `unsafe` and hides none: the table's methods are
-/// `unsafe fn`, so the macro goes inside the caller's `unsafe` block,
-/// whose `// SAFETY:` comment vouches for the arguments as it would for
-/// the direct call. Arguments are evaluated inside that block too, as in
-/// a direct call.
-///
-/// ```no_run
-/// use cuda_driver_sys::{Driver, driver_call, sys::CUcontext};
-///
-/// fn make_current(driver: &Driver, context: CUcontext) -> Result<(), String> {
-///     // SAFETY: a live context.
-///     let call = unsafe { driver_call!(driver, cuCtxSetCurrent(context)) }
-///         .map_err(|missing| missing.to_string())?;
-///     driver
-///         .check(call.result)
-///         .map_err(|error| format!("{} failed with {error}", call.symbol))
-/// }
-/// ```
-#[macro_export]
-macro_rules! driver_call {
-    ($driver:expr, $function:ident($($argument:expr),* $(,)?)) => {
-        $driver.$function($($argument),*).map(|result| $crate::Call {
-            symbol: ::core::stringify!($function),
-            result,
-        })
-    };
-}
+// `Call`, `driver_call!` and `SymbolUnavailable` are generated from
+// xtask/templates/call.rs, as every sys crate's are.
+mod call;
+pub use call::{Call, SymbolUnavailable};
 
 /// Where and under which names the driver is searched for.
 ///

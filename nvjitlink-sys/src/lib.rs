@@ -23,15 +23,17 @@ pub mod sys {
     pub use crate::bindings::*;
 }
 
-// The loader and the errors are generated from xtask/templates/ by
-// `cargo xtask bindgen`, the same for every NVIDIA library; what is this
-// library's own follows them here.
+// The loader, the call macro and the errors are generated from
+// xtask/templates/ by `cargo xtask bindgen`, the same for every NVIDIA
+// library; what is this library's own follows them here.
+mod call;
 mod loader;
 mod result;
+pub use call::{Call, SymbolUnavailable};
 #[cfg(feature = "discover")]
 pub use loader::SPEC;
-pub use loader::{Call, LoadError, NvJitLink, SUPPORTED_MAJORS};
-pub use result::{NvJitLinkError, SymbolUnavailable, result_name};
+pub use loader::{LoadError, NvJitLink, SUPPORTED_MAJORS};
+pub use result::{NvJitLinkError, result_name};
 
 impl NvJitLink {
     /// Whether this nvJitLink links for `sm_{sm}`, with link-time

@@ -23,15 +23,17 @@ pub mod sys {
     pub use crate::bindings::*;
 }
 
-// The loader and the errors are generated from xtask/templates/ by
-// `cargo xtask bindgen`, the same for every NVIDIA library; what is this
-// library's own follows them here.
+// The loader, the call macro and the errors are generated from
+// xtask/templates/ by `cargo xtask bindgen`, the same for every NVIDIA
+// library; what is this library's own follows them here.
+mod call;
 mod loader;
 mod result;
+pub use call::{Call, SymbolUnavailable};
 #[cfg(feature = "discover")]
 pub use loader::SPEC;
-pub use loader::{Call, LoadError, Nvrtc, SUPPORTED_MAJORS};
-pub use result::{NvrtcError, SymbolUnavailable, result_name};
+pub use loader::{LoadError, Nvrtc, SUPPORTED_MAJORS};
+pub use result::{NvrtcError, result_name};
 
 /// Opens `libnvrtc-builtins.so.<major>.<minor>` beside the NVRTC at
 /// `library_path`, resident. NVRTC opens its builtins by that name when it

@@ -1,5 +1,5 @@
-//! Finding, opening and checking {{display}}: [`{{loader}}`], its
-//! [`LoadError`], and [`{{macro}}!`], which names each call.
+//! Finding, opening and checking {{display}}: [`{{loader}}`] and its
+//! [`LoadError`].
 
 use std::path::{Path, PathBuf};
 
@@ -8,7 +8,8 @@ use cuda_dylib::{SearchEnv, Source};
 use libloading::Library;
 
 use crate::bindings::{{fns}};
-use crate::result::{{{error}}, SymbolUnavailable};
+use crate::call::SymbolUnavailable;
+use crate::result::{{error}};
 use crate::sys::{{result}};
 
 /// The library's name in errors.
@@ -32,55 +33,6 @@ pub const SPEC: cuda_dylib::LibrarySpec = cuda_dylib::LibrarySpec {
                  `pip install {{pip12}}` (CUDA 12), point CUDA_HOME at a CUDA \
                  toolkit, or set {{override_var}} to the library file.",
 };
-
-/// A {{display}} call that was made: the symbol it called and what it
-/// returned. [`{{macro}}!`] makes one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[must_use = "check the call's result"]
-pub struct Call {
-    /// The symbol the table resolved and called, e.g. `"{{version_fn}}"`:
-    /// what [`SymbolUnavailable::symbol`] names when the library lacks it.
-    pub symbol: &'static str,
-    /// What it returned.
-    pub result: {{result}},
-}
-
-/// Calls a function of a [`{{loader}}`]'s table and names it by the
-/// symbol called: `{{macro}}!(lib, {{version_fn}}(&mut major, &mut minor))`
-/// is `lib.{{version_fn}}(&mut major, &mut minor)` as a `Result<`[`Call`]`,`
-/// [`SymbolUnavailable`]`>` whose `symbol` is `"{{version_fn}}"`, so no
-/// caller types the name of the function it calls (as git2's `try_call!`;
-/// `cuda_driver_sys::driver_call!` is the driver's).
-///
-/// # Safety
-/// The macro adds no `unsafe` and hides none: the table's methods are
-/// `unsafe fn`, so the macro goes inside the caller's `unsafe` block, whose
-/// `// SAFETY:` comment vouches for the arguments as it would for the
-/// direct call.
-///
-/// ```no_run
-/// use {{crate}}::{{{loader}}, {{error}}, {{macro}}, sys::{{result}}};
-///
-/// fn version(lib: &{{loader}}) -> Result<({{version_int}}, {{version_int}}), String> {
-///     let (mut major, mut minor) = (0, 0);
-///     // SAFETY: two out-pointers.
-///     let call = unsafe { {{macro}}!(lib, {{version_fn}}(&mut major, &mut minor)) }
-///         .map_err(|missing| missing.to_string())?;
-///     match call.result {
-///         {{result}}::{{success}} => Ok((major, minor)),
-///         result => Err(format!("{} failed with {}", call.symbol, {{error}} { result })),
-///     }
-/// }
-/// ```
-#[macro_export]
-macro_rules! {{macro}} {
-    ($lib:expr, $function:ident($($argument:expr),* $(,)?)) => {
-        $lib.$function($($argument),*).map(|result| $crate::Call {
-            symbol: ::core::stringify!($function),
-            result,
-        })
-    };
-}
 
 /// The majors whose ABI matches these bindings.
 pub const SUPPORTED_MAJORS: std::ops::RangeInclusive<u32> = 12..=13;

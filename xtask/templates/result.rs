@@ -1,5 +1,4 @@
-//! The typed errors of a call: [`{{error}}`], a `{{result}}` other than
-//! success, and [`SymbolUnavailable`], a symbol the loaded library lacks.
+//! [`{{error}}`]: a `{{result}}` other than success, typed.
 
 use crate::sys::{{result}};
 
@@ -31,14 +30,4 @@ impl {{error}} {
 /// `"{{unknown}}"` for a value the pinned header does not name.
 pub fn result_name(result: {{result}}) -> &'static str {
     result.name().unwrap_or("{{unknown}}")
-}
-
-/// A symbol that the loaded library does not export.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("symbol `{symbol}` is not available in the loaded {library}")]
-pub struct SymbolUnavailable {
-    /// The library's display name.
-    pub library: &'static str,
-    /// The missing symbol.
-    pub symbol: &'static str,
 }
