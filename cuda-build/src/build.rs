@@ -481,7 +481,7 @@ struct Compiled {
 
 impl<'a> Session<'a> {
     fn new(build: &'a Build, name: &'a str, out_dir: PathBuf) -> Result<Self, BuildError> {
-        let cache = Arc::new(open_cache(build)?);
+        let cache = Arc::new(open_cache(build));
         let nvcc = build.nvcc_fallback.then(nvcc::find).flatten();
         let pch_dir = out_dir.join(format!("{name}.pch"));
         // NVRTC's files of an earlier build are of no use to this process.
@@ -996,7 +996,7 @@ impl std::fmt::Debug for Secret {
 /// The cache folder (`Build::cache_dir`, else the default one), and with
 /// the `remote` feature the shared store behind it (`Build::cache_url`,
 /// else `CUDA_LINK_CACHE_URL`).
-fn open_cache(build: &Build) -> Result<LinkCache, BuildError> {
+fn open_cache(build: &Build) -> LinkCache {
     let cache = LinkCache::new(build.cache.clone().unwrap_or_else(LinkCache::default_dir));
     #[cfg(feature = "remote")]
     {
@@ -1012,9 +1012,16 @@ fn open_cache(build: &Build) -> Result<LinkCache, BuildError> {
                 _ => env::var(name),
             }
         });
-        if let Some(remote) = remote {
-            let remote = remote.map_err(|e| BuildError::Remote(e.to_string()))?;
-            return Ok(cache.with_remote(remote));
+        match remote {
+            Some(Ok(remote)) => return cache.with_remote(remote),
+            // A build never fails because of its cache: said, and built
+            // without the store.
+            Some(Err(error)) => {
+                if build.cargo_metadata {
+                    println!("cargo:warning=cuda-build: the shared cache is off: {error}");
+                }
+            }
+            None => {}
         }
     }
     #[cfg(not(feature = "remote"))]
@@ -1024,7 +1031,7 @@ fn open_cache(build: &Build) -> Result<LinkCache, BuildError> {
              without its `remote` feature: the shared cache is not used"
         );
     }
-    Ok(cache)
+    cache
 }
 
 /// The cubin archs: explicit, else `CUDA_COMPUTE_CAP`, else every arch

@@ -23,10 +23,6 @@ pub enum BuildError {
     /// No `.cu` file was given.
     #[error("no CUDA files: call Build::file or Build::files")]
     NoFiles,
-    /// The shared cache's settings cannot be used (`CUDA_LINK_CACHE_URL`
-    /// and the like, or `Build::cache_url`).
-    #[error("the shared cache: {0}")]
-    Remote(String),
     /// `OUT_DIR` is unset: not run by cargo, and no `out_dir` given.
     #[error("OUT_DIR is unset: run from a build script, or set Build::out_dir")]
     NoOutDir,

@@ -137,7 +137,8 @@ impl RemoteCache {
     pub fn new(url: &str) -> Result<Self, RemoteError> {
         opendal::init_default_registry();
         let shown = without_password(url);
-        let operator = opendal::Operator::from_uri(url).map_err(|e| RemoteError::Url {
+        let url = with_atomic_writes(url);
+        let operator = opendal::Operator::from_uri(url.as_str()).map_err(|e| RemoteError::Url {
             url: shown.clone(),
             detail: e.to_string(),
         })?;
@@ -532,6 +533,30 @@ fn open<'a>(
     }
 }
 
+/// A folder store writes each object to a temporary in the folder and
+/// renames it into place (OpenDAL's `atomic_write_dir`): a reader never
+/// sees half an object, and a symbolic link planted at an object's path
+/// is replaced, never followed. A URL that sets it, or whose path needs
+/// escaping, is left as it is.
+fn with_atomic_writes(url: &str) -> String {
+    let Some(root) = url
+        .strip_prefix("file://")
+        .or_else(|| url.strip_prefix("fs://"))
+    else {
+        return url.to_owned();
+    };
+    let (path, query) = root.split_once('?').unwrap_or((root, ""));
+    if query.contains("atomic_write_dir=")
+        || path.is_empty()
+        || path.contains(['&', '#', '%', ' ', '='])
+    {
+        return url.to_owned();
+    }
+    let joiner = if query.is_empty() { "?" } else { "&" };
+    let dir = format!("{}/.cuda-link-tmp", path.trim_end_matches('/'));
+    format!("{url}{joiner}atomic_write_dir={dir}")
+}
+
 /// `url` with any password replaced and its query (where OpenDAL takes
 /// `password=`, `secret_access_key=`, ...) left out, for messages.
 fn without_password(url: &str) -> String {
@@ -592,6 +617,17 @@ mod tests {
         assert!(open(&seal(key, entry, None), key, Some(b"team")).is_err());
         assert!(open(&seal(key, entry, Some(b"other")), key, Some(b"team")).is_err());
         assert_eq!(open(&seal(key, entry, Some(b"team")), key, None), Ok(entry));
+    }
+
+    #[test]
+    fn folder_stores_write_atomically() {
+        assert_eq!(
+            with_atomic_writes("file:///share/cache"),
+            "file:///share/cache?atomic_write_dir=/share/cache/.cuda-link-tmp"
+        );
+        assert_eq!(with_atomic_writes("redis://h:1/0"), "redis://h:1/0");
+        let set = "file:///s?atomic_write_dir=/t";
+        assert_eq!(with_atomic_writes(set), set);
     }
 
     #[test]

@@ -221,6 +221,18 @@ fn a_shared_folder_is_a_store() {
     let (_b_dir, b) = cache(remote(&url));
     assert_eq!(b.load(&key("share")).unwrap().output, b"shared");
     assert_eq!(b.stats().remote_hits, 1);
+
+    // A link planted where an object will go is replaced, not followed.
+    let victim = share.path().join("victim");
+    std::fs::write(&victim, b"precious").unwrap();
+    let hex = key("planted").to_hex();
+    let dir = share.path().join("cuda-link-cache/v1").join(&hex[..2]);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::os::unix::fs::symlink(&victim, dir.join(&hex)).unwrap();
+    a.store_entry(&key("planted"), &entry("new"));
+    a.flush();
+    assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+    assert_eq!(b.load(&key("planted")).unwrap().output, b"new");
 }
 
 #[test]
