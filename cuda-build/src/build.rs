@@ -1016,12 +1016,10 @@ fn open_cache(build: &Build) -> LinkCache {
             Some(Ok(remote)) => return cache.with_remote(remote),
             // A build never fails because of its cache: said, and built
             // without the store.
-            Some(Err(error)) => {
-                if build.cargo_metadata {
-                    println!("cargo:warning=cuda-build: the shared cache is off: {error}");
-                }
+            Some(Err(error)) if build.cargo_metadata => {
+                println!("cargo:warning=cuda-build: the shared cache is off: {error}");
             }
-            None => {}
+            Some(Err(_)) | None => {}
         }
     }
     #[cfg(not(feature = "remote"))]
