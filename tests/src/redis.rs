@@ -19,6 +19,12 @@ impl RedisServer {
     /// Starts a server that keeps nothing on disk; `None` (a skip) when
     /// `redis-server` is not installed and the run does not require it.
     pub fn start() -> Option<RedisServer> {
+        Self::start_with(&[])
+    }
+
+    /// As [`start`](Self::start), with more of `redis-server`'s options
+    /// (`--requirepass`, ...).
+    pub fn start_with(options: &[&str]) -> Option<RedisServer> {
         let Some(server) = find("redis-server") else {
             if std::env::var_os("CUDA_LINK_REQUIRE_REDIS").is_some() {
                 panic!("redis-server is not on PATH although CUDA_LINK_REQUIRE_REDIS is set");
@@ -35,6 +41,7 @@ impl RedisServer {
                 .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
                 .args(["--save", "", "--appendonly", "no", "--dir"])
                 .arg(dir.path())
+                .args(options)
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .spawn()

@@ -137,7 +137,7 @@ impl RemoteCache {
     pub fn new(url: &str) -> Result<Self, RemoteError> {
         opendal::init_default_registry();
         let shown = without_password(url);
-        let url = with_atomic_writes(url);
+        let url = with_atomic_writes(&credentials_as_options(url));
         let operator = opendal::Operator::from_uri(url.as_str()).map_err(|e| RemoteError::Url {
             url: shown.clone(),
             detail: e.to_string(),
@@ -533,6 +533,37 @@ fn open<'a>(
     }
 }
 
+/// `redis://user:password@host/0` as OpenDAL reads a user and password:
+/// its services take them as options (`?username=..&password=..`) and
+/// drop a URL's user part, which would connect without them. Other
+/// schemes, and URLs without a user part, are left as they are.
+fn credentials_as_options(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    if !matches!(scheme, "redis" | "rediss" | "webdav" | "webdavs") {
+        return url.to_owned();
+    }
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let Some((user_info, host)) = rest[..authority_end].rsplit_once('@') else {
+        return url.to_owned();
+    };
+    let (user, password) = user_info.split_once(':').unwrap_or((user_info, ""));
+    let mut options = Vec::new();
+    if !user.is_empty() {
+        options.push(format!("username={user}"));
+    }
+    if !password.is_empty() {
+        options.push(format!("password={password}"));
+    }
+    let tail = &rest[authority_end..];
+    let joiner = if tail.contains('?') { "&" } else { "?" };
+    match options.is_empty() {
+        true => format!("{scheme}://{host}{tail}"),
+        false => format!("{scheme}://{host}{tail}{joiner}{}", options.join("&")),
+    }
+}
+
 /// A folder store writes each object to a temporary in the folder and
 /// renames it into place (OpenDAL's `atomic_write_dir`): a reader never
 /// sees half an object, and a symbolic link planted at an object's path
@@ -617,6 +648,20 @@ mod tests {
         assert!(open(&seal(key, entry, None), key, Some(b"team")).is_err());
         assert!(open(&seal(key, entry, Some(b"other")), key, Some(b"team")).is_err());
         assert_eq!(open(&seal(key, entry, Some(b"team")), key, None), Ok(entry));
+    }
+
+    #[test]
+    fn a_user_and_password_become_options() {
+        assert_eq!(
+            credentials_as_options("redis://cache:s3cret@h:6379/0"),
+            "redis://h:6379/0?username=cache&password=s3cret"
+        );
+        assert_eq!(
+            credentials_as_options("redis://:s3cret@h:6379/0?root=x"),
+            "redis://h:6379/0?root=x&password=s3cret"
+        );
+        assert_eq!(credentials_as_options("s3://b/p"), "s3://b/p");
+        assert_eq!(credentials_as_options("redis://h:1/0"), "redis://h:1/0");
     }
 
     #[test]

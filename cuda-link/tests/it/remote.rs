@@ -160,6 +160,38 @@ fn unsigned_or_wrongly_signed_entries_are_ignored_when_a_key_is_set() {
     assert_eq!(r.load(&key("signed")).unwrap().output, b"the team's kernel");
 }
 
+/// A password in the URL reaches the server; without it, the server's
+/// refusal is a failure the cache goes on without.
+#[test]
+fn a_password_in_the_url_is_used() {
+    let Some(redis) = RedisServer::start_with(&["--requirepass", "s3cret-pass"]) else {
+        return;
+    };
+    let with = format!("redis://:s3cret-pass@127.0.0.1:{}/0", redis.port());
+    let (_a_dir, a) = cache(remote(&with));
+    a.store_entry(&key("auth"), &entry("behind a password"));
+    a.flush();
+    assert!(
+        a.remote().unwrap().failure().is_none(),
+        "{:?}",
+        a.remote().unwrap().failure()
+    );
+    assert!(
+        !a.remote().unwrap().url().contains("s3cret"),
+        "{}",
+        a.remote().unwrap().url()
+    );
+    let (_b_dir, b) = cache(remote(&with));
+    assert!(
+        b.load(&key("auth")).is_some(),
+        "{:?}",
+        b.remote().unwrap().failure()
+    );
+    let (_c_dir, c) = cache(remote(&redis.url()));
+    assert!(c.load(&key("auth")).is_none());
+    assert_eq!(c.stats().remote_errors, 1, "{:?}", c.stats());
+}
+
 /// A reader publishes nothing.
 #[test]
 fn a_read_only_cache_never_publishes() {
