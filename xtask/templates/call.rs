@@ -1,5 +1,6 @@
-//! [`Call`] and [`{{macro}}!`]: a call that names the symbol it called,
-//! and [`SymbolUnavailable`], a symbol the loaded library lacks.
+//! [`Call`] and [`{{macro}}!`](crate::{{macro}}): a call that names the
+//! symbol it called, and [`SymbolUnavailable`], a symbol the loaded
+//! library lacks.
 
 use crate::sys::{{result}};
 
@@ -14,7 +15,7 @@ pub struct SymbolUnavailable {
 }
 
 /// A {{display}} call that was made: the symbol it called and what it
-/// returned. [`{{macro}}!`] makes one.
+/// returned. [`{{macro}}!`](crate::{{macro}}) makes one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[must_use = "check the call's result"]
 pub struct Call {
