@@ -574,15 +574,7 @@ impl LinkCache {
         #[cfg(feature = "remote")]
         if let Some(remote) = &self.remote {
             let file = remote.fetch(key, Self::MAX_ENTRY_BYTES)?;
-            let refused = |why: String| -> Option<T> {
-                bump(&remote.counters.refused, 1);
-                log::warn!(
-                    "cuda-link cache: not serving the remote entry {} of {}: {why}",
-                    key.to_hex(),
-                    remote.url()
-                );
-                None
-            };
+            let refused = |why: String| -> Option<T> { remote.refuse(key, &why) };
             let entry = match entry::decode(&file, &key.0) {
                 Ok(entry) => entry,
                 Err(entry::Rejected::Corrupt) => return refused("corrupt or truncated".into()),

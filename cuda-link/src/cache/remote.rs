@@ -373,7 +373,8 @@ impl RemoteCache {
         }
     }
 
-    fn refuse<T>(&self, key: &CacheKey, why: &str) -> Option<T> {
+    /// Counts and says a remote entry that is not served.
+    pub(super) fn refuse<T>(&self, key: &CacheKey, why: &str) -> Option<T> {
         bump(&self.counters.refused, 1);
         log::warn!(
             "cuda-link cache: not serving the remote entry {} of {}: {why}",
