@@ -269,15 +269,22 @@ fn write_script(path: &Path, body: &str) -> Result<()> {
     run(Command::new("chmod").arg("+x").arg(path))
 }
 
+/// Copies an executable into a bundle without its symbols: the device
+/// takes 64 MiB of carried files, and the tests' panics need no symbols.
+pub(crate) fn copy_executable(from: impl AsRef<Path>, to: impl AsRef<Path>) -> Result<()> {
+    std::fs::copy(from, to.as_ref())?;
+    run(Command::new("strip").arg(to.as_ref()))
+}
+
 /// `cargo xtask bench-gpu`: bundles the GPU benches next to the tests.
 pub fn bench_gpu(workspace: &Path, run_here: bool) -> Result<()> {
     let executable = build_bench(workspace, "gpu_bench")?;
     let bundle = workspace.join("target/gpu-bundle");
     std::fs::create_dir_all(&bundle)?;
-    std::fs::copy(executable, bundle.join("gpu-bench"))?;
+    copy_executable(executable, bundle.join("gpu-bench"))?;
     // The step-by-step timings, with the `tracing` spans compiled in.
     let phases = build_module_target(workspace, "--bench", "gpu_phases", "tracing")?;
-    std::fs::copy(phases, bundle.join("gpu-phases"))?;
+    copy_executable(phases, bundle.join("gpu-phases"))?;
     std::fs::copy(
         workspace.join("xtask/bench/cuda_core_bench.py"),
         bundle.join("cuda_core_bench.py"),
@@ -351,24 +358,24 @@ pub fn test_gpu(workspace: &Path, run_here: bool) -> Result<()> {
     let kernels_example = build_kernels_example(workspace, None)?;
     let bundle = workspace.join("target/gpu-bundle");
     std::fs::create_dir_all(&bundle)?;
-    std::fs::copy(&executable, bundle.join("gpu-tests"))?;
-    std::fs::copy(&executable_13000, bundle.join("gpu-tests-cuda-13000"))?;
-    std::fs::copy(&cudarc_tests, bundle.join("gpu-cudarc-tests"))?;
-    std::fs::copy(&launch_overhead, bundle.join("launch-overhead"))?;
+    copy_executable(&executable, bundle.join("gpu-tests"))?;
+    copy_executable(&executable_13000, bundle.join("gpu-tests-cuda-13000"))?;
+    copy_executable(&cudarc_tests, bundle.join("gpu-cudarc-tests"))?;
+    copy_executable(&launch_overhead, bundle.join("launch-overhead"))?;
     write_script(&bundle.join("launch_overhead.sh"), LAUNCH_OVERHEAD_SH)?;
-    std::fs::copy(&cli, bundle.join("cuda-link"))?;
+    copy_executable(&cli, bundle.join("cuda-link"))?;
     copy_dir(
         &workspace.join("target/corpus/files"),
         &bundle.join("corpus/files"),
     )?;
-    std::fs::copy(&fuzzer, bundle.join("gpu-fuzz"))?;
-    std::fs::copy(&load_gap, bundle.join("load-gap"))?;
+    copy_executable(&fuzzer, bundle.join("gpu-fuzz"))?;
+    copy_executable(&load_gap, bundle.join("load-gap"))?;
     write_script(&bundle.join("load_gap.sh"), LOAD_GAP_SH)?;
-    std::fs::copy(&compile_bench, bundle.join("compile-bench"))?;
-    std::fs::copy(&fatbin_stress, bundle.join("fatbin-stress"))?;
+    copy_executable(&compile_bench, bundle.join("compile-bench"))?;
+    copy_executable(&fatbin_stress, bundle.join("fatbin-stress"))?;
     write_script(&bundle.join("fatbin_stress.sh"), FATBIN_STRESS_SH)?;
-    std::fs::copy(&kernels_example, bundle.join("cuda-build-example"))?;
-    std::fs::copy(&sm80_copy, bundle.join("cuda-build-example-sm80"))?;
+    copy_executable(&kernels_example, bundle.join("cuda-build-example"))?;
+    copy_executable(&sm80_copy, bundle.join("cuda-build-example-sm80"))?;
     std::fs::copy(
         workspace.join("xtask/bench/compile_bench.py"),
         bundle.join("compile_bench.py"),
