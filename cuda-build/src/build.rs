@@ -53,6 +53,7 @@ pub struct Build {
     ptx_isa: PtxIsaChoice,
     options: ProgramOptions,
     per_file: bool,
+    write_ptx: bool,
     compress: bool,
     nvcc_fallback: bool,
     out_dir: Option<PathBuf>,
@@ -108,6 +109,7 @@ impl Build {
             ptx_isa: PtxIsaChoice::FirstOfRelease,
             options: ProgramOptions::default(),
             per_file: false,
+            write_ptx: false,
             compress: true,
             nvcc_fallback: false,
             out_dir: None,
@@ -219,6 +221,17 @@ impl Build {
     /// may call another's `extern __device__` functions).
     pub fn per_file(&mut self, per_file: bool) -> &mut Self {
         self.per_file = per_file;
+        self
+    }
+
+    /// Also writes each fatbin's PTX slot as text, `{stem}.ptx` next to it
+    /// ([`Built::ptx_files`]), and a `PTX` constant in its module: for
+    /// loaders that take PTX and nothing else (candle, cudarc's `Ptx`).
+    /// It is the PTX of the fatbin, at the same ISA. Needs a PTX slot
+    /// ([`ptx`](Self::ptx)); with [`archs`](Self::archs) empty, PTX is all
+    /// that is built.
+    pub fn write_ptx(&mut self, write: bool) -> &mut Self {
+        self.write_ptx = write;
         self
     }
 
@@ -422,14 +435,14 @@ impl Build {
                 .collect()
         };
         let text = match self.per_file {
-            false => names::module(name, doc, None, &scanned(&self.files)),
+            false => names::module(name, doc, None, None, &scanned(&self.files)),
             true => {
                 let modules: String = self
                     .files
                     .iter()
                     .map(|file| {
                         let kernels = scanned(std::slice::from_ref(file));
-                        names::module(&module_name(file), doc, None, &kernels)
+                        names::module(&module_name(file), doc, None, None, &kernels)
                     })
                     .collect();
                 format!("#[doc = {doc:?}]\npub mod {name} {{\n{modules}}}\n")
@@ -440,6 +453,7 @@ impl Build {
         Ok(Built {
             module: module_path,
             fatbins: Vec::new(),
+            ptx_files: Vec::new(),
             kernels: scanned(&self.files),
             archs: Vec::new(),
             ptx: None,
@@ -503,6 +517,14 @@ impl<'a> Session<'a> {
             Ptx::Lowest => archs.first().copied(),
             Ptx::For(arch) => Some(parse_arch("Build::ptx", arch)?),
         };
+        if ptx.is_none() {
+            if archs.is_empty() {
+                return Err(BuildError::NoPtxSlot("Build::archs is empty"));
+            }
+            if build.write_ptx {
+                return Err(BuildError::NoPtxSlot("Build::write_ptx asks for PTX text"));
+            }
+        }
         let ptx_isa = match &build.ptx_isa {
             PtxIsaChoice::AsLinked => None,
             PtxIsaChoice::Exactly(text) => Some((
@@ -574,7 +596,7 @@ impl<'a> Session<'a> {
         let mut targets: Vec<LinkTarget> =
             self.archs.iter().map(|&a| LinkTarget::Cubin(a)).collect();
         targets.extend(self.ptx.map(LinkTarget::Ptx));
-        let linked: Vec<ObjectCode> = jobs::run_all(&groups, |files| {
+        let linked: Vec<(ObjectCode, Option<ObjectCode>)> = jobs::run_all(&groups, |files| {
             let per_target = targets
                 .iter()
                 .map(|&target| {
@@ -594,9 +616,10 @@ impl<'a> Session<'a> {
         .collect::<Result<_, _>>()?;
 
         let mut fatbins = Vec::new();
+        let mut ptx_files = Vec::new();
         let mut kernels = Vec::new();
         let mut modules = Vec::new();
-        for (files, fatbin) in groups.iter().zip(&linked) {
+        for (files, (fatbin, ptx)) in groups.iter().zip(&linked) {
             let stem = match build.per_file {
                 true => module_name(files[0]),
                 false => self.name.to_owned(),
@@ -606,7 +629,18 @@ impl<'a> Session<'a> {
             // Next to the generated file: `include_bytes!` in it resolves
             // relative to it, whatever the path's spelling.
             let relative = format!("{}/{stem}.fatbin", self.name);
-            modules.push(names::module(&stem, &doc, Some(&relative), &listed));
+            let ptx_relative = format!("{}/{stem}.ptx", self.name);
+            if let Some(ptx) = ptx {
+                ptx_files.push(self.write_ptx(&stem, ptx)?);
+            }
+            let ptx_relative = ptx.as_ref().map(|_| ptx_relative.as_str());
+            modules.push(names::module(
+                &stem,
+                &doc,
+                Some(&relative),
+                ptx_relative,
+                &listed,
+            ));
             kernels.extend(listed);
             fatbins.push(path);
         }
@@ -635,6 +669,7 @@ impl<'a> Session<'a> {
         let built = Built {
             module: module_path,
             fatbins,
+            ptx_files,
             kernels,
             archs: self.archs.clone(),
             ptx: self.ptx,
@@ -832,16 +867,18 @@ impl<'a> Session<'a> {
     /// Links one group's files into a fatbin through the linker's
     /// multi-arch pipeline, its per-target links under the jobserver and
     /// through the link cache.
+    /// Links one group: its fatbin, and its PTX slot's output when
+    /// [`Build::write_ptx`] asks for the text.
     fn link_fatbin(
         &self,
         name: &str,
         per_target: Vec<(LinkTarget, Vec<ObjectCode>)>,
-    ) -> Result<ObjectCode, BuildError> {
+    ) -> Result<(ObjectCode, Option<ObjectCode>), BuildError> {
         let fail = |error: Box<LinkError>| BuildError::Link {
             name: name.to_owned(),
             error,
         };
-        let link = |ptx_isa| -> Result<ObjectCode, Box<LinkError>> {
+        let link = |ptx_isa| -> Result<(ObjectCode, Option<ObjectCode>), Box<LinkError>> {
             // nvJitLink only: a build script never falls back to a driver.
             let mut options = LinkerOptions::default()
                 .backend(Backend::NvJitLink)
@@ -851,10 +888,17 @@ impl<'a> Session<'a> {
             if self.build.compress {
                 options.fatbin_compression = Some(Compression::Lz4);
             }
-            Ok(Linker::new(options)?
+            let mut linker = Linker::new(options)?
                 .with_cache(Arc::clone(&self.cache))
-                .with_executor(Arc::new(jobs::Jobserver))
-                .link_fatbin_each(per_target.clone())?)
+                .with_executor(Arc::new(jobs::Jobserver));
+            let linked = linker.link_each(per_target.clone())?;
+            let ptx = self.build.write_ptx.then(|| {
+                linked
+                    .iter()
+                    .find(|(target, _)| matches!(target, LinkTarget::Ptx(_)))
+                    .map(|(_, ptx)| ptx.clone())
+            });
+            Ok((linker.bundle(&linked)?, ptx.flatten()))
         };
         let error = match link(self.ptx_isa.map(|(isa, _)| isa)) {
             Ok(linked) => return Ok(linked),
@@ -927,6 +971,27 @@ impl<'a> Session<'a> {
                 .map_err(|e| fail(e.to_string()))?;
         }
         Ok((path, kernels))
+    }
+
+    /// Writes one group's PTX text to `{stem}.ptx` unless it holds that
+    /// already; returns its path.
+    fn write_ptx(&self, stem: &str, ptx: &ObjectCode) -> Result<PathBuf, BuildError> {
+        let path = self.out_dir.join(self.name).join(format!("{stem}.ptx"));
+        let fail = |detail: String| BuildError::Output {
+            name: path.display().to_string(),
+            detail,
+        };
+        // The text, without the NULs that end it for nvJitLink and the
+        // driver; UTF-8, for `include_str!`.
+        let bytes = ptx.as_bytes();
+        let end = bytes.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+        let text = std::str::from_utf8(&bytes[..end]).map_err(|e| fail(e.to_string()))?;
+        if std::fs::read(&path).ok().as_deref() != Some(text.as_bytes()) {
+            std::fs::create_dir_all(self.out_dir.join(self.name))
+                .and_then(|()| std::fs::write(&path, text))
+                .map_err(|e| fail(e.to_string()))?;
+        }
+        Ok(path)
     }
 
     fn module_doc(&self, files: &[&Path]) -> String {
@@ -1075,12 +1140,6 @@ fn resolve_archs(build: &Build, compiler: Option<&Compiler>) -> Result<Vec<Arch>
         return Err(BuildError::BadArch {
             from: "Build::archs or CUDA_COMPUTE_CAP",
             value: bad.to_string(),
-        });
-    }
-    if archs.is_empty() {
-        return Err(BuildError::BadArch {
-            from: "Build::archs",
-            value: String::new(),
         });
     }
     if let (Some(supported), Some(compiler)) = (&supported, compiler)

@@ -13,6 +13,9 @@ pub struct Built {
     pub module: PathBuf,
     /// The fatbins: one, or one per file.
     pub fatbins: Vec<PathBuf>,
+    /// The PTX text of each fatbin, next to it, with
+    /// [`Build::write_ptx`](crate::Build::write_ptx); else empty.
+    pub ptx_files: Vec<PathBuf>,
     /// The kernels' (mangled) names, of every fatbin.
     pub kernels: Vec<String>,
     /// The cubin archs.

@@ -36,6 +36,10 @@ pub enum BuildError {
         /// The value.
         value: String,
     },
+    /// A build that needs a PTX slot has none: no cubin arch, or PTX text
+    /// asked for with [`Build::write_ptx`](crate::Build::write_ptx).
+    #[error("{0}, but there is no PTX slot: name one with Build::ptx(Some(\"compute_90\"))")]
+    NoPtxSlot(&'static str),
     /// An arch the loaded NVRTC cannot compile for.
     #[error("sm_{sm} is not an arch NVRTC {nvrtc} compiles for (it takes {supported})")]
     UnsupportedArch {

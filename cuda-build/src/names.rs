@@ -26,7 +26,13 @@ pub(crate) fn is_module_name(name: &str) -> bool {
 /// to it; or empty), a constant per kernel and `KERNELS`. Kernels are
 /// listed by mangled name, so that overloads keep their suffixes from one
 /// build to the next.
-pub(crate) fn module(module: &str, doc: &str, fatbin: Option<&str>, kernels: &[String]) -> String {
+pub(crate) fn module(
+    module: &str,
+    doc: &str,
+    fatbin: Option<&str>,
+    ptx: Option<&str>,
+    kernels: &[String],
+) -> String {
     let mut kernels = kernels.to_vec();
     kernels.sort();
     kernels.dedup();
@@ -56,6 +62,13 @@ pub(crate) fn module(module: &str, doc: &str, fatbin: Option<&str>, kernels: &[S
             let _ = writeln!(out, "    pub static FATBIN: &[u8] = &[];");
         }
     }
+    if let Some(file) = ptx {
+        let _ = writeln!(
+            out,
+            "    /// The fatbin's PTX, as text: for loaders that take PTX."
+        );
+        let _ = writeln!(out, "    pub const PTX: &str = include_str!({file:?});");
+    }
     let names = constant_names(kernels);
     for (kernel, constant) in kernels.iter().zip(&names) {
         let shown = cuda_link::demangle(kernel).unwrap_or_else(|| kernel.clone());
@@ -80,7 +93,7 @@ pub(crate) fn module(module: &str, doc: &str, fatbin: Option<&str>, kernels: &[S
 /// taken already (overloads, or `add_2` next to two `add`) gets the first
 /// free `_2`, `_3`... in the order given.
 pub(crate) fn constant_names(kernels: &[String]) -> Vec<String> {
-    let reserved = ["FATBIN", "KERNELS", "ALIGNED"];
+    let reserved = ["FATBIN", "KERNELS", "ALIGNED", "PTX"];
     let mut taken: HashSet<String> = reserved.iter().map(|r| (*r).to_owned()).collect();
     let bases: Vec<String> = kernels
         .iter()
@@ -239,7 +252,7 @@ mod tests {
 
     #[test]
     fn the_module_is_rust() {
-        let text = module("kernels", "doc", None, &["saxpy".to_owned()]);
+        let text = module("kernels", "doc", None, None, &["saxpy".to_owned()]);
         assert!(
             text.contains("pub const SAXPY: &str = \"saxpy\";"),
             "{text}"

@@ -137,6 +137,9 @@ pub(crate) fn write(
     for fatbin in &built.fatbins {
         text.push_str(&format!("fatbin {}\n", fatbin.display()));
     }
+    for ptx in &built.ptx_files {
+        text.push_str(&format!("ptxfile {}\n", ptx.display()));
+    }
     for kernel in &built.kernels {
         text.push_str(&format!("kernel {kernel}\n"));
     }
@@ -156,6 +159,7 @@ pub(crate) fn write(
 fn inputs(built: &Built) -> String {
     let mut paths = built.dependencies.clone();
     paths.extend(built.fatbins.iter().cloned());
+    paths.extend(built.ptx_files.iter().cloned());
     paths.push(built.module.clone());
     identity(&paths)
 }
@@ -169,6 +173,7 @@ pub(crate) fn check(path: &Path, context: &str) -> Option<Built> {
     let mut built = Built {
         module: PathBuf::new(),
         fatbins: Vec::new(),
+        ptx_files: Vec::new(),
         kernels: Vec::new(),
         archs: Vec::new(),
         ptx: None,
@@ -185,6 +190,7 @@ pub(crate) fn check(path: &Path, context: &str) -> Option<Built> {
         match kind {
             "module" => built.module = PathBuf::from(value),
             "fatbin" => built.fatbins.push(PathBuf::from(value)),
+            "ptxfile" => built.ptx_files.push(PathBuf::from(value)),
             "kernel" => built.kernels.push(value.to_owned()),
             "arch" => built.archs.push(value.parse::<Arch>().ok()?),
             "ptx" => built.ptx = Some(value.parse::<Arch>().ok()?),

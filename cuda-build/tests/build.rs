@@ -164,6 +164,63 @@ fn per_file_builds_a_module_per_file() {
     assert_eq!(scale.inspect().unwrap().kernels(), ["_Z5scaleIfEvPT_i"]);
 }
 
+/// PTX alone, as text (candle's loader takes nothing else): a `.ptx` per
+/// file, the same PTX the fatbin holds, at the ISA every driver of the
+/// release takes, and `PTX` in each module; asking for text without a PTX
+/// slot is a typed error.
+#[test]
+fn ptx_text_for_loaders_that_take_ptx() {
+    if !have_libraries() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let built = project(dir.path())
+        .per_file(true)
+        .archs(Vec::<&str>::new())
+        .ptx(Some("compute_90"))
+        .write_ptx(true)
+        .compile("kernels")
+        .unwrap();
+    assert_eq!((built.archs.len(), built.ptx_files.len()), (0, 2));
+    let add = std::fs::read_to_string(&built.ptx_files[0]).unwrap();
+    assert!(add.ends_with('\n') && !add.contains('\0'), "{add}");
+    assert!(
+        add.contains(".target sm_90") && add.contains(".entry add("),
+        "{add}"
+    );
+    let major = nvjitlink_sys::NvJitLink::global().unwrap().version().0;
+    let isa = cuda_link::PtxIsa::first_of_cuda(major).unwrap();
+    assert!(add.contains(&format!(".version {isa}")), "{add}");
+    let fatbin = ObjectCode::from_path(&built.fatbins[0]).unwrap();
+    let info = fatbin.inspect().unwrap();
+    let entries: Vec<_> = info.fatbin_entries().collect();
+    assert_eq!(entries.len(), 1);
+    assert_eq!(entries[0].kind, EntryKind::Ptx);
+    assert_eq!(entries[0].version, isa.to_string());
+    let module = std::fs::read_to_string(&built.module).unwrap();
+    assert!(
+        module.contains("pub const PTX: &str = include_str!(\"kernels/add.ptx\");"),
+        "{module}"
+    );
+
+    let no_slot = project(dir.path())
+        .write_ptx(true)
+        .ptx(None)
+        .compile("kernels");
+    assert!(
+        matches!(no_slot, Err(BuildError::NoPtxSlot(_))),
+        "{no_slot:?}"
+    );
+    let nothing = project(dir.path())
+        .archs(Vec::<&str>::new())
+        .ptx(None)
+        .compile("kernels");
+    assert!(
+        matches!(nothing, Err(BuildError::NoPtxSlot(_))),
+        "{nothing:?}"
+    );
+}
+
 /// `host.cu`, a kernel and a host function (line 2) launching it, and
 /// a build of it for sm_90.
 fn host_code_build(dir: &Path) -> (std::path::PathBuf, Build) {

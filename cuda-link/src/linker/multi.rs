@@ -39,7 +39,9 @@ impl Linker {
     /// ```
     pub fn link_fatbin(&mut self) -> Result<ObjectCode, LinkError> {
         let targets = self.options.targets.clone();
-        self.link_targets(targets.into_iter().map(|target| (target, None)).collect())
+        let linked =
+            self.link_targets(targets.into_iter().map(|target| (target, None)).collect())?;
+        self.bundle(&linked)
     }
 
     /// As [`link_fatbin`](Self::link_fatbin), each target linking inputs of
@@ -53,6 +55,21 @@ impl Linker {
         &mut self,
         per_target: Vec<(LinkTarget, Vec<ObjectCode>)>,
     ) -> Result<ObjectCode, LinkError> {
+        let linked = self.link_each(per_target)?;
+        self.bundle(&linked)
+    }
+
+    /// As [`link_fatbin_each`](Self::link_fatbin_each), but the outputs
+    /// themselves, a cubin or PTX per target in order, for a caller that
+    /// needs one of them as well as the fatbin ([`bundle`](Self::bundle)
+    /// makes it): PTX text for loaders that take nothing else.
+    ///
+    /// # Errors
+    /// As `link_fatbin_each`.
+    pub fn link_each(
+        &mut self,
+        per_target: Vec<(LinkTarget, Vec<ObjectCode>)>,
+    ) -> Result<Vec<(LinkTarget, ObjectCode)>, LinkError> {
         let mut checked = Vec::with_capacity(per_target.len());
         for (target, inputs) in per_target {
             let mut definitions = super::inputs::Definitions::default();
@@ -69,12 +86,43 @@ impl Linker {
         self.link_targets(checked)
     }
 
+    /// The fatbin of `linked` outputs, one slot per target, named and
+    /// compressed as this linker's options say.
+    ///
+    /// # Errors
+    /// [`LinkError::NoTargets`] for none; [`LinkError::Fatbin`] where an
+    /// output does not fit its slot.
+    pub fn bundle(&self, linked: &[(LinkTarget, ObjectCode)]) -> Result<ObjectCode, LinkError> {
+        if linked.is_empty() {
+            return Err(LinkError::NoTargets);
+        }
+        let name = self
+            .options
+            .name
+            .clone()
+            .unwrap_or_else(|| "linked.fatbin".to_owned());
+        let mut builder = FatbinBuilder::new();
+        if let Some(compression) = self.options.fatbin_compression {
+            builder = builder.compression(compression);
+        }
+        for (target, output) in linked {
+            builder =
+                builder
+                    .add(output, Some(target.arch()))
+                    .map_err(|error| LinkError::ForTarget {
+                        target: target.to_string(),
+                        source: Box::new(LinkError::Fatbin(error)),
+                    })?;
+        }
+        builder.build(name).map_err(LinkError::Fatbin)
+    }
+
     /// One link per target, on the executor, of the target's inputs or
-    /// (`None`) the added ones, bundled into a fatbin.
+    /// (`None`) the added ones.
     fn link_targets(
         &mut self,
         targets: Vec<(LinkTarget, Option<Vec<ObjectCode>>)>,
-    ) -> Result<ObjectCode, LinkError> {
+    ) -> Result<Vec<(LinkTarget, ObjectCode)>, LinkError> {
         if targets.is_empty() {
             return Err(LinkError::NoTargets);
         }
@@ -84,11 +132,6 @@ impl Linker {
                 backend: "driver",
             });
         }
-        let name = self
-            .options
-            .name
-            .clone()
-            .unwrap_or_else(|| "linked.fatbin".to_owned());
         let slots: Vec<LinkTarget> = targets.iter().map(|(target, _)| *target).collect();
         let linkers: Vec<Mutex<Linker>> = targets
             .into_iter()
@@ -109,24 +152,19 @@ impl Linker {
             let mut linker = linkers[index].lock().unwrap_or_else(|p| p.into_inner());
             linker.link(output)
         });
-        let mut builder = FatbinBuilder::new();
-        if let Some(compression) = self.options.fatbin_compression {
-            builder = builder.compression(compression);
-        }
-        for (target, linked) in slots.iter().zip(results) {
-            let for_target = |error: LinkError| LinkError::ForTarget {
-                target: target.to_string(),
-                source: Box::new(error),
-            };
-            let linked = linked
-                .ok_or(LinkError::NotRun)
-                .and_then(|l| l)
-                .map_err(for_target)?;
-            builder = builder
-                .add(&linked, Some(target.arch()))
-                .map_err(|error| for_target(LinkError::Fatbin(error)))?;
-        }
-        builder.build(name).map_err(LinkError::Fatbin)
+        slots
+            .into_iter()
+            .zip(results)
+            .map(|(target, linked)| {
+                let linked = linked.ok_or(LinkError::NotRun).and_then(|l| l);
+                linked
+                    .map(|output| (target, output))
+                    .map_err(|error| LinkError::ForTarget {
+                        target: target.to_string(),
+                        source: Box::new(error),
+                    })
+            })
+            .collect()
     }
 
     /// Runs the per-target links of [`link_fatbin`](Self::link_fatbin) and
