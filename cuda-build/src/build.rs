@@ -629,16 +629,18 @@ impl<'a> Session<'a> {
             // Next to the generated file: `include_bytes!` in it resolves
             // relative to it, whatever the path's spelling.
             let relative = format!("{}/{stem}.fatbin", self.name);
-            let ptx_relative = format!("{}/{stem}.ptx", self.name);
-            if let Some(ptx) = ptx {
-                ptx_files.push(self.write_ptx(&stem, ptx)?);
-            }
-            let ptx_relative = ptx.as_ref().map(|_| ptx_relative.as_str());
+            let ptx_relative = match ptx {
+                Some(ptx) => {
+                    ptx_files.push(self.write_ptx(&stem, ptx)?);
+                    Some(format!("{}/{stem}.ptx", self.name))
+                }
+                None => None,
+            };
             modules.push(names::module(
                 &stem,
                 &doc,
                 Some(&relative),
-                ptx_relative,
+                ptx_relative.as_deref(),
                 &listed,
             ));
             kernels.extend(listed);
@@ -866,8 +868,7 @@ impl<'a> Session<'a> {
 
     /// Links one group's files into a fatbin through the linker's
     /// multi-arch pipeline, its per-target links under the jobserver and
-    /// through the link cache.
-    /// Links one group: its fatbin, and its PTX slot's output when
+    /// through the link cache; returns the PTX slot's output too when
     /// [`Build::write_ptx`] asks for the text.
     fn link_fatbin(
         &self,

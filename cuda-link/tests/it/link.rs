@@ -580,11 +580,33 @@ fn multi_arch_links_bundle_a_fatbin() {
             (LinkTarget::Cubin(Arch::sm(80)), vec![input.clone()]),
             (LinkTarget::Cubin(Arch::sm(90)), vec![other.clone()]),
         ];
-        let fatbin = linker.link_fatbin_each(per_target).unwrap();
+        let fatbin = linker.link_fatbin_each(per_target.clone()).unwrap();
         let info = fatbin.inspect().unwrap();
         let mut kernels = info.kernels();
         kernels.sort();
         assert_eq!(kernels, ["other", "saxpy"]);
+        // The outputs themselves, in order, bundle into the same fatbin.
+        let linked = linker.link_each(per_target).unwrap();
+        let kinds: Vec<_> = linked.iter().map(|(t, o)| (*t, o.kind())).collect();
+        assert_eq!(
+            kinds,
+            [
+                (
+                    LinkTarget::Cubin(Arch::sm(80)),
+                    cuda_link::ObjectKind::Cubin
+                ),
+                (
+                    LinkTarget::Cubin(Arch::sm(90)),
+                    cuda_link::ObjectKind::Cubin
+                )
+            ]
+        );
+        assert_eq!(linked[1].1.inspect().unwrap().kernels(), ["other"]);
+        assert_eq!(
+            linker.bundle(&linked).unwrap().as_bytes(),
+            fatbin.as_bytes()
+        );
+        assert!(matches!(linker.bundle(&[]), Err(LinkError::NoTargets)));
         // A target whose inputs cannot link together is named.
         let twice = vec![(LinkTarget::Cubin(Arch::sm(90)), vec![other.clone(), other])];
         match linker.link_fatbin_each(twice) {
