@@ -1,7 +1,9 @@
-//! One timed `cuda-build` build, for `cargo xtask bench-build` and
-//! `bench-remote`: `build_bench OUT_DIR CACHE_DIR ARCHS FILE...` (ARCHS
-//! comma-separated; one fatbin per file, PTX for the lowest arch) prints
+//! One timed `cuda-build` build, for `cargo xtask bench-build`,
+//! `bench-remote` and `peer-candle`: `build_bench OUT_DIR CACHE_DIR ARCHS
+//! FILE...` (ARCHS comma-separated; one fatbin per file, PTX for the
+//! lowest arch; or one `compute_XX`: PTX alone, written as text) prints
 //! `ms compiled cached processes remote`, then the build's summary line.
+//! `CUDA_BUILD_BENCH_FLAGS` adds NVRTC options (space-separated).
 //! `CUDA_BUILD_BENCH_PCH=0` turns NVRTC's precompiled headers off; with
 //! the `remote` feature, `CUDA_LINK_CACHE_URL` puts a shared store behind
 //! the cache.
@@ -18,9 +20,20 @@ fn main() -> Result<(), cuda_build::BuildError> {
         std::process::exit(2);
     };
     let start = Instant::now();
-    let built = cuda_build::Build::new()
+    let mut build = cuda_build::Build::new();
+    match archs.strip_prefix("compute_") {
+        Some(_) => build
+            .archs(Vec::<&str>::new())
+            .ptx(Some(archs))
+            .write_ptx(true),
+        None => build.archs(archs.split(',')),
+    };
+    let flags = std::env::var("CUDA_BUILD_BENCH_FLAGS").unwrap_or_default();
+    for flag in flags.split_whitespace() {
+        build.flag(flag);
+    }
+    let built = build
         .files(files)
-        .archs(archs.split(','))
         .per_file(true)
         .out_dir(out)
         .cache_dir(cache)

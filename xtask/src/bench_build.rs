@@ -31,6 +31,7 @@ pub(crate) struct BuildBench {
     executable: String,
     root: PathBuf,
     files: Vec<PathBuf>,
+    archs: String,
     pch: bool,
 }
 
@@ -67,8 +68,17 @@ impl BuildBench {
             executable,
             root: redist::root(workspace),
             files,
+            archs: ARCHS.to_owned(),
             pch,
         })
+    }
+
+    /// `files` instead of a kernel set, built for `archs` (`compute_90a`:
+    /// PTX text alone, as `peer-candle` builds candle's).
+    pub(crate) fn with_files(mut self, files: Vec<PathBuf>, archs: &str) -> Self {
+        self.files = files;
+        self.archs = archs.to_owned();
+        self
     }
 
     /// The kernel files.
@@ -102,7 +112,7 @@ impl BuildBench {
             .envs(env.iter().map(|(k, v)| (k, v)))
             .arg(out)
             .arg(cache)
-            .arg(ARCHS)
+            .arg(&self.archs)
             .args(&self.files);
         let start = Instant::now();
         let output = command.output()?;
@@ -136,7 +146,9 @@ pub fn bench_build(workspace: &Path, pairs: usize, set: &str, pch: bool) -> Resu
         let out = scratch.join(format!("nvcc-{run}"));
         std::fs::create_dir_all(&out)?;
         let start = Instant::now();
-        nvcc_all(&nvcc, &files, &out)?;
+        let mut args = vec!["--fatbin"];
+        args.extend(NVCC_GENCODE);
+        nvcc_all(&nvcc, &args, &files, &out, "fatbin")?;
         Ok(start.elapsed().as_secs_f64())
     };
 
@@ -189,8 +201,16 @@ pub fn bench_build(workspace: &Path, pairs: usize, set: &str, pch: bool) -> Resu
     Ok(())
 }
 
-/// `nvcc --fatbin` per file, a process per core at a time.
-fn nvcc_all(nvcc: &Path, files: &[PathBuf], out: &Path) -> Result<()> {
+/// `nvcc ARGS -o OUT/{stem}.{extension} FILE` for every file, a process
+/// per file and one per core, as `bindgen_cuda` runs it (cudaforge runs
+/// half as many on a machine of two cores: nvcc's side is the faster here).
+pub(crate) fn nvcc_all(
+    nvcc: &Path,
+    args: &[&str],
+    files: &[PathBuf],
+    out: &Path,
+    extension: &str,
+) -> Result<()> {
     let next = AtomicUsize::new(0);
     let failure = Mutex::new(None);
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
@@ -200,10 +220,9 @@ fn nvcc_all(nvcc: &Path, files: &[PathBuf], out: &Path) -> Result<()> {
                 while let Some(file) = files.get(next.fetch_add(1, Ordering::Relaxed)) {
                     let stem = file.file_stem().unwrap_or_default().to_string_lossy();
                     let status = Command::new(nvcc)
-                        .arg("--fatbin")
-                        .args(NVCC_GENCODE)
+                        .args(args)
                         .arg("-o")
-                        .arg(out.join(format!("{stem}.fatbin")))
+                        .arg(out.join(format!("{stem}.{extension}")))
                         .arg(file)
                         .status();
                     if !status.as_ref().is_ok_and(|s| s.success()) {

@@ -73,6 +73,8 @@ pub enum Command {
         #[arg(long, default_value_t = 2)]
         pairs: usize,
     },
+    /// candle-core's CUDA tests built on candle's kernels from nvcc and from cuda-build (peers/candle), packed for the GPU machine
+    PeerCandle,
     /// The CPU test suites under AddressSanitizer
     Sanitize,
     /// Copy each sys crate out as a vendor would, then build and test it alone

@@ -20,6 +20,7 @@ mod loaders;
 #[cfg(test)]
 mod map;
 mod msrv;
+mod peer_candle;
 mod redist;
 mod vendor;
 
@@ -74,6 +75,7 @@ fn try_main() -> Result<()> {
             save,
         } => fuzz_link(&workspace, seconds, seed, count, &save),
         Task::Msrv => msrv::check(&workspace),
+        Task::PeerCandle => peer_candle::peer_candle(&workspace),
     }
 }
 
