@@ -226,10 +226,9 @@ impl Build {
 
     /// Also writes each fatbin's PTX slot as text, `{stem}.ptx` next to it
     /// ([`Built::ptx_files`]), and a `PTX` constant in its module: for
-    /// loaders that take PTX and nothing else (candle, cudarc's `Ptx`).
-    /// It is the PTX of the fatbin, at the same ISA. Needs a PTX slot
-    /// ([`ptx`](Self::ptx)); with [`archs`](Self::archs) empty, PTX is all
-    /// that is built.
+    /// loaders that take PTX text (candle's modules are `&str`). It is the
+    /// fatbin's PTX, byte for byte. Needs a PTX slot ([`ptx`](Self::ptx));
+    /// with [`archs`](Self::archs) empty, the fatbin holds that PTX alone.
     pub fn write_ptx(&mut self, write: bool) -> &mut Self {
         self.write_ptx = write;
         self
@@ -427,6 +426,8 @@ impl Build {
     /// finds (a C++ kernel's mangled name needs a compile).
     fn write_empty(&self, name: &str, out_dir: &Path) -> Result<Built, BuildError> {
         let doc = "Kernels: built without CUDA (docs.rs); the extern \"C\" ones are listed.";
+        // `PTX` is there, empty, as `FATBIN` is: the crate's code compiles.
+        let ptx = self.write_ptx.then_some("");
         let scanned = |files: &[PathBuf]| -> Vec<String> {
             files
                 .iter()
@@ -435,14 +436,14 @@ impl Build {
                 .collect()
         };
         let text = match self.per_file {
-            false => names::module(name, doc, None, None, &scanned(&self.files)),
+            false => names::module(name, doc, None, ptx, &scanned(&self.files)),
             true => {
                 let modules: String = self
                     .files
                     .iter()
                     .map(|file| {
                         let kernels = scanned(std::slice::from_ref(file));
-                        names::module(&module_name(file), doc, None, None, &kernels)
+                        names::module(&module_name(file), doc, None, ptx, &kernels)
                     })
                     .collect();
                 format!("#[doc = {doc:?}]\npub mod {name} {{\n{modules}}}\n")
@@ -998,19 +999,20 @@ impl<'a> Session<'a> {
     fn module_doc(&self, files: &[&Path]) -> String {
         let files: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
         let archs: Vec<String> = self.archs.iter().map(Arch::to_string).collect();
-        let ptx = self
-            .ptx
-            .map(|arch| format!(", PTX for {}", arch.compute()))
-            .unwrap_or_default();
+        let mut parts = Vec::new();
+        if !archs.is_empty() {
+            parts.push(format!("cubins for {}", archs.join(", ")));
+        }
+        if let Some(arch) = self.ptx {
+            parts.push(format!("PTX for {}", arch.compute()));
+        }
         format!(
-            "Kernels of {}: cubins for {}{ptx}. Built by cuda-build.",
+            "Kernels of {}: {}. Built by cuda-build.",
             files.join(", "),
-            archs.join(", ")
+            parts.join(", ")
         )
     }
 
-    /// What `rerun-if-changed` names: each file's closure, as the compile
-    /// cache's scan finds it; without NVRTC, the files and include folders.
     /// What the build names in `rerun-if-changed`: each file's
     /// dependencies as its compile scanned them (`scanned`), else (nvcc's
     /// compile) as a scan of its includes finds them, else the file and
@@ -1026,7 +1028,7 @@ impl<'a> Session<'a> {
                 Some(dependencies) => Some(dependencies.to_watch(cache_dir)),
                 None => self.compiler.as_ref().and_then(|compiler| {
                     let program = Program::from_path(file).ok()?;
-                    let arch = *self.archs.first()?;
+                    let arch = self.archs.first().copied().or(self.ptx)?;
                     compiler.dependencies(&program, &self.options(arch)).ok()
                 }),
             };

@@ -23,7 +23,8 @@ pub(crate) fn is_module_name(name: &str) -> bool {
 
 /// One module of generated code: `pub mod {module}` with `FATBIN` (the
 /// file `fatbin`, named relative to the generated file, which sits next
-/// to it; or empty), a constant per kernel and `KERNELS`. Kernels are
+/// to it; or empty), `PTX` when `ptx` names its text file (`""`: empty),
+/// a constant per kernel and `KERNELS`. Kernels are
 /// listed by mangled name, so that overloads keep their suffixes from one
 /// build to the next.
 pub(crate) fn module(
@@ -62,12 +63,19 @@ pub(crate) fn module(
             let _ = writeln!(out, "    pub static FATBIN: &[u8] = &[];");
         }
     }
-    if let Some(file) = ptx {
-        let _ = writeln!(
-            out,
-            "    /// The fatbin's PTX, as text: for loaders that take PTX."
-        );
-        let _ = writeln!(out, "    pub const PTX: &str = include_str!({file:?});");
+    match ptx {
+        Some("") => {
+            let _ = writeln!(out, "    /// Empty: built without CUDA (docs.rs).");
+            let _ = writeln!(out, "    pub const PTX: &str = \"\";");
+        }
+        Some(file) => {
+            let _ = writeln!(
+                out,
+                "    /// The fatbin's PTX, as text: for loaders that take it as text."
+            );
+            let _ = writeln!(out, "    pub const PTX: &str = include_str!({file:?});");
+        }
+        None => {}
     }
     let names = constant_names(kernels);
     for (kernel, constant) in kernels.iter().zip(&names) {

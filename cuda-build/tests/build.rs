@@ -351,6 +351,7 @@ fn docs_rs_child() {
     );
     let per_file = project(dir.path())
         .per_file(true)
+        .write_ptx(true)
         .compile("kernels")
         .unwrap();
     let module = std::fs::read_to_string(&per_file.module).unwrap();
@@ -358,6 +359,8 @@ fn docs_rs_child() {
         module.contains("pub mod add {") && module.contains("pub mod scale {"),
         "{module}"
     );
+    // `PTX` is there for the crate's code, empty.
+    assert!(module.contains("pub const PTX: &str = \"\";"), "{module}");
 }
 
 /// With the nvcc fallback, a file with host code is compiled by nvcc

@@ -10,7 +10,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 results="${RESULTS:-$here/results}"
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(EAGER LAZY probe)
-mkdir -p "$results/probe"
+mkdir -p "$results"
 cd "$here"
 [ -d bin ] || tar xJf bin.tar.xz
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -18,6 +18,8 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$results/gpu
 # The tests read their data files (tests/test.npy...) from here.
 cd "$here/candle-core"
 for step in "${steps[@]}"; do
+  # A step's results replace those of an earlier run of it.
+  rm -f "$results/$step".*.txt "$results/exits.$step.txt"
   case "$step" in
     EAGER|LAZY)
       for variant in nvcc ours; do
@@ -26,16 +28,22 @@ for step in "${steps[@]}"; do
           [ "$name" = probe ] && continue
           CUDA_MODULE_LOADING=$step timeout 300 "$test" --test-threads 8 \
             > "$results/$step.$variant.$name.txt" 2>&1
-          echo "$step $variant $name exit $?" >> "$results/exits.txt"
+          echo "$variant $name $?" >> "$results/exits.$step.txt"
         done
       done ;;
     probe)
+      rm -rf "$results/probe"
+      mkdir -p "$results/probe"
       round=0
       for variant in nvcc ours ours nvcc nvcc ours; do
         round=$((round + 1))
         "$here/bin/probe.$variant" "$results/probe/$variant" \
           > "$results/probe/$variant.$round.txt" 2>&1
+        echo "$variant probe $?" >> "$results/exits.$step.txt"
       done ;;
+    *)
+      echo "run.sh: unknown step $step (EAGER, LAZY or probe)" >&2
+      exit 2 ;;
   esac
 done
 python3 "$here/compare.py" "$results"

@@ -87,12 +87,9 @@ pub fn peer_candle(workspace: &Path) -> Result<()> {
     std::fs::create_dir_all(&executables)?;
 
     let mut times = Vec::new();
-    // candle-core's dev-dependencies are not in `peers/candle`'s lock: the
-    // first build resolves them, the second takes its lock.
-    let mut lock = peer.join("Cargo.lock");
     for variant in &VARIANTS {
         let dir = root.join(variant.name);
-        write_workspace(&dir, &peer, &candle_core, &lock, variant.ours)?;
+        write_workspace(&dir, &peer, &candle_core, variant.ours)?;
         let env = BuildEnv {
             workspace,
             nvcc: &nvcc,
@@ -106,16 +103,19 @@ pub fn peer_candle(workspace: &Path) -> Result<()> {
         let start = Instant::now();
         let tests = env.tests(&dir)?;
         let seconds = start.elapsed().as_secs_f64();
-        let script = build_script_seconds(&env.target.join("cargo-timings/cargo-timing.html"))?;
+        let report = env.target.join("cargo-timings/cargo-timing.html");
+        let script = match build_script_seconds(&report) {
+            Ok(Some(seconds)) => format!("{seconds:.1}"),
+            Ok(None) => "up to date".to_owned(),
+            Err(error) => format!("unknown ({error})"),
+        };
         eprintln!(
             "xtask: {}: candle-core's {} test executables in {seconds:.1} s, candle-kernels' \
-             build script {}",
+             build script: {script}",
             variant.name,
             tests.len(),
-            script.map_or("not run (up to date)".to_owned(), |s| format!("{s:.1} s")),
         );
         times.push((variant.name, seconds, script));
-        lock = dir.join("Cargo.lock");
         for test in &tests {
             let name = Path::new(test)
                 .file_name()
@@ -153,7 +153,6 @@ pub fn peer_candle(workspace: &Path) -> Result<()> {
     );
     println!("|---|---|---|");
     for (name, seconds, script) in &times {
-        let script = script.map_or("up to date".to_owned(), |s| format!("{s:.1}"));
         println!("| {name} | {seconds:.1} | {script} |");
     }
     println!("{kernel_times}");
@@ -191,7 +190,7 @@ fn build_script_seconds(report: &Path) -> Result<Option<f64>> {
 fn registry_source(peer: &Path, name: &str) -> Result<PathBuf> {
     let output = crate::cargo()
         .current_dir(peer)
-        .args(["metadata", "--format-version", "1", "--locked"])
+        .args(["metadata", "--format-version", "1"])
         .output()?;
     if !output.status.success() {
         return Err(format!(
@@ -221,17 +220,19 @@ fn registry_source(peer: &Path, name: &str) -> Result<PathBuf> {
 }
 
 /// The workspace of one build: candle-core's published source as a member
-/// (its tests build only so), the probe, and `lock`; ours patches
-/// candle-kernels to the peer crate.
-fn write_workspace(
-    dir: &Path,
-    peer: &Path,
-    candle_core: &Path,
-    lock: &Path,
-    ours: bool,
-) -> Result<()> {
-    if !dir.join("candle-core/Cargo.toml").is_file() {
+/// (its tests build only so), the probe, and `peers/candle`'s lock (the
+/// probe's dependencies hold candle-core's dev-dependencies, so it pins
+/// every crate of both builds); ours patches candle-kernels to the peer
+/// crate.
+fn write_workspace(dir: &Path, peer: &Path, candle_core: &Path, ours: bool) -> Result<()> {
+    // Copied again unless a whole copy of this source is there: a copy
+    // the build has seen keeps its times, and candle-core stays built.
+    let copied = dir.join("candle-core/.copied-from");
+    let source = candle_core.display().to_string();
+    if std::fs::read_to_string(&copied).ok().as_deref() != Some(&*source) {
+        let _ = std::fs::remove_dir_all(dir.join("candle-core"));
         copy_tree(candle_core, &dir.join("candle-core"))?;
+        std::fs::write(&copied, &source)?;
     }
     copy_tree(&peer.join("probe"), &dir.join("probe"))?;
     let kernels = match ours {
@@ -249,9 +250,7 @@ fn write_workspace(
              \"candle-core\" }}\n{kernels}"
         ),
     )?;
-    if lock != dir.join("Cargo.lock") {
-        std::fs::copy(lock, dir.join("Cargo.lock"))?;
-    }
+    std::fs::copy(peer.join("Cargo.lock"), dir.join("Cargo.lock"))?;
     Ok(())
 }
 

@@ -65,7 +65,7 @@ impl Linker {
     /// makes it): PTX text for loaders that take nothing else.
     ///
     /// # Errors
-    /// As `link_fatbin_each`.
+    /// As `link_fatbin_each`, less the fatbin's own.
     pub fn link_each(
         &mut self,
         per_target: Vec<(LinkTarget, Vec<ObjectCode>)>,
@@ -167,8 +167,9 @@ impl Linker {
             .collect()
     }
 
-    /// Runs the per-target links of [`link_fatbin`](Self::link_fatbin) and
-    /// [`link_fatbin_each`](Self::link_fatbin_each) on `executor` instead
+    /// Runs the per-target links of [`link_fatbin`](Self::link_fatbin),
+    /// [`link_fatbin_each`](Self::link_fatbin_each) and
+    /// [`link_each`](Self::link_each) on `executor` instead
     /// of a thread each: cuda-build's runs them under cargo's jobserver.
     pub fn with_executor(mut self, executor: Arc<dyn Executor>) -> Self {
         self.executor = executor;
