@@ -182,7 +182,9 @@ fn build_script_seconds(report: &Path) -> Result<Option<f64>> {
         .into_iter()
         .flatten()
         .find(|unit| unit["name"] == "candle-kernels" && unit["mode"] == "run-custom-build")
-        .and_then(|unit| unit["duration"].as_f64()))
+        .and_then(|unit| unit["duration"].as_f64())
+        // A script cargo found up to date is listed, with no time.
+        .filter(|&seconds| seconds > 0.0))
 }
 
 /// The folder of `name`'s source in cargo's registry, as `peers/candle`'s
