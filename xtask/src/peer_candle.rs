@@ -387,6 +387,9 @@ impl BuildEnv<'_> {
                 executables.push(executable.to_owned());
             }
         }
+        // A fresh executable can be reported twice.
+        executables.sort();
+        executables.dedup();
         Ok(executables)
     }
 }
