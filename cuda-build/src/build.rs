@@ -983,11 +983,9 @@ impl<'a> Session<'a> {
             name: path.display().to_string(),
             detail,
         };
-        // The text, without the NULs that end it for nvJitLink and the
-        // driver; UTF-8, for `include_str!`.
-        let bytes = ptx.as_bytes();
-        let end = bytes.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
-        let text = std::str::from_utf8(&bytes[..end]).map_err(|e| fail(e.to_string()))?;
+        // `as_bytes` is the text without the NUL nvJitLink and the driver
+        // need; UTF-8, for `include_str!`.
+        let text = std::str::from_utf8(ptx.as_bytes()).map_err(|e| fail(e.to_string()))?;
         if std::fs::read(&path).ok().as_deref() != Some(text.as_bytes()) {
             std::fs::create_dir_all(self.out_dir.join(self.name))
                 .and_then(|()| std::fs::write(&path, text))

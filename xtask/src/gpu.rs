@@ -271,7 +271,7 @@ fn write_script(path: &Path, body: &str) -> Result<()> {
 
 /// Copies an executable into a bundle without its symbols: the device
 /// takes 64 MiB of carried files, and the tests' panics need no symbols.
-pub(crate) fn copy_executable(from: impl AsRef<Path>, to: impl AsRef<Path>) -> Result<()> {
+fn copy_executable(from: impl AsRef<Path>, to: impl AsRef<Path>) -> Result<()> {
     std::fs::copy(from, to.as_ref())?;
     run(Command::new("strip").arg(to.as_ref()))
 }

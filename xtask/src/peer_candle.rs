@@ -232,11 +232,10 @@ fn write_workspace(dir: &Path, peer: &Path, candle_core: &Path, ours: bool) -> R
     let copied = dir.join("candle-core/.copied-from");
     let source = candle_core.display().to_string();
     if std::fs::read_to_string(&copied).ok().as_deref() != Some(&*source) {
-        let _ = std::fs::remove_dir_all(dir.join("candle-core"));
-        copy_tree(candle_core, &dir.join("candle-core"))?;
+        crate::copy_dir(candle_core, &dir.join("candle-core"))?;
         std::fs::write(&copied, &source)?;
     }
-    copy_tree(&peer.join("probe"), &dir.join("probe"))?;
+    crate::copy_dir(&peer.join("probe"), &dir.join("probe"))?;
     let kernels = match ours {
         true => format!(
             "candle-kernels = {{ path = {:?} }}\n",
@@ -253,19 +252,6 @@ fn write_workspace(dir: &Path, peer: &Path, candle_core: &Path, ours: bool) -> R
         ),
     )?;
     std::fs::copy(peer.join("Cargo.lock"), dir.join("Cargo.lock"))?;
-    Ok(())
-}
-
-fn copy_tree(from: &Path, to: &Path) -> Result<()> {
-    std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from)?.flatten() {
-        let path = entry.path();
-        if entry.file_type()?.is_dir() {
-            copy_tree(&path, &to.join(entry.file_name()))?;
-        } else {
-            std::fs::copy(&path, to.join(entry.file_name()))?;
-        }
-    }
     Ok(())
 }
 
