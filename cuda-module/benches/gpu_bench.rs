@@ -109,6 +109,48 @@ fn raw_load_and_lookup(driver: &Driver, image: &[u8], kernel: &CString, log: usi
     }
 }
 
+/// The floor of a small link + load + first lookup: nvJitLink's calls
+/// (create, add the PTX, complete, copy the cubin out, destroy) with the
+/// options cuda-link gives them, then [`raw_load_and_lookup`]. What
+/// cuda-link adds to it is its own; the rest is NVIDIA's.
+fn raw_link_load_and_lookup(lib: &NvJitLink, driver: &Driver, ptx: &[u8], kernel: &CString) {
+    use nvjitlink_sys::sys::{nvJitLinkInputType, nvJitLinkResult};
+    let ok = Ok(nvJitLinkResult::NVJITLINK_SUCCESS);
+    let options = [c"-arch=sm_90", c"-no-cache"];
+    let mut options: Vec<*const std::ffi::c_char> = options.iter().map(|o| o.as_ptr()).collect();
+    assert_eq!(ptx.last(), Some(&0), "PTX for nvJitLink ends in a NUL");
+    // SAFETY: out-pointers, two C-string options, and a NUL-terminated PTX
+    // of the given size that outlives the handle, destroyed here.
+    let cubin = unsafe {
+        let mut handle = std::ptr::null_mut();
+        assert_eq!(
+            lib.nvJitLinkCreate(&mut handle, 2, options.as_mut_ptr()),
+            ok
+        );
+        assert_eq!(
+            lib.nvJitLinkAddData(
+                handle,
+                nvJitLinkInputType::NVJITLINK_INPUT_PTX,
+                ptx.as_ptr().cast(),
+                ptx.len(),
+                c"saxpy.ptx".as_ptr(),
+            ),
+            ok
+        );
+        assert_eq!(lib.nvJitLinkComplete(handle), ok);
+        let mut size = 0;
+        assert_eq!(lib.nvJitLinkGetLinkedCubinSize(handle, &mut size), ok);
+        let mut cubin = vec![0u8; size];
+        assert_eq!(
+            lib.nvJitLinkGetLinkedCubin(handle, cubin.as_mut_ptr().cast()),
+            ok
+        );
+        assert_eq!(lib.nvJitLinkDestroy(&mut handle), ok);
+        cubin
+    };
+    raw_load_and_lookup(driver, &cubin, kernel, 0);
+}
+
 const USAGE: &str = "usage: gpu_bench prepare|measure DATA_DIR";
 
 fn main() {
@@ -230,7 +272,17 @@ fn measure(data_dir: &Path) {
     }) / LOOKUPS as f64;
     record("cached_lookup", per_lookup);
 
-    // End to end on small: link PTX, load, first lookup.
+    // End to end on small: link PTX, load, first lookup; first the raw
+    // calls' floor.
+    let nvjitlink = NvJitLink::global().unwrap();
+    let saxpy = CString::new("saxpy").unwrap();
+    let ptx_text = [small_ptx.as_bytes(), &[0]].concat();
+    record(
+        "small/raw_e2e_link_load_lookup",
+        time(30, || {
+            raw_link_load_and_lookup(nvjitlink, driver, &ptx_text, &saxpy);
+        }),
+    );
     let ptx = Arc::new(small_ptx);
     record(
         "small/e2e_link_load_lookup",

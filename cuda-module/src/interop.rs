@@ -218,6 +218,7 @@ impl<'a> Launch<'a> {
         let config = config.into();
         self.check_arguments()?;
         let function = self.kernel.function(&self.context)?;
+        self.kernel.note_launch(&self.context);
         let mut params: SmallVec<[*mut c_void; INLINE_ARGS]> = self
             .args
             .iter()

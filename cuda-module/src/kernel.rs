@@ -39,6 +39,9 @@ pub(crate) struct KernelInner {
     /// be reused by another context while the entry exists.
     pub(crate) first_context: OnceLock<(Weak<ContextInner>, usize)>,
     pub(crate) other_contexts: Mutex<Vec<(Weak<ContextInner>, usize)>>,
+    /// The first context this kernel was launched in, already recorded in
+    /// `loaded`: its later launches record nothing.
+    pub(crate) launched_in: OnceLock<Weak<ContextInner>>,
     pub(crate) loaded: Arc<Loaded>,
     /// `launch_on_stream`'s contexts; after `loaded`, so that a last
     /// kernel's library is unloaded while they still exist (its unloading
@@ -71,7 +74,9 @@ unsafe impl Sync for KernelInner {}
 /// ```
 ///
 /// Unloading, when the last of them goes, first waits for the work queued
-/// in every context, still alive, that one of its kernels was used in.
+/// in every context, still alive, that one of its kernels was launched in
+/// through this crate. A library none of whose kernels was launched is
+/// unloaded at once.
 #[derive(Clone)]
 pub struct Kernel {
     pub(crate) name: Arc<str>,
@@ -85,6 +90,11 @@ impl Kernel {
     }
 
     /// The `CUfunction` of `context`; cached per context.
+    ///
+    /// The handle is valid while this kernel or a clone of it lives. Work
+    /// launched with it outside this crate is not waited for when the code
+    /// is unloaded: synchronize it before the last handle of the library
+    /// is dropped, as with any raw handle.
     ///
     /// After a fallback to the module API ([`Library::is_module`]) there is
     /// one function, in the context the module was loaded into; any other
@@ -139,13 +149,27 @@ impl Kernel {
         Ok(function)
     }
 
-    /// Asks the driver for the function in `context`, and remembers the
-    /// context so that unloading waits for its work.
+    /// Asks the driver for the function in `context`.
     fn resolve(&self, context: &Context) -> Result<CUfunction, ModuleError> {
         let _phase = phase!("function");
-        let function = context.with_current(|| self.function_in_current())?;
-        self.inner.loaded.record_context(&context.inner);
-        Ok(function)
+        context.with_current(|| self.function_in_current())
+    }
+
+    /// Remembers that this kernel is launched in `context`, so that
+    /// unloading waits for the work queued there: called before every
+    /// launch, it is one atomic load after the first in a context.
+    pub(crate) fn note_launch(&self, context: &Context) {
+        let inner = &*self.inner;
+        let is_this =
+            |weak: &Weak<ContextInner>| std::ptr::eq(weak.as_ptr(), Arc::as_ptr(&context.inner));
+        if inner.launched_in.get().is_some_and(is_this) {
+            return;
+        }
+        inner.loaded.record_context(&context.inner);
+        // The first context keeps the slot; another records on each launch.
+        let _ = inner
+            .launched_in
+            .get_or_init(|| Arc::downgrade(&context.inner));
     }
 
     /// The handle to ask the driver about this kernel on `context`'s device:

@@ -109,6 +109,7 @@ impl Kernel {
     ) -> Result<(), ModuleError> {
         let config = config.into();
         let function = self.function(context)?;
+        self.note_launch(context);
         // `with_current` pops what it pushes on every path, panics included.
         // SAFETY: the caller vouches for the parameters and the stream;
         // `function` is this kernel's in `context`, made current here.

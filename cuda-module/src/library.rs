@@ -320,6 +320,7 @@ impl Library {
                 params: OnceLock::new(),
                 first_context: OnceLock::new(),
                 other_contexts: Mutex::default(),
+                launched_in: OnceLock::new(),
                 loaded: Arc::clone(&self.loaded),
                 #[cfg(feature = "cudarc")]
                 stream_contexts: Default::default(),

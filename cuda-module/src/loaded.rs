@@ -29,7 +29,7 @@ pub(crate) struct Loaded {
     /// may compile lazily and write it later, so it lives as long as the
     /// handle, and every call that may compile holds its lock.
     pub(crate) log: JitLog,
-    /// Contexts that resolved a function of this library: their work is
+    /// Contexts a kernel of this library was launched in: their work is
     /// waited for before unloading, if they still exist.
     contexts: Mutex<Vec<Weak<ContextInner>>>,
     /// The image, when the driver was told it stays alive.
@@ -55,7 +55,7 @@ impl Loaded {
         }
     }
 
-    /// Remembers that `context` used this code, so that unloading waits
+    /// Remembers that `context` runs this code, so that unloading waits
     /// for its work.
     pub(crate) fn record_context(&self, context: &Arc<ContextInner>) {
         let mut contexts = self.contexts.lock().unwrap_or_else(|p| p.into_inner());

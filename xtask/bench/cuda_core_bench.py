@@ -104,6 +104,18 @@ def measure(data_dir, out_path):
 
     results["small/cuda_core_e2e_link_load_lookup"] = median_time(30, core_e2e)
 
+    # The same work as ours (and the raw floor's): in LAZY mode the module
+    # is loaded into the context by `cuKernelGetFunction`.
+    def core_e2e_function():
+        linker = make_linker(core, [core.ObjectCode.from_ptx(ptx)], options)
+        k = linker.link("cubin").get_kernel("saxpy")
+        handle = getattr(k, "handle", None) or k._handle
+        err, _ = cu.cuKernelGetFunction(handle)
+        assert err == cu.CUresult.CUDA_SUCCESS, err
+
+    results["small/cuda_core_e2e_link_load_lookup_function"] = median_time(
+        30, core_e2e_function)
+
     code = core.ObjectCode.from_cubin(read("small.cubin"))
     code.get_kernel("saxpy")
     lookups = 100_000

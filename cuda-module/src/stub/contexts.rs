@@ -8,7 +8,7 @@ use cuda_driver_sys::sys::CUfunction_attribute as A;
 
 use cuda_driver_sys::sys::CUresult;
 
-use super::{created, current, depth, driver, kernel, last_launch_context};
+use super::{created, current, depth, driver, kernel, last_launch_context, synchronizations};
 use crate::context::Context;
 use crate::error::ModuleError;
 use crate::launch::LaunchConfig;
@@ -86,6 +86,34 @@ fn a_launch_restores_the_current_context() {
         crate::synchronize(&inner).unwrap();
         assert_eq!((current(), depth()), (before, before_depth));
     }
+}
+
+/// Unloading waits for the contexts a kernel was launched in, each once
+/// however many launches, and for no context where nothing was launched.
+#[test]
+fn unloading_waits_only_where_a_kernel_was_launched() {
+    let context = created();
+    let other = Context::primary(1).unwrap();
+    let (library, saxpy) = kernel("saxpy", LoadOptions::default());
+    saxpy.function(&context).unwrap();
+    let before = synchronizations();
+    drop((library, saxpy));
+    assert_eq!(synchronizations(), before, "nothing was launched");
+
+    let (library, saxpy) = kernel("saxpy", LoadOptions::default());
+    for launched_in in [&context, &other, &context, &other] {
+        // SAFETY: the stub driver reads no parameter and runs nothing.
+        unsafe { saxpy.launch(launched_in, std::ptr::null_mut(), CONFIG, &mut []) }.unwrap();
+    }
+    let before = synchronizations();
+    drop(saxpy);
+    assert_eq!(
+        synchronizations(),
+        before,
+        "the library still holds the code"
+    );
+    drop(library);
+    assert_eq!(synchronizations(), before + 2, "one wait per context");
 }
 
 /// After a fallback to the module API, a kernel's function belongs to the

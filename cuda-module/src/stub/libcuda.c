@@ -59,6 +59,7 @@ static atomic_ullong next_id = 100;
 static _Thread_local CUcontext stack[DEPTH];
 static _Thread_local int depth;
 static _Thread_local CUcontext last_launch;
+static _Thread_local int synchronizations;
 
 typedef void (*hook_fn)(const char *call);
 static hook_fn hook;
@@ -69,6 +70,8 @@ void stub_set_hook(hook_fn f) { hook = f; }
 int stub_depth(void) { return depth; }
 /* The context current at this thread's last cuLaunchKernel. */
 CUcontext stub_last_launch_context(void) { return last_launch; }
+/* How many cuCtxSynchronize calls this thread made. */
+int stub_synchronizations(void) { return synchronizations; }
 
 static void may_compile(const char *call)
 {
@@ -216,7 +219,11 @@ CUresult cuCtxPopCurrent_v2(CUcontext *context)
     return SUCCESS;
 }
 
-CUresult cuCtxSynchronize(void) { return current() ? SUCCESS : INVALID_CONTEXT; }
+CUresult cuCtxSynchronize(void)
+{
+    synchronizations++;
+    return current() ? SUCCESS : INVALID_CONTEXT;
+}
 
 CUresult cuCtxGetId(CUcontext context, unsigned long long *id)
 {

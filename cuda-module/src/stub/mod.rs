@@ -25,6 +25,7 @@ use crate::library::{Library, LoadOptions};
 struct Controls {
     depth: unsafe extern "C" fn() -> c_int,
     last_launch_context: unsafe extern "C" fn() -> CUcontext,
+    synchronizations: unsafe extern "C" fn() -> c_int,
 }
 
 struct Stub {
@@ -53,6 +54,7 @@ fn stub() -> &'static Stub {
             Controls {
                 depth: *library.get(b"stub_depth\0").unwrap(),
                 last_launch_context: *library.get(b"stub_last_launch_context\0").unwrap(),
+                synchronizations: *library.get(b"stub_synchronizations\0").unwrap(),
             }
         };
         let _ = std::fs::remove_dir_all(path.parent().unwrap());
@@ -93,6 +95,12 @@ pub(crate) fn depth() -> i32 {
 pub(crate) fn last_launch_context() -> CUcontext {
     // SAFETY: `CUcontext (void)`, reading the calling thread's state.
     unsafe { (stub().controls.last_launch_context)() }
+}
+
+/// How many times this thread called `cuCtxSynchronize`.
+pub(crate) fn synchronizations() -> i32 {
+    // SAFETY: `int (void)`, reading the calling thread's state.
+    unsafe { (stub().controls.synchronizations)() }
 }
 
 /// This thread's current context.
