@@ -191,16 +191,18 @@ pub(super) fn link(
     let wait_phase = phase!("wait");
     let started = Instant::now();
     let fd = worker.socket.as_raw_fd();
-    // A fork starts with the caller's resident pages mapped: the limit is
-    // on what the link adds to the worker's size when it starts.
-    let limits = Limits {
-        deadline: timeout.map(|limit| started + limit),
-        memory: memory_limit.map(|limit| {
-            let baseline = resident_bytes(worker.pid).unwrap_or(0);
-            (worker.pid, baseline.saturating_add(limit))
-        }),
-    };
     let answer = if send_all(fd, &(len as u64).to_le_bytes()) {
+        // A fork starts with the caller's resident pages mapped: the limit
+        // is on what the link adds to the worker's size when it starts,
+        // read while the worker wakes up and decodes the request (what it
+        // allocates by then counts as its start), not before it is sent.
+        let limits = Limits {
+            deadline: timeout.map(|limit| started + limit),
+            memory: memory_limit.map(|limit| {
+                let baseline = resident_bytes(worker.pid).unwrap_or(0);
+                (worker.pid, baseline.saturating_add(limit))
+            }),
+        };
         read_length(fd, &limits)
     } else {
         Ok(None) // The worker is gone: its status says how.
@@ -321,13 +323,18 @@ fn read_length(fd: RawFd, limits: &Limits) -> Result<Option<usize>, Overrun> {
 /// Fills `buffer` within `limits`; `false` at EOF.
 fn read_exact(fd: RawFd, buffer: &mut [u8], limits: &Limits) -> Result<bool, Overrun> {
     let mut filled = 0;
+    // The worker's size is read each time a poll ends with no answer: a
+    // link that answers within the first poll costs no read.
+    let mut polled = false;
     while filled < buffer.len() {
         if limits.deadline.is_some() || limits.memory.is_some() {
             if let Some((pid, limit)) = limits.memory
+                && polled
                 && resident_bytes(pid).is_some_and(|resident| resident > limit)
             {
                 return Err(Overrun::Memory);
             }
+            polled = true;
             let left = match limits.deadline {
                 Some(deadline) => deadline.saturating_duration_since(Instant::now()),
                 None => Duration::MAX,
