@@ -60,8 +60,16 @@ fn link_with(ptx: &ObjectCode, isolation: Isolation) -> ObjectCode {
 /// `cuLibraryLoadData` + `cuLibraryGetKernel` + `cuKernelGetFunction` +
 /// `cuLibraryUnload`, straight through the driver table; with `log`, the
 /// load is given a JIT error log buffer of that many bytes, as
-/// `Library::load` gives one.
-fn raw_load_and_lookup(driver: &Driver, image: &[u8], kernel: &CString, log: usize) {
+/// `Library::load` gives one; with `synchronize`, `cuCtxSynchronize` comes
+/// before the unload, as cuda-module's unload did after any lookup before
+/// it waited only where a kernel was launched.
+fn raw_load_and_lookup(
+    driver: &Driver,
+    image: &[u8],
+    kernel: &CString,
+    log: usize,
+    synchronize: bool,
+) {
     use cuda_driver_sys::sys::CUjit_option;
     use std::ffi::c_void;
     use std::ptr::null_mut;
@@ -105,6 +113,9 @@ fn raw_load_and_lookup(driver: &Driver, image: &[u8], kernel: &CString, log: usi
             ok
         );
         black_box(function);
+        if synchronize {
+            assert_eq!(driver.cuCtxSynchronize().unwrap(), ok);
+        }
         assert_eq!(driver.cuLibraryUnload(library).unwrap(), ok);
     }
 }
@@ -148,7 +159,7 @@ fn raw_link_load_and_lookup(lib: &NvJitLink, driver: &Driver, ptx: &[u8], kernel
         assert_eq!(lib.nvJitLinkDestroy(&mut handle), ok);
         cubin
     };
-    raw_load_and_lookup(driver, &cubin, kernel, 0);
+    raw_load_and_lookup(driver, &cubin, kernel, 0, false);
 }
 
 const USAGE: &str = "usage: gpu_bench prepare|measure DATA_DIR";
@@ -212,12 +223,20 @@ fn measure(data_dir: &Path) {
         let image = cubin.as_bytes().to_vec();
         record(
             &format!("{name}/raw_load_lookup"),
-            time(50, || raw_load_and_lookup(driver, &image, &c_kernel, 0)),
+            time(50, || {
+                raw_load_and_lookup(driver, &image, &c_kernel, 0, false)
+            }),
         );
         record(
             &format!("{name}/raw_load_lookup_with_log"),
             time(50, || {
-                raw_load_and_lookup(driver, &image, &c_kernel, 16 * 1024)
+                raw_load_and_lookup(driver, &image, &c_kernel, 16 * 1024, false)
+            }),
+        );
+        record(
+            &format!("{name}/raw_load_lookup_synchronized"),
+            time(50, || {
+                raw_load_and_lookup(driver, &image, &c_kernel, 0, true)
             }),
         );
         record(

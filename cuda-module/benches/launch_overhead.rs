@@ -3,7 +3,8 @@
 //!
 //! Both queue `BATCH` launches of an empty kernel, then synchronize; the
 //! two alternate, ABBA, for `ROUNDS` rounds, and the median of the
-//! per-round ratios is printed with each side's median time per launch.
+//! per-round ratios is printed, with their interquartile range and each
+//! side's median time per launch.
 //! Run by `cargo xtask test-gpu`'s bundle (`launch_overhead.sh`).
 
 use std::time::{Duration, Instant};
@@ -19,8 +20,13 @@ const BATCH: usize = 2000;
 const ROUNDS: usize = 30;
 
 fn median(values: &mut [f64]) -> f64 {
+    quantile(values, 0.5)
+}
+
+/// The `q` quantile (0 to 1) of `values`, the nearest rank.
+fn quantile(values: &mut [f64], q: f64) -> f64 {
     values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
+    values[((values.len() - 1) as f64 * q).round() as usize]
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
@@ -88,10 +94,12 @@ fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         theirs_us.push(t.as_secs_f64() * 1e6 / BATCH as f64);
     }
     println!(
-        "checked launch {:.3} µs, cudarc launch_builder {:.3} µs per launch; ratio (median of {ROUNDS} ABBA rounds of {BATCH}) {:.3}",
+        "checked launch {:.3} µs, cudarc launch_builder {:.3} µs per launch; ratio (median of {ROUNDS} ABBA rounds of {BATCH}) {:.3}, interquartile {:.3} – {:.3}",
         median(&mut ours_us),
         median(&mut theirs_us),
-        median(&mut ratios)
+        median(&mut ratios),
+        quantile(&mut ratios, 0.25),
+        quantile(&mut ratios, 0.75),
     );
     Ok(())
 }

@@ -88,6 +88,10 @@ for _name in ("small", "big"):
         (f"{_name}: raw, with a 16 KiB JIT log buffer",
          ("rust", f"{_name}/raw_load_lookup_with_log"), "raw (Rust)",
          ("rust", f"{_name}/raw_load_lookup"), "overhead"),
+        (f"{_name}: raw, with `cuCtxSynchronize` before the unload "
+         "(what our unload did before it waited only after launches)",
+         ("rust", f"{_name}/raw_load_lookup_synchronized"), "raw (Rust)",
+         ("rust", f"{_name}/raw_load_lookup"), "overhead"),
         (f"{_name}: load + get kernel, binary preserved",
          ("rust", f"{_name}/load_lookup_preserved"), "raw (Rust)",
          ("rust", f"{_name}/raw_load_lookup"), "overhead"),

@@ -591,6 +591,66 @@ fn unloading_waits_for_running_work() {
     assert!(waited >= std::time::Duration::from_millis(50), "{waited:?}");
 }
 
+/// A library whose kernels were looked up but never launched unloads at
+/// once, without waiting for the context's other work; one that was
+/// launched in the context waits for it.
+#[test]
+#[ignore = "needs a GPU"]
+fn unloading_waits_only_after_a_launch() {
+    let (context, _current) = gpu();
+    let spin = link(&[ptx_of(SPIN_CU, "spin.cu")], Backend::NvJitLink).unwrap();
+    let saxpy = link(
+        &[ptx_of(fixtures::SAXPY_CU, "saxpy.cu")],
+        Backend::NvJitLink,
+    )
+    .unwrap();
+    let spinning = Library::load(&spin).unwrap();
+    let out = DeviceBuffer::from_slice(&context, &[0i32]).unwrap();
+    // About 0.2 s of spinning (400 M cycles) on the null stream.
+    let start_spin = || {
+        let (mut out_arg, mut cycles) = (out.pointer(), 400_000_000i64);
+        let mut params: [*mut c_void; 2] = [(&raw mut out_arg).cast(), (&raw mut cycles).cast()];
+        // SAFETY: spin_then_write(int *out, long long cycles), one int.
+        unsafe {
+            spinning.kernel("spin_then_write").unwrap().launch(
+                &context,
+                std::ptr::null_mut(),
+                LaunchConfig::for_elements(1, 1),
+                &mut params,
+            )
+        }
+        .unwrap();
+    };
+
+    start_spin();
+    let looked_up = Library::load(&saxpy).unwrap();
+    looked_up
+        .kernel("saxpy")
+        .unwrap()
+        .function(&context)
+        .unwrap();
+    let start = std::time::Instant::now();
+    drop(looked_up);
+    let unload = start.elapsed();
+    assert_eq!(
+        out.to_vec::<i32>().unwrap(),
+        [42],
+        "the spin ran to its end"
+    );
+    eprintln!("a library never launched unloaded in {unload:?} while the context was busy");
+    assert!(unload < std::time::Duration::from_millis(50), "{unload:?}");
+
+    // Launched once (saxpy, quick), then unloaded behind the spin: waits.
+    let launched = Library::load(&saxpy).unwrap();
+    run_saxpy(&context, &launched, "saxpy");
+    start_spin();
+    let start = std::time::Instant::now();
+    drop(launched);
+    let waited = start.elapsed();
+    eprintln!("a launched library's unload waited {waited:?} for the context's work");
+    assert!(waited >= std::time::Duration::from_millis(50), "{waited:?}");
+}
+
 const MANAGED_CU: &str = r#"
 __managed__ int hits;
 
