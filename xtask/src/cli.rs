@@ -74,7 +74,11 @@ pub enum Command {
         pairs: usize,
     },
     /// candle-core's CUDA tests built on candle's kernels from nvcc and from cuda-build (peers/candle), packed for the GPU machine
-    PeerCandle,
+    PeerCandle {
+        /// Only time the kernel part: the eleven PTX files, nvcc against cuda-build, cold
+        #[arg(long)]
+        kernels_only: bool,
+    },
     /// The CPU test suites under AddressSanitizer
     Sanitize,
     /// Copy each sys crate out as a vendor would, then build and test it alone

@@ -75,7 +75,7 @@ fn try_main() -> Result<()> {
             save,
         } => fuzz_link(&workspace, seconds, seed, count, &save),
         Task::Msrv => msrv::check(&workspace),
-        Task::PeerCandle => peer_candle::peer_candle(&workspace),
+        Task::PeerCandle { kernels_only } => peer_candle::peer_candle(&workspace, kernels_only),
     }
 }
 

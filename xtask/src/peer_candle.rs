@@ -67,10 +67,14 @@ const VARIANTS: [Variant; 2] = [
     },
 ];
 
-pub fn peer_candle(workspace: &Path) -> Result<()> {
+pub fn peer_candle(workspace: &Path, kernels_only: bool) -> Result<()> {
     redist::ensure(workspace, &[])?;
     let nvcc = redist::install(workspace, &redist::NVCC)?;
     let peer = workspace.join("peers/candle");
+    if kernels_only {
+        println!("{}", kernel_times(workspace, &nvcc, &peer)?);
+        return Ok(());
+    }
     let root = workspace.join("target/peer-candle");
     let candle_core = registry_source(&peer, "candle-core")?;
     if !candle_core.ends_with(format!("candle-core-{CANDLE}")) {

@@ -333,8 +333,9 @@ impl Linker {
 
     /// `ptx` with its `.version` lowered to `isa` when it states a newer
     /// one, after ptxas (inside nvJitLink) has assembled the lowered text
-    /// for the link's arch: ptxas refuses what the older ISA lacks. Any
-    /// other failure of that check (a crash, a deadline) is itself.
+    /// for the link's arch, unoptimised: ptxas refuses what the older ISA
+    /// lacks. Any other failure of that check (a crash, a deadline) is
+    /// itself.
     fn lower_ptx(&self, ptx: ObjectCode, isa: crate::PtxIsa) -> Result<ObjectCode, LinkError> {
         let Some((stated, lowered)) = crate::ptx::lower_isa(ptx.as_bytes(), isa)
             .map_err(|reason| crate::ObjectError::new(ptx.name(), reason))?
@@ -347,6 +348,10 @@ impl Linker {
         options.ptx = false;
         options.ptx_isa = None;
         options.link_time_optimization = None;
+        // ptxas refuses an ISA's missing features as it reads the text, at
+        // any optimisation level; the check's cubin is thrown away, so it
+        // is not optimised (ptxas -O0 takes about half the time).
+        options.optimization_level = Some(0);
         options.name = Some(format!("{} at PTX ISA {isa}", ptx.name()));
         let mut check = Linker::from_parts(options, self.backend.clone())?;
         // Through the cache: a rebuild's check is then a hit, not a
