@@ -163,10 +163,18 @@ impl Build {
         self
     }
 
-    /// An NVRTC option as it is written (`"-default-device"`), for what
-    /// has no setter here or in [`ProgramOptions`], as `cc::Build::flag`.
-    /// One the loaded NVRTC does not know fails the build, naming it. The
-    /// nvcc fallback does not get it: its options are nvcc's.
+    /// An option as NVRTC or nvcc spells it (`"-default-device"`,
+    /// `"--expt-relaxed-constexpr"`), for what has no setter here or in
+    /// [`ProgramOptions`], as `cc::Build::flag`; an option's value is the
+    /// next flag or follows an `=`.
+    ///
+    /// nvcc's options go through [`ProgramOptions::nvcc_options`]:
+    /// `--expt-relaxed-constexpr` becomes `-default-device`, and options of
+    /// nvcc's host side (`-O3`, `-Xcompiler -fPIC`, `--default-stream
+    /// per-thread`) change nothing in device code, so they are left out
+    /// with a `cargo:warning` that says why. Any other option NVRTC does
+    /// not know fails the build, naming it. The nvcc fallback does not get
+    /// these: its options are nvcc's.
     pub fn flag(&mut self, flag: &str) -> &mut Self {
         self.flags.push(flag.to_owned());
         self
@@ -353,6 +361,12 @@ impl Build {
         if self.cargo_metadata {
             for var in &variables {
                 println!("cargo:rerun-if-env-changed={var}");
+            }
+            for dropped in ProgramOptions::default().nvcc_options(&self.flags) {
+                println!(
+                    "cargo:warning=cuda-build: `{}` is left out: {}",
+                    dropped.option, dropped.why
+                );
             }
         }
         if env::var_os("DOCS_RS").is_some() {
@@ -786,9 +800,8 @@ impl<'a> Session<'a> {
         options
             .undefine_macro
             .extend(self.build.undefines.iter().cloned());
-        options
-            .extra_options
-            .extend(self.build.flags.iter().cloned());
+        // nvcc's spellings too; what they drop was said once per build.
+        let _ = options.nvcc_options(&self.build.flags);
         options
     }
 

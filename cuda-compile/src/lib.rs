@@ -7,6 +7,7 @@ mod error;
 mod headers;
 mod host_code;
 mod lex;
+mod nvcc;
 mod nvrtc;
 mod options;
 mod program;
@@ -15,6 +16,7 @@ pub use compiler::Compiler;
 pub use dependencies::Dependencies;
 pub use error::CompileError;
 pub use host_code::HostCode;
+pub use nvcc::DroppedOption;
 pub use nvrtc::Target;
 /// The NVRTC bindings this crate loads with.
 pub use nvrtc_sys;

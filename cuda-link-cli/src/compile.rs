@@ -65,7 +65,12 @@ impl CompileFlags {
         options.undefine_macro.extend(self.undefine.iter().cloned());
         options.pre_include.extend(self.pre_include.iter().cloned());
         options.std = self.std.or(options.std);
-        options.device_as_default_execution_space |= self.relaxed_constexpr;
+        // nvcc's spellings mean what cuda-compile's one table says.
+        let nvcc = [
+            (self.relaxed_constexpr, "--expt-relaxed-constexpr"),
+            (self.extended_lambda, "--expt-extended-lambda"),
+        ];
+        let _ = options.nvcc_options(nvcc.iter().filter(|(on, _)| *on).map(|(_, flag)| flag));
         options.use_fast_math |= self.use_fast_math;
         options.extra_options.extend(self.xnvrtc.iter().cloned());
         options

@@ -1,0 +1,284 @@
+//! nvcc's spellings of options, as NVRTC takes them: the one table that
+//! the CLI's nvcc-style flags and cuda-build's `Build::flag` both use.
+//!
+//! NVRTC takes most device options under nvcc's own names (`-lineinfo`,
+//! `--use_fast_math`, `-Xptxas`), and those pass through as they are. The
+//! rest of what kernel authors pass nvcc is in `TABLE`: an option NVRTC
+//! lacks but whose effect it has another way, or one that only concerns
+//! nvcc's host side and changes nothing in device code. Each entry was
+//! checked against NVRTC 12.9, 13.0 and 13.5, which refuse all of them by
+//! name ("unrecognized option").
+
+use crate::options::ProgramOptions;
+
+/// An option that [`ProgramOptions::nvcc_options`] left out, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DroppedOption {
+    /// The option as given, with its value where it takes one
+    /// (`-Xcompiler -fPIC`).
+    pub option: String,
+    /// Why it changes nothing in NVRTC's output.
+    pub why: &'static str,
+}
+
+/// What an nvcc option is to NVRTC.
+#[derive(Clone, Copy)]
+enum Meaning {
+    /// NVRTC's `--device-as-default-execution-space`: nvcc's relaxed
+    /// constexpr lets device code call host constexpr functions; NVRTC
+    /// refuses any function without `__device__`, constexpr or not, and
+    /// this makes them device functions, so the code nvcc accepts compiles.
+    DefaultDevice,
+    /// Nothing in device code, for this reason.
+    Nothing(&'static str),
+}
+
+/// How an option takes its value.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Value {
+    None,
+    /// `OPT=V` or `OPT V`.
+    Next,
+    /// `-O3`, `-O=3` or `-O 3`: a digit.
+    Digit,
+}
+
+struct Entry {
+    spellings: &'static [&'static str],
+    value: Value,
+    meaning: Meaning,
+}
+
+const HOST_COMPILER: &str = "an option of the host compiler; NVRTC compiles device code only";
+
+/// nvcc's options that NVRTC refuses, and what each means there.
+const TABLE: &[Entry] = &[
+    Entry {
+        spellings: &["--expt-relaxed-constexpr", "-expt-relaxed-constexpr"],
+        value: Value::None,
+        meaning: Meaning::DefaultDevice,
+    },
+    Entry {
+        spellings: &[
+            "--expt-extended-lambda",
+            "-expt-extended-lambda",
+            "--extended-lambda",
+            "-extended-lambda",
+        ],
+        value: Value::None,
+        meaning: Meaning::Nothing(
+            "NVRTC refuses `__device__` lambdas whatever the options, and plain lambdas in \
+             device code need none",
+        ),
+    },
+    Entry {
+        spellings: &["-O", "--optimize"],
+        value: Value::Digit,
+        meaning: Meaning::Nothing(
+            "nvcc's -O is the host compiler's level; device code is optimised either way",
+        ),
+    },
+    Entry {
+        spellings: &["-Xcompiler", "--compiler-options"],
+        value: Value::Next,
+        meaning: Meaning::Nothing(HOST_COMPILER),
+    },
+    Entry {
+        spellings: &["-ccbin", "--compiler-bindir"],
+        value: Value::Next,
+        meaning: Meaning::Nothing(HOST_COMPILER),
+    },
+    Entry {
+        spellings: &["--default-stream", "-default-stream"],
+        value: Value::Next,
+        meaning: Meaning::Nothing("the CUDA runtime's default stream, a host-code setting"),
+    },
+    Entry {
+        spellings: &["--threads", "-threads"],
+        value: Value::Next,
+        meaning: Meaning::Nothing("nvcc's own parallel compiles"),
+    },
+    Entry {
+        spellings: &["--keep", "-keep"],
+        value: Value::None,
+        meaning: Meaning::Nothing("nvcc's intermediate files"),
+    },
+    Entry {
+        spellings: &[
+            "-Wno-deprecated-gpu-targets",
+            "--Wno-deprecated-gpu-targets",
+        ],
+        value: Value::None,
+        meaning: Meaning::Nothing("a warning of nvcc's driver"),
+    },
+];
+
+fn is_digit(text: &str) -> bool {
+    text.len() == 1 && text.as_bytes()[0].is_ascii_digit()
+}
+
+/// The entry `option` is, and whether its value is the next option.
+fn lookup(option: &str) -> Option<(&'static Entry, bool)> {
+    TABLE.iter().find_map(|entry| {
+        entry.spellings.iter().find_map(|&spelling| {
+            let rest = option.strip_prefix(spelling)?;
+            match (entry.value, rest) {
+                (Value::None, "") => Some((entry, false)),
+                (Value::Next | Value::Digit, "") => Some((entry, true)),
+                (Value::Next, rest) if rest.starts_with('=') => Some((entry, false)),
+                (Value::Digit, rest) => {
+                    is_digit(rest.strip_prefix('=').unwrap_or(rest)).then_some((entry, false))
+                }
+                _ => None,
+            }
+        })
+    })
+}
+
+impl ProgramOptions {
+    /// Adds options as nvcc spells them (`"--expt-relaxed-constexpr"`,
+    /// `"-Xcompiler"`, `"-fPIC"`), for command lines and build scripts
+    /// written for nvcc.
+    ///
+    /// An option NVRTC takes under the same name goes to
+    /// [`extra_options`](Self::extra_options) as it is, so one the loaded
+    /// NVRTC does not know still fails the compile, naming it. nvcc's
+    /// `--expt-relaxed-constexpr` sets
+    /// [`device_as_default_execution_space`](Self::device_as_default_execution_space),
+    /// the way NVRTC compiles what that flag lets nvcc compile. Options
+    /// that only concern nvcc's host side (`-O3`, `-Xcompiler X`,
+    /// `--default-stream X`, `--threads N`, ...) and
+    /// `--expt-extended-lambda` change nothing in device code: they are
+    /// left out and returned, each with why, for the caller to say so.
+    ///
+    /// ```
+    /// use cuda_compile::ProgramOptions;
+    ///
+    /// let mut options = ProgramOptions::default();
+    /// let dropped = options.nvcc_options(["--expt-relaxed-constexpr", "-O3", "-lineinfo"]);
+    /// assert!(options.device_as_default_execution_space);
+    /// assert_eq!(options.extra_options, ["-lineinfo"]);
+    /// assert_eq!(dropped[0].option, "-O3");
+    /// ```
+    pub fn nvcc_options<S: AsRef<str>>(
+        &mut self,
+        options: impl IntoIterator<Item = S>,
+    ) -> Vec<DroppedOption> {
+        let mut dropped = Vec::new();
+        let mut options = options.into_iter().peekable();
+        while let Some(option) = options.next() {
+            let option = option.as_ref();
+            let Some((entry, value_follows)) = lookup(option) else {
+                self.extra_options.push(option.to_owned());
+                continue;
+            };
+            match entry.meaning {
+                Meaning::DefaultDevice => self.device_as_default_execution_space = true,
+                Meaning::Nothing(why) => {
+                    let mut option = option.to_owned();
+                    let takes_next = |value: &S| match entry.value {
+                        Value::Digit => is_digit(value.as_ref()),
+                        _ => true,
+                    };
+                    if value_follows && let Some(value) = options.next_if(takes_next) {
+                        option = format!("{option} {}", value.as_ref());
+                    }
+                    dropped.push(DroppedOption { option, why });
+                }
+            }
+        }
+        dropped
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn apply(options: &[&str]) -> (ProgramOptions, Vec<String>) {
+        let mut program = ProgramOptions::default();
+        let dropped = program.nvcc_options(options);
+        (program, dropped.into_iter().map(|d| d.option).collect())
+    }
+
+    #[test]
+    fn nvrtc_options_pass_through_in_order() {
+        let (options, dropped) = apply(&["-lineinfo", "--use_fast_math", "-Xptxas=-v", "-Ofc=max"]);
+        assert_eq!(
+            options.extra_options,
+            ["-lineinfo", "--use_fast_math", "-Xptxas=-v", "-Ofc=max"]
+        );
+        assert!(dropped.is_empty());
+    }
+
+    #[test]
+    fn relaxed_constexpr_is_default_device() {
+        for spelling in ["--expt-relaxed-constexpr", "-expt-relaxed-constexpr"] {
+            let (options, dropped) = apply(&[spelling]);
+            assert!(options.device_as_default_execution_space);
+            assert!(options.extra_options.is_empty() && dropped.is_empty());
+        }
+    }
+
+    #[test]
+    fn host_options_are_dropped_with_their_values() {
+        let (options, dropped) = apply(&[
+            "-O3",
+            "-O",
+            "2",
+            "--optimize=1",
+            "-Xcompiler",
+            "-fPIC",
+            "--compiler-options=-Wall",
+            "--default-stream",
+            "per-thread",
+            "-default-stream=legacy",
+            "--threads",
+            "4",
+            "--keep",
+            "-Wno-deprecated-gpu-targets",
+            "--extended-lambda",
+            "-DX=1",
+        ]);
+        assert_eq!(
+            dropped,
+            [
+                "-O3",
+                "-O 2",
+                "--optimize=1",
+                "-Xcompiler -fPIC",
+                "--compiler-options=-Wall",
+                "--default-stream per-thread",
+                "-default-stream=legacy",
+                "--threads 4",
+                "--keep",
+                "-Wno-deprecated-gpu-targets",
+                "--extended-lambda",
+            ]
+        );
+        assert_eq!(options.extra_options, ["-DX=1"]);
+    }
+
+    #[test]
+    fn near_spellings_are_nvrtc_s() {
+        // NVRTC's own: -Ofast-compile, and words that merely start alike.
+        let (options, dropped) = apply(&["-Ofast-compile=max", "-O33", "--keeps", "-Xcompilerx"]);
+        assert!(dropped.is_empty());
+        assert_eq!(options.extra_options.len(), 4);
+    }
+
+    #[test]
+    fn a_bare_o_takes_only_a_digit() {
+        let (options, dropped) = apply(&["-O", "-lineinfo"]);
+        assert_eq!(dropped, ["-O"]);
+        assert_eq!(options.extra_options, ["-lineinfo"]);
+    }
+
+    #[test]
+    fn a_value_missing_at_the_end_is_still_dropped() {
+        let (options, dropped) = apply(&["-Xcompiler"]);
+        assert_eq!(dropped, ["-Xcompiler"]);
+        assert!(options.extra_options.is_empty());
+    }
+}
