@@ -295,58 +295,6 @@ fn host_code_and_bad_code_say_where() {
     ));
 }
 
-/// A build script written for nvcc: `--expt-relaxed-constexpr` lets a
-/// kernel call a host `constexpr` function, as nvcc's does; nvcc's host
-/// options (`-O3`, `-Xcompiler -fPIC`, `--default-stream per-thread`)
-/// change nothing; an option neither takes still fails, naming it.
-#[test]
-fn nvcc_flags_compile_as_with_nvcc() {
-    if !have_libraries() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("relaxed.cu");
-    std::fs::write(
-        &file,
-        "constexpr float half(float v) { return v / 2; }\n\
-         extern \"C\" __global__ void halve(float *y) { y[0] = half(y[0]); }\n",
-    )
-    .unwrap();
-    let build = Build::new()
-        .file(&file)
-        .archs(["sm_90"])
-        .out_dir(dir.path().join("out"))
-        .cache_dir(dir.path().join("cache"))
-        .cargo_metadata(false)
-        .clone();
-    let plain = build.compile("plain");
-    assert!(
-        matches!(plain, Err(BuildError::HostCode { line: 1, .. })),
-        "NVRTC refuses a host function in device code by default: {plain:?}"
-    );
-    let built = build
-        .clone()
-        .flag("--expt-relaxed-constexpr")
-        .flag("-O3")
-        .flag("-Xcompiler")
-        .flag("-fPIC")
-        .flag("--default-stream")
-        .flag("per-thread")
-        .compile("relaxed")
-        .unwrap();
-    let fatbin = ObjectCode::from_path(&built.fatbins[0]).unwrap();
-    assert_eq!(fatbin.inspect().unwrap().kernels(), ["halve"]);
-    match build.clone().flag("--no-such-option").compile("unknown") {
-        Err(error @ BuildError::Compile { .. }) => {
-            assert!(
-                format!("{error:?}").contains("--no-such-option"),
-                "{error:?}"
-            );
-        }
-        other => panic!("{other:?}"),
-    }
-}
-
 /// Runs this test binary again for one test, with `env` set: the tests
 /// that need a variable of their own, without `set_var` in a threaded
 /// process.

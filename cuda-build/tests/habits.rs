@@ -33,10 +33,11 @@ fn build_of(dir: &Path, files: &[(&str, &str)]) -> Build {
 
 /// `undefine` comes after every `define`, as nvcc's `-U`; `flag` passes an
 /// NVRTC option as it is written (`-default-device` makes a helper
-/// without `__device__` device code), and one NVRTC does not know fails
-/// the build naming it.
+/// without `__device__` device code) and takes nvcc's spellings
+/// (`--expt-relaxed-constexpr` does the same; nvcc's host-side options
+/// change nothing); an option neither knows fails the build naming it.
 #[test]
-fn undefine_and_raw_flags_reach_nvrtc() {
+fn undefine_raw_and_nvcc_flags_reach_nvrtc() {
     if !have_libraries() {
         return;
     }
@@ -60,19 +61,34 @@ fn undefine_and_raw_flags_reach_nvrtc() {
             .cargo_metadata(false)
             .clone()
     };
+    let plain = build(dir.path()).compile("relaxed");
+    assert!(
+        matches!(plain, Err(BuildError::HostCode { line: 4, .. })),
+        "NVRTC refuses a helper without `__device__` by default: {plain:?}"
+    );
     let built = build(dir.path())
         .flag("-default-device")
         .compile("relaxed")
         .unwrap();
     assert_eq!(built.kernels, ["relaxed"]);
-    let error = build(dir.path())
+    let built = build(dir.path())
         .flag("--expt-relaxed-constexpr")
+        .flag("-O3")
+        .flag("-Xcompiler")
+        .flag("-fPIC")
+        .flag("--default-stream")
+        .flag("per-thread")
+        .compile("relaxed")
+        .unwrap();
+    assert_eq!(built.kernels, ["relaxed"]);
+    let error = build(dir.path())
+        .flag("--no-such-option")
         .compile("relaxed")
         .unwrap_err();
     match &error {
         BuildError::Compile { error, .. } => assert!(
             matches!(&**error, cuda_compile::CompileError::UnknownOption { option, .. }
-                if option == "--expt-relaxed-constexpr"),
+                if option == "--no-such-option"),
             "{error:?}"
         ),
         other => panic!("{other:?}"),
