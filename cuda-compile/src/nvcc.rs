@@ -118,6 +118,27 @@ fn is_digit(text: &str) -> bool {
     text.len() == 1 && text.as_bytes()[0].is_ascii_digit()
 }
 
+/// NVRTC's and nvcc's options whose value may be the next word: that word
+/// is the option's, whatever it looks like (`-Xptxas -O3` is ptxas's -O3).
+const VALUE_IN_NEXT_WORD: &[&str] = &[
+    "-Xptxas",
+    "--ptxas-options",
+    "-I",
+    "--include-path",
+    "-D",
+    "--define-macro",
+    "-U",
+    "--undefine-macro",
+    "-include",
+    "--pre-include",
+    "-maxrregcount",
+    "--maxrregcount",
+    "-std",
+    "--std",
+    "-arch",
+    "--gpu-architecture",
+];
+
 /// The entry `option` is, and whether its value is the next option.
 fn lookup(option: &str) -> Option<(&'static Entry, bool)> {
     TABLE.iter().find_map(|entry| {
@@ -171,6 +192,11 @@ impl ProgramOptions {
             let option = option.as_ref();
             let Some((entry, value_follows)) = lookup(option) else {
                 self.extra_options.push(option.to_owned());
+                if VALUE_IN_NEXT_WORD.contains(&option)
+                    && let Some(value) = options.next()
+                {
+                    self.extra_options.push(value.as_ref().to_owned());
+                }
                 continue;
             };
             match entry.meaning {
@@ -266,6 +292,16 @@ mod tests {
         let (options, dropped) = apply(&["-Ofast-compile=max", "-O33", "--keeps", "-Xcompilerx"]);
         assert!(dropped.is_empty());
         assert_eq!(options.extra_options.len(), 4);
+    }
+
+    #[test]
+    fn a_value_in_the_next_word_is_the_option_s() {
+        let (options, dropped) = apply(&["-Xptxas", "-O3", "-I", "-O2", "-lineinfo"]);
+        assert!(dropped.is_empty());
+        assert_eq!(
+            options.extra_options,
+            ["-Xptxas", "-O3", "-I", "-O2", "-lineinfo"]
+        );
     }
 
     #[test]

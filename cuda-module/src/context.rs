@@ -12,9 +12,10 @@ use crate::error::{About, ModuleError, check, driver};
 
 /// A CUDA context: the device's primary context or a created one.
 ///
-/// Kernels cache their `CUfunction` per `Context` and libraries wait for a
-/// context's work before unloading; both hold only weak references, so a
-/// context dropped first is simply skipped, never touched after its end.
+/// Kernels cache their `CUfunction` per `Context`, and libraries wait
+/// before unloading for the work of each context a kernel of theirs was
+/// launched in; both hold only weak references, so a context dropped first
+/// is simply skipped, never touched after its end.
 pub struct Context {
     pub(crate) inner: Arc<ContextInner>,
 }

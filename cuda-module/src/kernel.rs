@@ -156,8 +156,9 @@ impl Kernel {
     }
 
     /// Remembers that this kernel is launched in `context`, so that
-    /// unloading waits for the work queued there: called before every
-    /// launch, it is one atomic load after the first in a context.
+    /// unloading waits for the work queued there. Called before every
+    /// launch: in the first context the kernel was launched in, one atomic
+    /// load after the first launch; in any other, the library's lock.
     pub(crate) fn note_launch(&self, context: &Context) {
         let inner = &*self.inner;
         let is_this =

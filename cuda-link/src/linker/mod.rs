@@ -352,6 +352,8 @@ impl Linker {
         // any optimisation level; the check's cubin is thrown away, so it
         // is not optimised (ptxas -O0 takes about half the time).
         options.optimization_level = Some(0);
+        options.ptxas_options.retain(|flag| !sets_opt_level(flag));
+        options.extra_flags.retain(|flag| !sets_opt_level(flag));
         options.name = Some(format!("{} at PTX ISA {isa}", ptx.name()));
         let mut check = Linker::from_parts(options, self.backend.clone())?;
         // Through the cache: a rebuild's check is then a hit, not a
@@ -493,9 +495,36 @@ fn target(
 /// Logs of a successful link: `(info, error)`.
 pub(crate) type Logs = (String, String);
 
+/// Whether `flag` sets nvJitLink's or ptxas's optimisation level (`-O3`,
+/// `--opt-level=3`), which the PTX ISA check sets itself.
+fn sets_opt_level(flag: &str) -> bool {
+    let flag = flag.trim_start_matches('-');
+    let level = flag.strip_prefix('O').is_some_and(|rest| {
+        let rest = rest.strip_prefix('=').unwrap_or(rest);
+        !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit())
+    });
+    level || flag.starts_with("opt-level")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn opt_levels_are_told_from_other_flags() {
+        for level in ["-O3", "-O0", "--O=2", "--opt-level=3", "-opt-level"] {
+            assert!(sets_opt_level(level), "{level}");
+        }
+        for other in [
+            "-Ofc=max",
+            "-Ofast-compile=max",
+            "-O",
+            "-lineinfo",
+            "-maxrregcount=32",
+        ] {
+            assert!(!sets_opt_level(other), "{other}");
+        }
+    }
 
     /// `{:#}` of anyhow, or any report that walks `source()`, prints each
     /// cause once.

@@ -114,6 +114,18 @@ fn unloading_waits_only_where_a_kernel_was_launched() {
     );
     drop(library);
     assert_eq!(synchronizations(), before + 2, "one wait per context");
+
+    // After a fallback to the module API too.
+    let (library, saxpy) = kernel("saxpy", LoadOptions::default().force_module_api(true));
+    // SAFETY: as above.
+    unsafe { saxpy.launch(&context, std::ptr::null_mut(), CONFIG, &mut []) }.unwrap();
+    let before = synchronizations();
+    drop((library, saxpy));
+    assert_eq!(
+        synchronizations(),
+        before + 1,
+        "a module's launches are waited for"
+    );
 }
 
 /// After a fallback to the module API, a kernel's function belongs to the

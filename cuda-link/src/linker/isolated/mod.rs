@@ -191,18 +191,17 @@ pub(super) fn link(
     let wait_phase = phase!("wait");
     let started = Instant::now();
     let fd = worker.socket.as_raw_fd();
+    // A fork starts with the caller's resident pages mapped: the limit is
+    // on what the link adds to the worker's size when it starts, read
+    // before the worker sees the request.
+    let limits = Limits {
+        deadline: timeout.map(|limit| started + limit),
+        memory: memory_limit.map(|limit| {
+            let baseline = resident_bytes(worker.pid).unwrap_or(0);
+            (worker.pid, baseline.saturating_add(limit))
+        }),
+    };
     let answer = if send_all(fd, &(len as u64).to_le_bytes()) {
-        // A fork starts with the caller's resident pages mapped: the limit
-        // is on what the link adds to the worker's size when it starts,
-        // read while the worker wakes up and decodes the request (what it
-        // allocates by then counts as its start), not before it is sent.
-        let limits = Limits {
-            deadline: timeout.map(|limit| started + limit),
-            memory: memory_limit.map(|limit| {
-                let baseline = resident_bytes(worker.pid).unwrap_or(0);
-                (worker.pid, baseline.saturating_add(limit))
-            }),
-        };
         read_length(fd, &limits)
     } else {
         Ok(None) // The worker is gone: its status says how.
