@@ -16,7 +16,7 @@ pub use compiler::Compiler;
 pub use dependencies::Dependencies;
 pub use error::CompileError;
 pub use host_code::HostCode;
-pub use nvcc::DroppedOption;
+pub use nvcc::{DroppedOption, nvcc_host_option};
 pub use nvrtc::Target;
 /// The NVRTC bindings this crate loads with.
 pub use nvrtc_sys;

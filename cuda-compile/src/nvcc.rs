@@ -48,6 +48,9 @@ struct Entry {
     spellings: &'static [&'static str],
     value: Value,
     meaning: Meaning,
+    /// nvcc's host side alone: no device tool (NVRTC, nvJitLink, ptxas)
+    /// has an option of that name.
+    host_side: bool,
 }
 
 const HOST_COMPILER: &str = "an option of the host compiler; NVRTC compiles device code only";
@@ -57,6 +60,7 @@ const TABLE: &[Entry] = &[
     Entry {
         spellings: &["--expt-relaxed-constexpr", "-expt-relaxed-constexpr"],
         value: Value::None,
+        host_side: false,
         meaning: Meaning::DefaultDevice,
     },
     Entry {
@@ -67,6 +71,7 @@ const TABLE: &[Entry] = &[
             "-extended-lambda",
         ],
         value: Value::None,
+        host_side: false,
         meaning: Meaning::Nothing(
             "NVRTC refuses `__device__` lambdas whatever the options, and plain lambdas in \
              device code need none",
@@ -75,6 +80,7 @@ const TABLE: &[Entry] = &[
     Entry {
         spellings: &["-O", "--optimize"],
         value: Value::Digit,
+        host_side: false,
         meaning: Meaning::Nothing(
             "nvcc's -O is the host compiler's level; device code is optimised either way",
         ),
@@ -82,26 +88,31 @@ const TABLE: &[Entry] = &[
     Entry {
         spellings: &["-Xcompiler", "--compiler-options"],
         value: Value::Next,
+        host_side: true,
         meaning: Meaning::Nothing(HOST_COMPILER),
     },
     Entry {
         spellings: &["-ccbin", "--compiler-bindir"],
         value: Value::Next,
+        host_side: true,
         meaning: Meaning::Nothing(HOST_COMPILER),
     },
     Entry {
         spellings: &["--default-stream", "-default-stream"],
         value: Value::Next,
+        host_side: true,
         meaning: Meaning::Nothing("the CUDA runtime's default stream, a host-code setting"),
     },
     Entry {
         spellings: &["--threads", "-threads"],
         value: Value::Next,
+        host_side: true,
         meaning: Meaning::Nothing("nvcc's own parallel compiles"),
     },
     Entry {
         spellings: &["--keep", "-keep"],
         value: Value::None,
+        host_side: true,
         meaning: Meaning::Nothing("nvcc's intermediate files"),
     },
     Entry {
@@ -110,6 +121,7 @@ const TABLE: &[Entry] = &[
             "--Wno-deprecated-gpu-targets",
         ],
         value: Value::None,
+        host_side: true,
         meaning: Meaning::Nothing("a warning of nvcc's driver"),
     },
 ];
@@ -155,6 +167,44 @@ fn lookup(option: &str) -> Option<(&'static Entry, bool)> {
             }
         })
     })
+}
+
+/// The nvcc option `words` starts with, if it is one of nvcc's host side
+/// alone (`-Xcompiler -fPIC`, `--default-stream per-thread`, `--threads 4`,
+/// `--keep`, `-ccbin`, `-Wno-deprecated-gpu-targets`), which no device
+/// tool takes and which changes nothing in device code: how many of
+/// `words` it takes (its value may be the next), and why it is left out.
+/// For command lines with options of their own besides nvcc's, such as
+/// `cuda-link compile`'s; [`ProgramOptions::nvcc_options`] takes these too.
+///
+/// ```
+/// let words = ["-Xcompiler", "-fPIC", "k.cu"];
+/// let (taken, dropped) = cuda_compile::nvcc_host_option(&words).unwrap();
+/// assert_eq!((taken, dropped.option.as_str()), (2, "-Xcompiler -fPIC"));
+/// assert!(cuda_compile::nvcc_host_option(&["-O3"]).is_none()); // ptxas has -O too
+/// ```
+pub fn nvcc_host_option<S: AsRef<str>>(words: &[S]) -> Option<(usize, DroppedOption)> {
+    let first = words.first()?.as_ref();
+    let (entry, value_follows) = lookup(first).filter(|(entry, _)| entry.host_side)?;
+    let Meaning::Nothing(why) = entry.meaning else {
+        return None;
+    };
+    match words.get(1).filter(|_| value_follows) {
+        Some(value) => Some((
+            2,
+            DroppedOption {
+                option: format!("{first} {}", value.as_ref()),
+                why,
+            },
+        )),
+        None => Some((
+            1,
+            DroppedOption {
+                option: first.to_owned(),
+                why,
+            },
+        )),
+    }
 }
 
 impl ProgramOptions {
@@ -302,6 +352,27 @@ mod tests {
             options.extra_options,
             ["-Xptxas", "-O3", "-I", "-O2", "-lineinfo"]
         );
+    }
+
+    #[test]
+    fn host_side_options_alone_are_named() {
+        assert_eq!(nvcc_host_option(&["--threads", "4"]).unwrap().0, 2);
+        assert_eq!(
+            nvcc_host_option(&["--default-stream=legacy", "x"])
+                .unwrap()
+                .0,
+            1
+        );
+        assert_eq!(nvcc_host_option(&["--keep", "k.cu"]).unwrap().0, 1);
+        for device in [
+            "-O3",
+            "--expt-extended-lambda",
+            "--expt-relaxed-constexpr",
+            "-lineinfo",
+        ] {
+            assert!(nvcc_host_option(&[device]).is_none(), "{device}");
+        }
+        assert!(nvcc_host_option::<&str>(&[]).is_none());
     }
 
     #[test]

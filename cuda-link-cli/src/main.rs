@@ -301,6 +301,38 @@ pub(crate) fn normalise_args(args: impl IntoIterator<Item = String>) -> Vec<Stri
         .collect()
 }
 
+/// `compile` and `link` command lines without nvcc's host-side options
+/// (`-Xcompiler -fPIC`, `--default-stream per-thread`, ...), which
+/// change nothing in device code: each left out is said on stderr, with
+/// why (cuda-compile's table). Raw options' values are kept.
+pub(crate) fn without_nvcc_host_options(args: Vec<String>) -> Vec<String> {
+    if !matches!(args.get(1).map(String::as_str), Some("compile" | "link")) {
+        return args;
+    }
+    let mut kept = Vec::with_capacity(args.len());
+    let mut at = 0;
+    while at < args.len() {
+        let raw_value = kept
+            .last()
+            .is_some_and(|previous: &String| RAW_OPTIONS.contains(&previous.as_str()));
+        if !raw_value && let Some((taken, dropped)) = cuda_compile::nvcc_host_option(&args[at..]) {
+            eprintln!(
+                "cuda-link: `{}` is left out: {}",
+                dropped.option, dropped.why
+            );
+            at += taken;
+            continue;
+        }
+        kept.push(args[at].clone());
+        at += 1;
+    }
+    kept
+}
+
+/// Options whose next word is theirs, whatever it looks like, after
+/// [`normalise_args`].
+const RAW_OPTIONS: &[&str] = &["--flag", "--Xnvrtc", "--xptxas"];
+
 /// An arch as typed (`compute_90` stays a PTX slot in a multi-arch link),
 /// checked to parse.
 fn parse_arch_text(text: &str) -> Result<String, String> {
@@ -342,7 +374,7 @@ pub(crate) enum Failure {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse_from(normalise_args(std::env::args()));
+    let cli = Cli::parse_from(without_nvcc_host_options(normalise_args(std::env::args())));
     let verbose = match &cli.command {
         Command::Link(args) => args.verbose,
         Command::Compile(args) => args.verbose,
@@ -395,6 +427,28 @@ fn report(error: &dyn std::error::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nvcc_host_options_are_left_out_of_compile_and_link() {
+        let args = [
+            "cuda-link",
+            "compile",
+            "-Xcompiler",
+            "-fPIC",
+            "--default-stream",
+            "per-thread",
+            "--Xnvrtc",
+            "--keep",
+            "--threads=4",
+            "k.cu",
+        ];
+        let kept = without_nvcc_host_options(args.map(str::to_owned).to_vec());
+        assert_eq!(kept, ["cuda-link", "compile", "--Xnvrtc", "--keep", "k.cu"]);
+        let inspect = ["cuda-link", "inspect", "--keep"]
+            .map(str::to_owned)
+            .to_vec();
+        assert_eq!(without_nvcc_host_options(inspect.clone()), inspect);
+    }
 
     #[test]
     fn raw_flags_pass_through_untouched() {

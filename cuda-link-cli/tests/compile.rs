@@ -74,20 +74,36 @@ fn kernels(code: &ObjectCode) -> Vec<String> {
     kernels
 }
 
-/// One arch, nvcc's spellings: a cubin named after the input, its kernels
-/// compiled for that arch, and each name expression's lowered name on
-/// standard output.
+/// One arch, nvcc's spellings (its host-side options left out, each
+/// said): a cubin named after the input, its kernels compiled for that
+/// arch, and each name expression's lowered name on standard output.
 #[test]
 fn one_arch_writes_a_cubin_with_the_name_expressions() {
     if !have_nvrtc() {
         return;
     }
     let dir = project();
+    // nvcc's host-side options, as Makefiles pass them: left out, said.
     let run = run_in(
         dir.path(),
-        &["compile", "-arch=sm_90", "--name-expression", "axpy<float>"],
+        &[
+            "compile",
+            "-arch=sm_90",
+            "-O3",
+            "-Xcompiler",
+            "-fPIC",
+            "--default-stream",
+            "per-thread",
+            "--name-expression",
+            "axpy<float>",
+        ],
     );
-    succeeded(&run);
+    let stderr = succeeded(&run);
+    assert!(
+        stderr.contains("`-Xcompiler -fPIC` is left out")
+            && stderr.contains("`--default-stream per-thread` is left out"),
+        "{stderr}"
+    );
     assert_eq!(
         String::from_utf8_lossy(&run.stdout),
         "axpy<float>\t_Z4axpyIfEvPT_PKS0_i\n"
