@@ -184,27 +184,27 @@ fn lookup(option: &str) -> Option<(&'static Entry, bool)> {
 /// assert!(cuda_compile::nvcc_host_option(&["-O3"]).is_none()); // ptxas has -O too
 /// ```
 pub fn nvcc_host_option<S: AsRef<str>>(words: &[S]) -> Option<(usize, DroppedOption)> {
-    let first = words.first()?.as_ref();
-    let (entry, value_follows) = lookup(first).filter(|(entry, _)| entry.host_side)?;
-    let Meaning::Nothing(why) = entry.meaning else {
-        return None;
-    };
-    match words.get(1).filter(|_| value_follows) {
-        Some(value) => Some((
-            2,
-            DroppedOption {
-                option: format!("{first} {}", value.as_ref()),
-                why,
-            },
-        )),
-        None => Some((
-            1,
-            DroppedOption {
-                option: first.to_owned(),
-                why,
-            },
-        )),
+    let (entry, taken, option) = matched(words)?;
+    match entry.meaning {
+        Meaning::Nothing(why) if entry.host_side => Some((taken, DroppedOption { option, why })),
+        _ => None,
     }
+}
+
+/// The table's option `words` starts with: its entry, how many of `words`
+/// it takes (its value may be the next: for `-O`, only a digit), and its
+/// text with that value.
+fn matched<S: AsRef<str>>(words: &[S]) -> Option<(&'static Entry, usize, String)> {
+    let first = words.first()?.as_ref();
+    let (entry, value_follows) = lookup(first)?;
+    let value = words
+        .get(1)
+        .map(AsRef::as_ref)
+        .filter(|value| value_follows && (entry.value != Value::Digit || is_digit(value)));
+    Some(match value {
+        Some(value) => (entry, 2, format!("{first} {value}")),
+        None => (entry, 1, first.to_owned()),
+    })
 }
 
 impl ProgramOptions {
@@ -236,33 +236,27 @@ impl ProgramOptions {
         &mut self,
         options: impl IntoIterator<Item = S>,
     ) -> Vec<DroppedOption> {
+        let words: Vec<S> = options.into_iter().collect();
         let mut dropped = Vec::new();
-        let mut options = options.into_iter().peekable();
-        while let Some(option) = options.next() {
-            let option = option.as_ref();
-            let Some((entry, value_follows)) = lookup(option) else {
-                self.extra_options.push(option.to_owned());
-                if VALUE_IN_NEXT_WORD.contains(&option)
-                    && let Some(value) = options.next()
-                {
-                    self.extra_options.push(value.as_ref().to_owned());
-                }
+        let mut at = 0;
+        while let Some(word) = words.get(at) {
+            let word = word.as_ref();
+            let Some((entry, taken, option)) = matched(&words[at..]) else {
+                // NVRTC's own, with its value when that is the next word.
+                let taken = match VALUE_IN_NEXT_WORD.contains(&word) {
+                    true => 2.min(words.len() - at),
+                    false => 1,
+                };
+                let own = words[at..at + taken].iter().map(|w| w.as_ref().to_owned());
+                self.extra_options.extend(own);
+                at += taken;
                 continue;
             };
             match entry.meaning {
                 Meaning::DefaultDevice => self.device_as_default_execution_space = true,
-                Meaning::Nothing(why) => {
-                    let mut option = option.to_owned();
-                    let takes_next = |value: &S| match entry.value {
-                        Value::Digit => is_digit(value.as_ref()),
-                        _ => true,
-                    };
-                    if value_follows && let Some(value) = options.next_if(takes_next) {
-                        option = format!("{option} {}", value.as_ref());
-                    }
-                    dropped.push(DroppedOption { option, why });
-                }
+                Meaning::Nothing(why) => dropped.push(DroppedOption { option, why }),
             }
+            at += taken;
         }
         dropped
     }

@@ -279,13 +279,7 @@ pub(crate) fn normalise_args(args: impl IntoIterator<Item = String>) -> Vec<Stri
     let mut previous_was_raw = false;
     args.into_iter()
         .map(|arg| {
-            let raw = std::mem::replace(
-                &mut previous_was_raw,
-                matches!(
-                    arg.as_str(),
-                    "--flag" | "-Xnvrtc" | "--Xnvrtc" | "-Xptxas" | "--Xptxas" | "--xptxas"
-                ),
-            );
+            let raw = std::mem::replace(&mut previous_was_raw, RAW_OPTIONS.contains(&arg.as_str()));
             if raw {
                 return arg;
             }
@@ -329,9 +323,11 @@ pub(crate) fn without_nvcc_host_options(args: Vec<String>) -> Vec<String> {
     kept
 }
 
-/// Options whose next word is theirs, whatever it looks like, after
-/// [`normalise_args`].
-const RAW_OPTIONS: &[&str] = &["--flag", "--Xnvrtc", "--xptxas"];
+/// Options whose next word is theirs, whatever it looks like, before
+/// [`normalise_args`] and after.
+const RAW_OPTIONS: &[&str] = &[
+    "--flag", "-Xnvrtc", "--Xnvrtc", "-Xptxas", "--Xptxas", "--xptxas",
+];
 
 /// An arch as typed (`compute_90` stays a PTX slot in a multi-arch link),
 /// checked to parse.

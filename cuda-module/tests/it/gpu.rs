@@ -9,7 +9,7 @@ use std::ffi::c_void;
 use cuda_link::{Arch, Backend, LinkError, Linker, LinkerOptions, ObjectCode, OutputKind};
 use cuda_link_tests::{FatbinInput, fixtures, nvfatbin, nvrtc, ptxas};
 use cuda_module::{
-    Context, CurrentGuard, DeviceBuffer, LaunchConfig, Library, LoadOptions, ModuleError,
+    Context, CurrentGuard, DeviceBuffer, Kernel, LaunchConfig, Library, LoadOptions, ModuleError,
 };
 
 /// Contexts: launches and guards restore the current one; a module's
@@ -504,6 +504,24 @@ extern "C" __global__ void spin_then_write(int *out, long long cycles)
 }
 "#;
 
+/// Launches `spin_then_write` on `context`'s null stream: about 0.2 s of
+/// spinning (400 M cycles), then 42 into `out`.
+fn start_spin(spin: &Kernel, context: &Context, out: &DeviceBuffer) {
+    let (mut out_arg, mut cycles) = (out.pointer(), 400_000_000i64);
+    let mut params: [*mut c_void; 2] = [(&raw mut out_arg).cast(), (&raw mut cycles).cast()];
+    // SAFETY: spin_then_write(int *out, long long cycles); `out` holds one
+    // int, and each caller waits for the kernel before freeing it.
+    unsafe {
+        spin.launch(
+            context,
+            std::ptr::null_mut(),
+            LaunchConfig::for_elements(1, 1),
+            &mut params,
+        )
+    }
+    .unwrap();
+}
+
 /// One Library, loaded once, runs saxpy on every device at once, one
 /// thread per device (on a single-GPU machine: one device).
 #[test]
@@ -563,19 +581,7 @@ fn unloading_waits_for_running_work() {
             .spawn(|| {
                 let _current = device_context.make_current().unwrap();
                 let out = DeviceBuffer::from_slice(&device_context, &[0i32]).unwrap();
-                let (mut out_arg, mut cycles) = (out.pointer(), 400_000_000i64);
-                let mut params: [*mut c_void; 2] =
-                    [(&raw mut out_arg).cast(), (&raw mut cycles).cast()];
-                // SAFETY: spin_then_write(int *out, long long cycles), one int.
-                unsafe {
-                    kernel.launch(
-                        &device_context,
-                        std::ptr::null_mut(),
-                        LaunchConfig::for_elements(1, 1),
-                        &mut params,
-                    )
-                }
-                .unwrap();
+                start_spin(&kernel, &device_context, &out);
                 out
             })
             .join()
@@ -606,23 +612,9 @@ fn unloading_waits_only_after_a_launch() {
     .unwrap();
     let spinning = Library::load(&spin).unwrap();
     let out = DeviceBuffer::from_slice(&context, &[0i32]).unwrap();
-    // About 0.2 s of spinning (400 M cycles) on the null stream.
-    let start_spin = || {
-        let (mut out_arg, mut cycles) = (out.pointer(), 400_000_000i64);
-        let mut params: [*mut c_void; 2] = [(&raw mut out_arg).cast(), (&raw mut cycles).cast()];
-        // SAFETY: spin_then_write(int *out, long long cycles), one int.
-        unsafe {
-            spinning.kernel("spin_then_write").unwrap().launch(
-                &context,
-                std::ptr::null_mut(),
-                LaunchConfig::for_elements(1, 1),
-                &mut params,
-            )
-        }
-        .unwrap();
-    };
+    let spin = spinning.kernel("spin_then_write").unwrap();
 
-    start_spin();
+    start_spin(&spin, &context, &out);
     let looked_up = Library::load(&saxpy).unwrap();
     looked_up
         .kernel("saxpy")
@@ -643,7 +635,7 @@ fn unloading_waits_only_after_a_launch() {
     // Launched once (saxpy, quick), then unloaded behind the spin: waits.
     let launched = Library::load(&saxpy).unwrap();
     run_saxpy(&context, &launched, "saxpy");
-    start_spin();
+    start_spin(&spin, &context, &out);
     let start = std::time::Instant::now();
     drop(launched);
     let waited = start.elapsed();
