@@ -8,6 +8,7 @@
  *                       aborts, never returns, or touches memory without
  *                       end (4 GiB, then waits), as nvJitLink does on some
  *                       corrupt contents and on decompression bombs
+ *   STUB_INFO_LOG_BYTES=N  the info log is N bytes of 'a'
  * stub_live_handles() reports handles created and not destroyed, so a
  * test can prove that every error path destroys its handle. */
 #include <stddef.h>
@@ -77,5 +78,13 @@ int nvJitLinkGetLinkedCubinSize(stub_handle *h, size_t *size) { (void)h; *size =
 int nvJitLinkGetLinkedCubin(stub_handle *h, void *out) { (void)h; memcpy(out, cubin, sizeof cubin); return 0; }
 int nvJitLinkGetErrorLogSize(stub_handle *h, size_t *size) { *size = strlen(h->error_log) + 1; return 0; }
 int nvJitLinkGetErrorLog(stub_handle *h, char *out) { strcpy(out, h->error_log); return 0; }
-int nvJitLinkGetInfoLogSize(stub_handle *h, size_t *size) { (void)h; *size = 1; return 0; }
-int nvJitLinkGetInfoLog(stub_handle *h, char *out) { (void)h; out[0] = 0; return 0; }
+#ifndef STUB_INFO_LOG_BYTES
+#define STUB_INFO_LOG_BYTES 0
+#endif
+int nvJitLinkGetInfoLogSize(stub_handle *h, size_t *size) { (void)h; *size = (size_t)(STUB_INFO_LOG_BYTES) + 1; return 0; }
+int nvJitLinkGetInfoLog(stub_handle *h, char *out) {
+    (void)h;
+    memset(out, 'a', (size_t)(STUB_INFO_LOG_BYTES));
+    out[STUB_INFO_LOG_BYTES] = 0;
+    return 0;
+}

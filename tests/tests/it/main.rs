@@ -6,4 +6,5 @@ mod corpus;
 mod fatbin_oracle;
 mod faults;
 mod ffi_types;
+mod isolation;
 mod library_corpus;

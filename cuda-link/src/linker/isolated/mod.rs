@@ -21,14 +21,27 @@
 //! hang into [`LinkError::TimedOut`]. A worker that crashed or timed out is
 //! reaped and replaced by the next link.
 //!
+//! A worker belongs to the process that forked it (`pool.rs`): a child of
+//! the caller never uses or signals its parent's workers, and forks its
+//! own. A worker ends with that process: a parent-death signal, armed in
+//! the worker and checked against its parent's pid (`process.rs`), ends
+//! it mid-link when its caller is killed. It maps its own shared memory
+//! and no other worker's (`MADV_DONTFORK`).
+//!
+//! What this contains is an input that crashes, hangs or runs away in
+//! nvJitLink; it is no sandbox: a worker runs with the caller's user,
+//! files and memory as they were at the fork.
+//!
 //! The driver backend cannot run here: CUDA does not survive a fork.
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use nvjitlink_sys::NvJitLink;
 
+mod pool;
+mod process;
 mod shared;
 mod wire;
 
@@ -37,126 +50,11 @@ use crate::object_code::ObjectCode;
 use shared::Shared;
 use wire::{decode, decode_request, encode};
 
-/// A worker process, the socket it listens on and the memory it shares.
-struct Worker {
-    pid: libc::pid_t,
-    socket: OwnedFd,
-    shared: Shared,
-    /// The library it was forked with: the worker calls it at the same
-    /// address, and holding it keeps that address from another library.
-    lib: Arc<NvJitLink>,
-}
-
-/// Idle workers, any library's.
-static IDLE: Mutex<Vec<Worker>> = Mutex::new(Vec::new());
-/// Idle workers kept beyond this are stopped.
-const MAX_IDLE: usize = 8;
 /// No answer of a worker is larger (a linked image and two logs).
 const MAX_ANSWER: u64 = 1 << 34;
 /// A worker whose shared file grew past this is stopped after its link,
 /// not kept: the file cannot shrink, and it holds memory.
 const MAX_KEPT_SHARED: usize = 64 << 20;
-
-impl Worker {
-    /// Forks a worker for `lib`.
-    fn spawn(lib: &Arc<NvJitLink>) -> Result<Self, LinkError> {
-        let mut fds = [0; 2];
-        // SAFETY: `fds` has room for the two descriptors socketpair writes.
-        let made = unsafe {
-            libc::socketpair(
-                libc::AF_UNIX,
-                libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
-                0,
-                fds.as_mut_ptr(),
-            )
-        };
-        if made != 0 {
-            return Err(os_failure("socketpair"));
-        }
-        // SAFETY: both descriptors were just created and are owned by no one else.
-        let (ours, theirs) =
-            unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-        let shared = Shared::create()?;
-        // SAFETY: the child runs only `serve`, which never returns (see the
-        // module docs for why that is sound after a fork of a threaded
-        // process).
-        match unsafe { libc::fork() } {
-            -1 => Err(os_failure("fork")),
-            0 => serve(theirs, shared.fd(), lib),
-            pid => {
-                drop(theirs);
-                Ok(Worker {
-                    pid,
-                    socket: ours,
-                    shared,
-                    lib: Arc::clone(lib),
-                })
-            }
-        }
-    }
-
-    /// An idle worker of `lib` that is still alive, or a new one.
-    fn take(lib: &Arc<NvJitLink>) -> Result<Self, LinkError> {
-        let mut idle = IDLE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        while let Some(at) = idle.iter().position(|w| Arc::ptr_eq(&w.lib, lib)) {
-            let worker = idle.swap_remove(at);
-            // A worker killed from outside while idle is reaped here; one
-            // that cannot be waited for (SIGCHLD ignored) is taken as alive.
-            if matches!(worker.wait(false, libc::WNOHANG), Some(None) | None) {
-                return Ok(worker);
-            }
-        }
-        drop(idle);
-        Self::spawn(lib)
-    }
-
-    /// Back to the pool; when it is full, the longest idle worker stops,
-    /// so a library that is linked again finds its worker.
-    fn put_back(self) {
-        let mut idle = IDLE.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let oldest = (idle.len() >= MAX_IDLE).then(|| idle.remove(0));
-        idle.push(self);
-        drop(idle);
-        if let Some(oldest) = oldest {
-            oldest.stop();
-        }
-    }
-
-    /// Kills and reaps the worker; how it ended.
-    fn stop(self) -> Option<i32> {
-        self.wait(true, 0).flatten()
-    }
-
-    /// `waitpid`, killing first if `kill`: `Some(None)` while it runs
-    /// (with `WNOHANG`), `Some(Some(code))` once it ended (`-signal` for a
-    /// signal), `None` if it cannot be waited for (an application that
-    /// ignores `SIGCHLD` has the kernel reap its children).
-    fn wait(&self, kill: bool, flags: i32) -> Option<Option<i32>> {
-        if kill {
-            // SAFETY: `pid` is our child, not yet reaped.
-            unsafe { libc::kill(self.pid, libc::SIGKILL) };
-        }
-        let mut status = 0;
-        loop {
-            // SAFETY: `pid` is our child and `status` an out-pointer.
-            let waited = unsafe { libc::waitpid(self.pid, &mut status, flags) };
-            if waited == 0 {
-                return Some(None);
-            }
-            if waited == self.pid {
-                break;
-            }
-            if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-                return None;
-            }
-        }
-        Some(Some(if libc::WIFSIGNALED(status) {
-            -libc::WTERMSIG(status)
-        } else {
-            libc::WEXITSTATUS(status)
-        }))
-    }
-}
 
 fn os_failure(call: &str) -> LinkError {
     LinkError::Isolation {
@@ -176,7 +74,7 @@ pub(super) fn link(
 ) -> Result<(Vec<u8>, Logs), LinkError> {
     let names = || inputs.iter().map(|i| i.name().to_owned()).collect();
     let taken_phase = phase!("worker");
-    let mut worker = Worker::take(lib)?;
+    let mut worker = pool::take(lib)?;
     drop(taken_phase);
     let request_phase = phase!("request");
     let len = wire::request_len(flags, inputs, output);
@@ -184,7 +82,7 @@ pub(super) fn link(
         .shared
         .write(len, |out| wire::write_request(out, flags, inputs, output));
     if let Err(error) = written {
-        worker.put_back(); // It saw nothing.
+        pool::put_back(worker); // It saw nothing.
         return Err(error);
     }
     drop(request_phase);
@@ -197,8 +95,8 @@ pub(super) fn link(
     let limits = Limits {
         deadline: timeout.map(|limit| started + limit),
         memory: memory_limit.map(|limit| {
-            let baseline = resident_bytes(worker.pid).unwrap_or(0);
-            (worker.pid, baseline.saturating_add(limit))
+            let baseline = resident_bytes(worker.pid()).unwrap_or(0);
+            (worker.pid(), baseline.saturating_add(limit))
         }),
     };
     let answer = if send_all(fd, &(len as u64).to_le_bytes()) {
@@ -208,16 +106,31 @@ pub(super) fn link(
     };
     drop(wait_phase);
     match answer {
+        // An answer larger than the link may use is not copied in.
+        Ok(Some(len)) if memory_limit.is_some_and(|limit| len as u64 > limit) => {
+            worker.stop();
+            Err(LinkError::MemoryLimit {
+                limit: memory_limit.unwrap_or_default(),
+                inputs: names(),
+            })
+        }
         Ok(Some(len)) => {
             let _phase = phase!("answer");
+            let mut answer = Vec::new();
+            if answer.try_reserve_exact(len).is_err() {
+                worker.stop();
+                return Err(LinkError::Isolation {
+                    detail: format!("cannot allocate {len} bytes for the worker's answer"),
+                });
+            }
             let answer = worker
                 .shared
-                .copy_out(len)
-                .map(|answer| decode(&answer, inputs));
+                .copy_out(len, &mut answer)
+                .map(|()| decode(&answer, inputs));
             match answer {
                 Ok(decoded) => {
                     match worker.shared.file_len() {
-                        Ok(kept) if kept <= MAX_KEPT_SHARED => worker.put_back(),
+                        Ok(kept) if kept <= MAX_KEPT_SHARED => pool::put_back(worker),
                         _ => drop(worker.stop()),
                     }
                     decoded

@@ -51,6 +51,15 @@ impl Mapping {
         if ptr == libc::MAP_FAILED {
             return Err(os_failure("mmap"));
         }
+        // A worker forked later, or any child of the caller, gets no copy:
+        // each worker maps its own file and no other.
+        // SAFETY: advice on the mapping just made.
+        if unsafe { libc::madvise(ptr, len.max(1), libc::MADV_DONTFORK) } != 0 {
+            let failure = os_failure("madvise(MADV_DONTFORK)");
+            // SAFETY: the mapping just made, used by no one.
+            unsafe { libc::munmap(ptr, len.max(1)) };
+            return Err(failure);
+        }
         Ok(Mapping {
             ptr: ptr.cast(),
             len,
@@ -122,6 +131,14 @@ impl Shared {
         self.fd.as_raw_fd()
     }
 
+    /// The file alone, this side's mapping forgotten, not unmapped: in the
+    /// child of a fork, which has no copy of it (`MADV_DONTFORK`), its
+    /// address may hold another mapping.
+    pub(super) fn disown(self) -> OwnedFd {
+        std::mem::forget(self.mapping);
+        self.fd
+    }
+
     /// The file's size.
     pub(super) fn file_len(&self) -> Result<usize, LinkError> {
         file_len(self.fd())
@@ -179,13 +196,16 @@ impl Shared {
         Ok(())
     }
 
-    /// A copy of the first `len` bytes, which the worker wrote: the
-    /// caller's read. A worker is trusted to keep the protocol only as far
-    /// as nvJitLink does not corrupt it, so the caller never holds a
-    /// reference into the memory, it copies.
-    pub(super) fn copy_out(&mut self, len: usize) -> Result<Vec<u8>, LinkError> {
+    /// Copies the first `len` bytes, which the worker wrote, into `out`:
+    /// the caller's read. A worker is trusted to keep the protocol only as
+    /// far as nvJitLink does not corrupt it, so the caller never holds a
+    /// reference into the memory, it copies. The caller reserves `out`
+    /// (fallibly: an answer can be large); this reserves only what is
+    /// missing.
+    pub(super) fn copy_out(&mut self, len: usize, out: &mut Vec<u8>) -> Result<(), LinkError> {
         self.cover(len, false)?;
-        let mut out = Vec::with_capacity(len);
+        out.clear();
+        out.reserve_exact(len);
         // SAFETY: `len` is within the mapping and `out` has room for it;
         // the pages of a file are always initialized. Bytes a worker that
         // broke the protocol writes meanwhile are copied as some bytes,
@@ -194,7 +214,7 @@ impl Shared {
             std::ptr::copy_nonoverlapping(self.mapping.ptr, out.as_mut_ptr(), len);
             out.set_len(len);
         }
-        Ok(out)
+        Ok(())
     }
 
     /// A view of the first `len` bytes, which the caller wrote: the
@@ -237,10 +257,12 @@ mod tests {
         // A longer message grows the file and both sides map it again.
         writer.write(100_000, |b| b.fill(7)).unwrap();
         assert_eq!(reader.read(100_000).unwrap().as_ref()[99_999], 7);
-        assert_eq!(reader.copy_out(3).unwrap(), [7, 7, 7]);
+        let mut copied = Vec::new();
+        reader.copy_out(3, &mut copied).unwrap();
+        assert_eq!(copied, [7, 7, 7]);
         // More than was ever written is an error, never a read past the end.
         assert!(reader.read(1 << 30).is_err());
-        assert!(reader.copy_out(1 << 30).is_err());
+        assert!(reader.copy_out(1 << 30, &mut copied).is_err());
         // The file cannot shrink.
         // SAFETY: a valid descriptor.
         assert_ne!(unsafe { libc::ftruncate(writer.fd(), 0) }, 0);

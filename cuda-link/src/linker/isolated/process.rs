@@ -1,0 +1,231 @@
+//! A worker process as its caller holds it: the fork that makes it, and
+//! the ways it ends. A worker ends with the process that made it: it arms
+//! a parent-death signal, then checks that its parent is still the one
+//! that forked it (the parent may have died in between). Its caller
+//! signals it only through a pidfd, which names that process and no other
+//! even after its pid is reused; where the kernel has none (before 5.3),
+//! only while `waitpid` says it is still an unreaped child of ours.
+
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::Arc;
+
+use nvjitlink_sys::NvJitLink;
+
+use super::super::LinkError;
+use super::os_failure;
+use super::shared::Shared;
+
+/// A worker process, the socket it listens on and the memory it shares.
+pub(super) struct Worker {
+    pid: libc::pid_t,
+    /// The worker's pidfd, where the kernel makes one.
+    pidfd: Option<OwnedFd>,
+    pub(super) socket: OwnedFd,
+    pub(super) shared: Shared,
+    /// The library it was forked with: the worker calls it at the same
+    /// address, and holding it keeps that address from another library.
+    pub(super) lib: Arc<NvJitLink>,
+    /// The process that forked it, the only one that may use it.
+    owner: u32,
+    /// What the socket, the shared file and the pidfd are, to tell them
+    /// from other files given the same numbers after a fork.
+    identities: [Option<(u64, u64)>; 3],
+}
+
+impl Worker {
+    /// Forks a worker for `lib` from the calling thread, which must live
+    /// as long as the process: the parent-death signal fires when the
+    /// thread that forked ends (see `pool`'s spawning thread).
+    pub(super) fn spawn(lib: &Arc<NvJitLink>) -> Result<Self, LinkError> {
+        let mut fds = [0; 2];
+        // SAFETY: `fds` has room for the two descriptors socketpair writes.
+        let made = unsafe {
+            libc::socketpair(
+                libc::AF_UNIX,
+                libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
+                0,
+                fds.as_mut_ptr(),
+            )
+        };
+        if made != 0 {
+            return Err(os_failure("socketpair"));
+        }
+        // SAFETY: both descriptors were just created and are owned by no one else.
+        let (ours, theirs) =
+            unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        let shared = Shared::create()?;
+        let owner = std::process::id();
+        // SAFETY: the child runs only `start`, which never returns (see the
+        // module docs of `isolated` for why that is sound after a fork of a
+        // threaded process).
+        match unsafe { libc::fork() } {
+            -1 => Err(os_failure("fork")),
+            0 => start(theirs, shared.fd(), lib, owner),
+            pid => {
+                drop(theirs);
+                let pidfd = pidfd_open(pid);
+                let identities = [
+                    identity(ours.as_raw_fd()),
+                    identity(shared.fd()),
+                    pidfd.as_ref().and_then(|fd| identity(fd.as_raw_fd())),
+                ];
+                Ok(Worker {
+                    pid,
+                    pidfd,
+                    socket: ours,
+                    shared,
+                    lib: Arc::clone(lib),
+                    owner,
+                    identities,
+                })
+            }
+        }
+    }
+
+    /// The process that forked this worker.
+    pub(super) fn owner(&self) -> u32 {
+        self.owner
+    }
+
+    pub(super) fn pid(&self) -> libc::pid_t {
+        self.pid
+    }
+
+    /// Whether an idle worker is still there to take a request: its socket
+    /// has no end of file (an idle worker writes nothing, so anything to
+    /// read means it is gone) and, with a pidfd, its process has not ended.
+    pub(super) fn is_alive(&self) -> bool {
+        let mut polls = [
+            libc::pollfd {
+                fd: self.socket.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: self.pidfd.as_ref().map_or(-1, AsRawFd::as_raw_fd),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        // SAFETY: two pollfds (a negative descriptor is skipped); no wait.
+        let ready = unsafe { libc::poll(polls.as_mut_ptr(), 2, 0) };
+        ready == 0
+    }
+
+    /// Kills and reaps the worker; how it ended.
+    pub(super) fn stop(self) -> Option<i32> {
+        self.kill();
+        self.reap(0).flatten()
+    }
+
+    /// Sends `SIGKILL` to this worker and no other process.
+    fn kill(&self) {
+        match &self.pidfd {
+            // SAFETY: a pidfd of our child; a signal and no info.
+            Some(pidfd) => unsafe {
+                libc::syscall(
+                    libc::SYS_pidfd_send_signal,
+                    pidfd.as_raw_fd(),
+                    libc::SIGKILL,
+                    std::ptr::null::<libc::siginfo_t>(),
+                    0,
+                );
+            },
+            // Unreaped, the pid is still our child's and cannot be reused.
+            None if matches!(self.reap(libc::WNOHANG), Some(None)) => {
+                // SAFETY: `pid` is our running child, not yet reaped.
+                unsafe { libc::kill(self.pid, libc::SIGKILL) };
+            }
+            None => {}
+        }
+    }
+
+    /// `waitpid`: `Some(None)` while it runs (with `WNOHANG`),
+    /// `Some(Some(code))` once it ended (`-signal` for a signal), `None`
+    /// if it cannot be waited for (an application that ignores `SIGCHLD`
+    /// has the kernel reap its children).
+    pub(super) fn reap(&self, flags: i32) -> Option<Option<i32>> {
+        let mut status = 0;
+        loop {
+            // SAFETY: `pid` is our child and `status` an out-pointer.
+            let waited = unsafe { libc::waitpid(self.pid, &mut status, flags) };
+            if waited == 0 {
+                return Some(None);
+            }
+            if waited == self.pid {
+                break;
+            }
+            if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+                return None;
+            }
+        }
+        Some(Some(if libc::WIFSIGNALED(status) {
+            -libc::WTERMSIG(status)
+        } else {
+            libc::WEXITSTATUS(status)
+        }))
+    }
+
+    /// Lets go of a worker that another process (the parent of a fork)
+    /// owns, without signalling or waiting for it: its descriptors are
+    /// closed where they are still the ones inherited, and its memory is
+    /// not unmapped (a fork does not copy that mapping, and the address
+    /// may hold another by now).
+    pub(super) fn disown(self) {
+        let Worker {
+            socket,
+            shared,
+            pidfd,
+            identities,
+            ..
+        } = self;
+        let fds = [Some(socket), Some(shared.disown()), pidfd];
+        for (fd, identity) in fds.into_iter().zip(identities) {
+            if let Some(fd) = fd {
+                match identity.is_some() && self::identity(fd.as_raw_fd()) == identity {
+                    true => drop(fd),
+                    // A child that closed its descriptors may have reused
+                    // the number for a file of its own.
+                    false => std::mem::forget(fd),
+                }
+            }
+        }
+    }
+}
+
+/// The device and inode of an open descriptor.
+fn identity(fd: RawFd) -> Option<(u64, u64)> {
+    // SAFETY: `stat` is plain data, filled by fstat before it is read.
+    let mut stat: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: an out-pointer to a `stat`; a closed number only fails.
+    let open = unsafe { libc::fstat(fd, &mut stat) } == 0;
+    open.then_some((stat.st_dev, stat.st_ino))
+}
+
+/// A pidfd for our child `pid`, which cannot have been reaped yet.
+fn pidfd_open(pid: libc::pid_t) -> Option<OwnedFd> {
+    // SAFETY: the call takes a pid and flags; a descriptor comes back.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, libc::PIDFD_NONBLOCK) };
+    let fd = RawFd::try_from(fd).ok().filter(|&fd| fd >= 0)?;
+    // SAFETY: a descriptor just made, owned by no one else.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    // Close it in programs the caller executes.
+    // SAFETY: a valid descriptor and a flag.
+    unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFD, libc::FD_CLOEXEC) };
+    Some(fd)
+}
+
+/// The child's side: arm the parent-death signal, check the parent is
+/// still `owner`, then serve.
+fn start(socket: OwnedFd, shared: RawFd, lib: &NvJitLink, owner: u32) -> ! {
+    // SAFETY: prctl with an option and a signal number.
+    let armed = unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) } == 0;
+    // SAFETY: getppid has no preconditions.
+    let parent = unsafe { libc::getppid() };
+    if !armed || u32::try_from(parent).ok() != Some(owner) {
+        // SAFETY: `_exit` ends the worker without running the caller's
+        // atexit handlers or destructors.
+        unsafe { libc::_exit(1) }
+    }
+    super::serve(socket, shared, lib)
+}
