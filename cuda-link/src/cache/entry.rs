@@ -32,7 +32,13 @@ pub struct CacheEntry {
 }
 
 impl CacheEntry {
+    /// The most blobs an entry holds: a link stores two, a compile three.
+    /// A file with more is refused before any blob is read.
+    pub const MAX_BLOBS: usize = 16;
+
     /// The entry with `bytes` under `name` (replacing a blob of that name).
+    /// An entry of more than [`MAX_BLOBS`](Self::MAX_BLOBS) blobs is not stored: the cache
+    /// never reads one back.
     pub fn with(mut self, name: impl Into<String>, bytes: impl Into<Vec<u8>>) -> Self {
         let name = name.into();
         let bytes = bytes.into();
@@ -145,8 +151,8 @@ pub(super) fn decode(file: &[u8], key: &[u8; 32]) -> Result<CacheEntry, Rejected
     }
     let (count, mut rest) = body.split_first_chunk::<8>().ok_or(Corrupt)?;
     let count = u64::from_le_bytes(*count);
-    // Each blob takes 16 bytes at least: a larger count is a lie.
-    if count > rest.len() as u64 / 16 {
+    // No writer stores more blobs; each takes 16 bytes at least.
+    if count > CacheEntry::MAX_BLOBS as u64 || count > rest.len() as u64 / 16 {
         return Err(Corrupt);
     }
     let mut entry = CacheEntry::default();
@@ -154,7 +160,11 @@ pub(super) fn decode(file: &[u8], key: &[u8; 32]) -> Result<CacheEntry, Rejected
         let (name, after) = part(rest)?;
         let (bytes, after) = part(after)?;
         let name = std::str::from_utf8(name).map_err(|_| Corrupt)?;
-        entry = entry.with(name, bytes);
+        // A writer stores each name once: a second is not this format's.
+        if entry.get(name).is_some() {
+            return Err(Corrupt);
+        }
+        entry.blobs.push((name.to_owned(), bytes.to_vec()));
         rest = after;
     }
     if !rest.is_empty() {
@@ -201,6 +211,31 @@ mod tests {
                 "flipped byte {at}"
             );
         }
+    }
+
+    /// A well-formed file of 2 million empty blobs (or of one name twice)
+    /// is refused at once, before a blob is read.
+    #[test]
+    fn too_many_or_duplicate_blobs_are_refused() {
+        let many = CacheEntry {
+            blobs: (0..2_000_000)
+                .map(|i| (format!("{i}"), Vec::new()))
+                .collect(),
+        };
+        let file = encode(&KEY, &many);
+        let started = std::time::Instant::now();
+        assert_eq!(decode(&file, &KEY), Err(Rejected::Corrupt));
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
+        let twice = CacheEntry {
+            blobs: vec![("output".into(), vec![1]), ("output".into(), vec![2])],
+        };
+        assert_eq!(decode(&encode(&KEY, &twice), &KEY), Err(Rejected::Corrupt));
+        let most = CacheEntry {
+            blobs: (0..CacheEntry::MAX_BLOBS)
+                .map(|i| (format!("{i}"), vec![7]))
+                .collect(),
+        };
+        assert_eq!(decode(&encode(&KEY, &most), &KEY), Ok(most));
     }
 
     #[test]

@@ -54,6 +54,8 @@ mod identity;
 mod ledger;
 #[cfg(feature = "remote")]
 mod remote;
+#[cfg(feature = "remote")]
+mod sealed;
 mod trust;
 
 use std::ffi::OsStr;
@@ -650,6 +652,15 @@ impl LinkCache {
     /// Writes an entry atomically, then evicts past the size bound. Errors
     /// are logged and counted, never returned: caching is best effort.
     pub fn store_entry(&self, key: &CacheKey, entry: &CacheEntry) {
+        if entry.blobs().count() > CacheEntry::MAX_BLOBS {
+            log::warn!(
+                "cuda-link cache: not storing an entry of {} blobs (at most {})",
+                entry.blobs().count(),
+                CacheEntry::MAX_BLOBS
+            );
+            bump(&self.counters.write_failures, 1);
+            return;
+        }
         let file = entry::encode(&key.0, entry);
         #[cfg(feature = "remote")]
         if let Some(remote) = &self.remote
