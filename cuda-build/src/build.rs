@@ -62,6 +62,10 @@ pub struct Build {
     cache_url: Option<Secret>,
     #[cfg(feature = "remote")]
     cache_read_only: bool,
+    #[cfg(feature = "remote")]
+    cache_signing_key: Option<Secret>,
+    #[cfg(feature = "remote")]
+    cache_verify_key: Option<String>,
     cargo_metadata: bool,
     warnings: bool,
     precompiled_headers: bool,
@@ -118,6 +122,10 @@ impl Build {
             cache_url: None,
             #[cfg(feature = "remote")]
             cache_read_only: false,
+            #[cfg(feature = "remote")]
+            cache_signing_key: None,
+            #[cfg(feature = "remote")]
+            cache_verify_key: None,
             cargo_metadata: true,
             warnings: true,
             precompiled_headers: true,
@@ -285,6 +293,28 @@ impl Build {
     #[cfg(feature = "remote")]
     pub fn cache_read_only(&mut self, read_only: bool) -> &mut Self {
         self.cache_read_only = read_only;
+        self
+    }
+
+    /// Signs what this build publishes to the shared store with the
+    /// Ed25519 key in `hex` (default: `CUDA_LINK_CACHE_SIGNING_KEY`; make
+    /// one with `cuda-link cache keygen`), and serves what it signed. A
+    /// secret: give it to the builds that publish. Needs the `remote`
+    /// feature.
+    #[cfg(feature = "remote")]
+    pub fn cache_signing_key(&mut self, hex: impl Into<String>) -> &mut Self {
+        self.cache_signing_key = Some(Secret(hex.into()));
+        self
+    }
+
+    /// Serves the shared store's entries signed by the Ed25519 key whose
+    /// public half `hex` holds (default: `CUDA_LINK_CACHE_VERIFY_KEY`). A
+    /// build with a verify key alone reads the team's kernels and never
+    /// publishes. Without any key the store is not used. Needs the
+    /// `remote` feature.
+    #[cfg(feature = "remote")]
+    pub fn cache_verify_key(&mut self, hex: impl Into<String>) -> &mut Self {
+        self.cache_verify_key = Some(hex.into());
         self
     }
 
@@ -1058,7 +1088,8 @@ impl<'a> Session<'a> {
 }
 
 /// A setting that may hold a password (a store's URL): its `Debug`, which
-/// goes into the stamp in `target/`, is a hash.
+/// goes into the stamp in `target/`, holds nothing of it, not even a hash
+/// (the outputs do not depend on where they are shared).
 #[cfg(feature = "remote")]
 #[derive(Clone)]
 struct Secret(String);
@@ -1066,9 +1097,7 @@ struct Secret(String);
 #[cfg(feature = "remote")]
 impl std::fmt::Debug for Secret {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut key = cuda_link::CacheKey::builder("cuda-build secret");
-        key.field(self.0.as_bytes());
-        write!(f, "sha256:{}", key.finish().to_hex())
+        f.write_str("(not recorded)")
     }
 }
 
@@ -1088,10 +1117,27 @@ fn open_cache(build: &Build) -> LinkCache {
                     build.cache_url.as_ref().map(|url| url.0.clone())
                 }
                 "CUDA_LINK_CACHE_READ_ONLY" if build.cache_read_only => Some("1".into()),
+                "CUDA_LINK_CACHE_SIGNING_KEY" if build.cache_signing_key.is_some() => {
+                    build.cache_signing_key.as_ref().map(|key| key.0.clone())
+                }
+                "CUDA_LINK_CACHE_VERIFY_KEY" if build.cache_verify_key.is_some() => {
+                    build.cache_verify_key.clone()
+                }
                 _ => env::var(name),
             }
         });
         match remote {
+            Some(Ok(remote)) if !remote.is_trusted() => {
+                if build.cargo_metadata {
+                    println!(
+                        "cargo:warning=cuda-build: the shared cache {} is not used: no key to \
+                         check its entries with. Set CUDA_LINK_CACHE_VERIFY_KEY (the writers' \
+                         public key), or CUDA_LINK_CACHE_TRUST_UNSIGNED=1 to let anyone who \
+                         can write to it put kernels into this build",
+                        remote.url()
+                    );
+                }
+            }
             Some(Ok(remote)) => return cache.with_remote(remote),
             // A build never fails because of its cache: said, and built
             // without the store.

@@ -14,7 +14,7 @@ const OWN: &[&str] = &["CUDA_COMPUTE_CAP", "DOCS_RS", "NVCC"];
 /// The shared store's settings (`cuda_link::RemoteCache::VARIABLES`; the
 /// URL is read without the `remote` feature too, to say it is not used).
 #[cfg(feature = "remote")]
-const REMOTE: [&str; 4] = cuda_link::RemoteCache::VARIABLES;
+const REMOTE: [&str; 8] = cuda_link::RemoteCache::VARIABLES;
 #[cfg(not(feature = "remote"))]
 const REMOTE: [&str; 1] = ["CUDA_LINK_CACHE_URL"];
 

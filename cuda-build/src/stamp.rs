@@ -59,6 +59,16 @@ fn identity(paths: &[PathBuf]) -> String {
     out
 }
 
+/// The variables whose values a stamp never holds: the shared cache's
+/// store and credentials, which decide where outputs are kept, not what
+/// they are.
+const SECRETS: &[&str] = &[
+    "CUDA_LINK_CACHE_URL",
+    "CUDA_LINK_CACHE_KEY",
+    "CUDA_LINK_CACHE_SIGNING_KEY",
+    "CUDA_LINK_CACHE_PASSWORD",
+];
+
 /// Everything a build depends on besides its inputs: its settings, the
 /// variables it reads, the files it runs (the build script itself, which
 /// is rebuilt when this crate or a dependency changes, and the NVIDIA
@@ -76,18 +86,13 @@ pub(crate) fn context(
     }
     for var in variables {
         let value = crate::env::var_os(var).unwrap_or_default();
-        // The stamp stays in `target/`, which CI caches and uploads: a
-        // secret (the shared cache's team key, a URL's password) is kept
-        // as its hash.
-        let value = value.to_string_lossy();
-        let hash = |text: &str| {
-            let mut key = cuda_link::CacheKey::builder("cuda-build stamp secret");
-            key.field(text.as_bytes());
-            format!("sha256:{}", key.finish().to_hex())
-        };
-        let shown = match *var {
-            "CUDA_LINK_CACHE_KEY" | "CUDA_LINK_CACHE_URL" => hash(&value),
-            _ => value.into_owned(),
+        // The stamp stays in `target/`, which CI caches and uploads: of a
+        // secret (the shared cache's keys, its URL and password) nothing
+        // is kept, not even a hash a dictionary could be run against. The
+        // outputs do not depend on them, so a change need not rebuild.
+        let shown = match SECRETS.contains(var) {
+            true => "(not recorded)".into(),
+            false => value.to_string_lossy().into_owned(),
         };
         out.push_str(&format!("env {var}={shown}\n"));
     }

@@ -26,6 +26,7 @@ fn runner(kernels: &Path, dir: &Path, url: &str) -> Build {
         .out_dir(dir.join("out"))
         .cache_dir(dir.join("cache"))
         .cache_url(url)
+        .cache_signing_key("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60")
         .cargo_metadata(false)
         .clone()
 }

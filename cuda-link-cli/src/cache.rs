@@ -42,6 +42,17 @@ impl CacheArgs {
                 .clone()
                 .unwrap_or_else(LinkCache::default_dir),
         );
+        if self
+            .cache_url
+            .as_deref()
+            .is_some_and(RemoteCache::url_has_password)
+        {
+            say::err(
+                "cuda-link: warning: --cache-url carries a password, which any user sees in \
+                 `ps`; set CUDA_LINK_CACHE_PASSWORD (Redis, WebDAV) or the store's own \
+                 credential variables instead",
+            );
+        }
         let from_env = |name: &str| std::env::var(name).ok();
         let remote = RemoteCache::from_env(|name| match name {
             "CUDA_LINK_CACHE_URL" => self.cache_url.clone().or_else(|| from_env(name)),
@@ -104,6 +115,10 @@ pub(crate) enum CacheAction {
     Clear,
     /// Print the directory.
     Dir,
+    /// Make an Ed25519 key pair for a shared store: the signing key for
+    /// the builds that publish (CUDA_LINK_CACHE_SIGNING_KEY, a secret),
+    /// the verify key for every reader (CUDA_LINK_CACHE_VERIFY_KEY).
+    Keygen,
 }
 
 /// `cuda-link cache ...`.
@@ -113,6 +128,12 @@ pub(crate) fn run(action: CacheAction, dir: Option<PathBuf>) -> Result<(), Strin
     match action {
         CacheAction::Dir => {
             let _ = say::out(format!("{shown}"));
+        }
+        CacheAction::Keygen => {
+            let (signing, verify) = RemoteCache::generate_keys().map_err(|e| e.to_string())?;
+            let _ = say::out(format!(
+                "CUDA_LINK_CACHE_SIGNING_KEY={signing}\nCUDA_LINK_CACHE_VERIFY_KEY={verify}"
+            ));
         }
         CacheAction::Stats => match cache.disk_usage() {
             Ok((entries, bytes)) => {

@@ -148,6 +148,53 @@ fn the_cache_reports_and_is_managed_from_the_command_line() {
     assert!(link().contains("cache miss, stored in"));
 }
 
+/// `cache keygen` prints a key pair as the variables take it; a store
+/// password on the command line is warned about (it shows in `ps`).
+#[test]
+fn keys_come_from_keygen_and_passwords_from_the_environment() {
+    let run = cuda_link().args(["cache", "keygen"]).output().unwrap();
+    assert!(run.status.success());
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    for variable in [
+        "CUDA_LINK_CACHE_SIGNING_KEY=",
+        "CUDA_LINK_CACHE_VERIFY_KEY=",
+    ] {
+        let line = stdout.lines().find(|l| l.starts_with(variable)).unwrap();
+        let hex = &line[variable.len()..];
+        assert!(
+            hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()),
+            "{line}"
+        );
+    }
+    let again = cuda_link().args(["cache", "keygen"]).output().unwrap();
+    assert_ne!(run.stdout, again.stdout, "the same key twice");
+
+    let ptx = b".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() { ret; }\n";
+    let (dir, input) = temp_file("k.ptx", ptx);
+    let run = cuda_link()
+        .args([
+            "link",
+            "-arch",
+            "sm_90",
+            "--cache-url",
+            "redis://user:hunter2@127.0.0.1:1/0",
+        ])
+        .arg("--cache-dir")
+        .arg(dir.path().join("cache"))
+        .arg("-o")
+        .arg(dir.path().join("out.cubin"))
+        .arg(&input)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        stderr.contains("--cache-url carries a password")
+            && stderr.contains("CUDA_LINK_CACHE_PASSWORD"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("hunter2"), "{stderr}");
+}
+
 /// What is wrong with options or inputs is reported before the driver is
 /// loaded, so a machine without one hears it too.
 #[test]

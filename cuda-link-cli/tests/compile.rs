@@ -359,6 +359,10 @@ fn a_shared_store_serves_another_runner() {
             ])
             .arg("--cache-dir")
             .arg(&cache)
+            .env(
+                "CUDA_LINK_CACHE_SIGNING_KEY",
+                "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60",
+            )
             .args(["-Iinc", "-D", "SCALE=3", "-expt-relaxed-constexpr", "k.cu"])
             .output()
             .unwrap()

@@ -89,6 +89,15 @@ impl RedisServer {
         keys
     }
 
+    /// Sends `signal` to the server (`SIGSTOP` hangs it: connections are
+    /// still accepted, nothing is answered; `SIGCONT` resumes it).
+    pub fn signal(&self, signal: i32) {
+        if let Some(child) = &self.child {
+            // SAFETY: our child, not yet reaped (`stop` takes it).
+            unsafe { libc::kill(child.id() as i32, signal) };
+        }
+    }
+
     /// Stops the server now; the URL then refuses connections.
     pub fn stop(&mut self) {
         if let Some(mut child) = self.child.take() {

@@ -56,6 +56,8 @@ mod ledger;
 mod remote;
 #[cfg(feature = "remote")]
 mod sealed;
+#[cfg(feature = "remote")]
+mod store;
 mod trust;
 
 use std::ffi::OsStr;

@@ -5,11 +5,16 @@
 //! writes a remote hit to its folder; it writes new entries to both, the
 //! store in the background.
 //!
-//! What the store holds is never trusted: an object is the entry file as
-//! the folder keeps it (its key and checksum inside), after a header with
-//! its SHA-256, or with a team key its HMAC-SHA256. A reader checks the
-//! hash or the signature, then the entry's key and checksum, then the
-//! output itself as a fresh compile's (the caller's validation). A store
+//! What the store holds is never taken on its word: an object is the
+//! entry file as the folder keeps it (its key and checksum inside), behind
+//! a header that says how it is vouched for (`sealed.rs`): an Ed25519
+//! signature that readers check with the public key alone, an HMAC-SHA256
+//! under a shared team key, or, where a reader opted in to trusting the
+//! store itself, a SHA-256. Without a key to check entries with, the store
+//! is not used. A reader checks the tag, then the entry's key and
+//! checksum, then the output as a fresh compile's (the caller's
+//! validation, which is structural: it cannot tell one valid cubin from
+//! another, so the tag is what keeps a stranger's kernel out). A store
 //! that fails costs one bounded wait; the rest of the process compiles
 //! without it.
 
@@ -17,16 +22,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use hmac::{Hmac, Mac};
-use sha2::{Digest, Sha256};
+use ed25519_dalek::{SigningKey, VerifyingKey};
 
 use super::CacheKey;
-
-/// The object's header: magic, format, flags, then the tag.
-const MAGIC: &[u8; 8] = b"CLNKRMT\0";
-const FORMAT: u32 = 1;
-const SIGNED: u32 = 1;
-const HEADER_LEN: usize = MAGIC.len() + 4 + 4 + 32;
+use super::sealed::{self, Keys};
+use super::store::{
+    Store, credentials_as_options, url_has_password, with_password, without_password,
+};
 
 /// Why a remote store cannot be used.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -68,17 +70,17 @@ pub(super) struct RemoteCounters {
 /// ```no_run
 /// use cuda_link::{LinkCache, RemoteCache};
 ///
+/// // A reader that checks the writers' signatures and cannot publish.
 /// let remote = RemoteCache::new("redis://cache.internal:6379/0")?
-///     .read_only(true)
-///     .team_key(b"the key every writer signs with")?;
+///     .verify_key("3b6a27bcceb6a42d62a3a8d02a6f0d73653215771de243a63ac048a18b59da29")?;
 /// let cache = LinkCache::open_default().with_remote(remote);
 /// # Ok::<(), cuda_link::RemoteError>(())
 /// ```
 pub struct RemoteCache {
     url: String,
-    operator: opendal::Operator,
+    store: Arc<Store>,
     read_only: bool,
-    team_key: Option<Vec<u8>>,
+    keys: Keys,
     timeout: Duration,
     /// The runtime OpenDAL's calls run on, made at the first call (a
     /// build script forks its compile workers only while it has one
@@ -86,6 +88,8 @@ pub struct RemoteCache {
     runtime: Mutex<Option<(u32, Arc<tokio::runtime::Runtime>)>>,
     /// Set by the first failure: the rest of the process goes without.
     failed: Arc<AtomicBool>,
+    /// Set once the store was said to be unused for want of a key.
+    untrusted_said: AtomicBool,
     first_failure: Arc<Mutex<Option<String>>>,
     /// Writes not finished yet.
     pending: Arc<(Mutex<usize>, Condvar)>,
@@ -97,23 +101,32 @@ impl std::fmt::Debug for RemoteCache {
         f.debug_struct("RemoteCache")
             .field("url", &self.url)
             .field("read_only", &self.read_only)
-            .field("signed", &self.team_key.is_some())
+            .field("keys", &self.keys)
             .field("timeout", &self.timeout)
             .finish_non_exhaustive()
     }
 }
 
 impl RemoteCache {
-    /// The variables [`from_env`](Self::from_env) reads: the store's URL,
-    /// `1` for a reader that never publishes, the team key entries are
-    /// signed with, and the seconds one call may take (default 5).
-    /// Credentials are the store's own variables (`AWS_ACCESS_KEY_ID`,
-    /// `GOOGLE_APPLICATION_CREDENTIALS`, ...), which OpenDAL reads.
-    pub const VARIABLES: [&str; 4] = [
+    /// The variables [`from_env`](Self::from_env) reads: the store's URL;
+    /// `1` for a reader that never publishes; the keys (the shared HMAC
+    /// team key, the writers' Ed25519 signing key, the readers' Ed25519
+    /// verify key, each key in 64 hex digits); `1` to trust a store's
+    /// unsigned entries (anyone who can write the store can then put a
+    /// kernel into a build); the seconds one call may take (default 5);
+    /// the store's password (Redis, WebDAV), kept out of the URL and so
+    /// out of `ps`. Other credentials are the store's own variables
+    /// (`AWS_ACCESS_KEY_ID`, `GOOGLE_APPLICATION_CREDENTIALS`, ...), which
+    /// OpenDAL reads.
+    pub const VARIABLES: [&str; 8] = [
         "CUDA_LINK_CACHE_URL",
         "CUDA_LINK_CACHE_READ_ONLY",
         "CUDA_LINK_CACHE_KEY",
+        "CUDA_LINK_CACHE_SIGNING_KEY",
+        "CUDA_LINK_CACHE_VERIFY_KEY",
+        "CUDA_LINK_CACHE_TRUST_UNSIGNED",
         "CUDA_LINK_CACHE_TIMEOUT",
+        "CUDA_LINK_CACHE_PASSWORD",
     ];
 
     /// The shortest team key taken.
@@ -137,19 +150,19 @@ impl RemoteCache {
     pub fn new(url: &str) -> Result<Self, RemoteError> {
         opendal::init_default_registry();
         let shown = without_password(url);
-        let url = with_atomic_writes(&credentials_as_options(url));
-        let operator = opendal::Operator::from_uri(url.as_str()).map_err(|e| RemoteError::Url {
+        let store = Store::new(credentials_as_options(url)).map_err(|e| RemoteError::Url {
             url: shown.clone(),
             detail: e.to_string(),
         })?;
         Ok(RemoteCache {
             url: shown,
-            operator,
+            store: Arc::new(store),
             read_only: false,
-            team_key: None,
+            keys: Keys::default(),
             timeout: Self::DEFAULT_TIMEOUT,
             runtime: Mutex::new(None),
             failed: Arc::new(AtomicBool::new(false)),
+            untrusted_said: AtomicBool::new(false),
             first_failure: Arc::new(Mutex::new(None)),
             pending: Arc::new((Mutex::new(0), Condvar::new())),
             counters: Arc::new(RemoteCounters::default()),
@@ -168,31 +181,40 @@ impl RemoteCache {
     }
 
     fn configured(url: String, get: impl Fn(&str) -> Option<String>) -> Result<Self, RemoteError> {
+        let url = match get("CUDA_LINK_CACHE_PASSWORD").filter(|p| !p.is_empty()) {
+            Some(password) => with_password(&url, &password).ok_or(RemoteError::Setting {
+                variable: "CUDA_LINK_CACHE_PASSWORD",
+                value: "(set)".into(),
+                detail: "a password is for redis:// and webdav:// stores; the others take \
+                         their own credential variables",
+            })?,
+            None => url,
+        };
+        let flag = |variable: &'static str| match get(variable) {
+            None => Ok(false),
+            Some(value) => match value.as_str() {
+                "" | "0" | "false" => Ok(false),
+                "1" | "true" => Ok(true),
+                _ => Err(RemoteError::Setting {
+                    variable,
+                    value,
+                    detail: "expected 1 or 0",
+                }),
+            },
+        };
         let mut remote = Self::new(&url)?;
-        if let Some(value) = get("CUDA_LINK_CACHE_READ_ONLY") {
-            remote.read_only = match value.as_str() {
-                "" | "0" | "false" => false,
-                "1" | "true" => true,
-                _ => {
-                    return Err(RemoteError::Setting {
-                        variable: "CUDA_LINK_CACHE_READ_ONLY",
-                        value,
-                        detail: "expected 1 or 0",
-                    });
-                }
-            };
-        }
+        remote.read_only = flag("CUDA_LINK_CACHE_READ_ONLY")?;
+        remote.keys.trust_unsigned = flag("CUDA_LINK_CACHE_TRUST_UNSIGNED")?;
         // Set but empty (a fork's pull request gets empty secrets) is not
         // "no key": such a reader would serve what it cannot check.
         if let Some(key) = get("CUDA_LINK_CACHE_KEY") {
-            if key.len() < Self::MIN_KEY_LEN {
-                return Err(RemoteError::Setting {
-                    variable: "CUDA_LINK_CACHE_KEY",
-                    value: format!("({} bytes)", key.len()),
-                    detail: "a team key has at least 16 bytes",
-                });
-            }
-            remote.team_key = Some(key.into_bytes());
+            remote = remote.team_key(key)?;
+        }
+        if let Some(key) = get("CUDA_LINK_CACHE_SIGNING_KEY") {
+            remote = remote.signing_key(&key)?;
+        }
+        if let Some(key) = get("CUDA_LINK_CACHE_VERIFY_KEY") {
+            remote = remote.verify_key(&key)?;
         }
         if let Some(value) = get("CUDA_LINK_CACHE_TIMEOUT") {
             let seconds: f64 = value
@@ -216,10 +238,10 @@ impl RemoteCache {
     }
 
     /// Signs what this process publishes with `key` (HMAC-SHA256), and
-    /// serves only entries signed with it: someone with write access to
-    /// the store alone cannot put a kernel into a build. Every reader
-    /// holds the key too, so a reader can sign: give it only to builds
-    /// trusted to publish, and let others read without a key.
+    /// serves entries signed with it: someone with write access to the
+    /// store alone cannot put a kernel into a build. Every reader holds
+    /// the key too, so a reader can sign: give it only to builds trusted
+    /// to publish, and give the others a [`verify_key`](Self::verify_key).
     ///
     /// # Errors
     /// [`RemoteError::Setting`] for a key shorter than
@@ -233,8 +255,97 @@ impl RemoteCache {
                 detail: "a team key has at least 16 bytes",
             });
         }
-        self.team_key = Some(key.to_vec());
+        self.keys.team = Some(key.to_vec());
         Ok(self)
+    }
+
+    /// Signs what this process publishes with the Ed25519 key whose 32
+    /// secret bytes `hex` holds (64 hex digits, as
+    /// [`generate_keys`](Self::generate_keys) writes them), and serves
+    /// entries signed by it. Give it to the builds that publish (the main
+    /// branch's CI); every other reader takes the public half.
+    ///
+    /// # Errors
+    /// [`RemoteError::Setting`] for anything but 64 hex digits.
+    pub fn signing_key(mut self, hex: &str) -> Result<Self, RemoteError> {
+        let bytes = sealed::key_from_hex(hex).ok_or_else(|| RemoteError::Setting {
+            variable: "CUDA_LINK_CACHE_SIGNING_KEY",
+            value: format!("({} characters)", hex.len()),
+            detail: "an Ed25519 signing key is 64 hex digits",
+        })?;
+        self.keys.signing = Some(SigningKey::from_bytes(&bytes));
+        Ok(self)
+    }
+
+    /// Serves entries signed by the Ed25519 key whose public half `hex`
+    /// holds (64 hex digits). A reader with verify keys alone cannot
+    /// publish: it never writes to the store. Pull-request builds and
+    /// laptops can read the team's kernels and put none there. May be
+    /// given more than once (a key being replaced, and its successor).
+    ///
+    /// # Errors
+    /// [`RemoteError::Setting`] for anything but 64 hex digits of a valid
+    /// Ed25519 public key.
+    pub fn verify_key(mut self, hex: &str) -> Result<Self, RemoteError> {
+        let key = sealed::key_from_hex(hex)
+            .and_then(|bytes| VerifyingKey::from_bytes(&bytes).ok())
+            .ok_or_else(|| RemoteError::Setting {
+                variable: "CUDA_LINK_CACHE_VERIFY_KEY",
+                value: hex.trim().to_owned(),
+                detail: "an Ed25519 verify key is 64 hex digits",
+            })?;
+        self.keys.verifying.push(key);
+        Ok(self)
+    }
+
+    /// Serves entries that no key vouches for (default off): anyone who
+    /// can write to the store can then put a kernel into a build. For a
+    /// store only trusted writers reach. Without it, and without a key,
+    /// the store is not used.
+    pub fn trust_unsigned(mut self, trust: bool) -> Self {
+        self.keys.trust_unsigned = trust;
+        self
+    }
+
+    /// A new Ed25519 key pair, as 64 hex digits each: the signing key (a
+    /// secret, for [`signing_key`](Self::signing_key) or
+    /// `CUDA_LINK_CACHE_SIGNING_KEY`) and its verify key (public, for
+    /// [`verify_key`](Self::verify_key) or `CUDA_LINK_CACHE_VERIFY_KEY`).
+    ///
+    /// # Errors
+    /// The system's random source failed.
+    pub fn generate_keys() -> Result<(String, String), RemoteError> {
+        let mut seed = [0u8; 32];
+        getrandom::fill(&mut seed).map_err(|error| RemoteError::Setting {
+            variable: "CUDA_LINK_CACHE_SIGNING_KEY",
+            value: String::new(),
+            detail: if error.raw_os_error().is_some() {
+                "the system's random source failed"
+            } else {
+                "no random source"
+            },
+        })?;
+        let signing = SigningKey::from_bytes(&seed);
+        let hex = |bytes: &[u8]| bytes.iter().map(|b| format!("{b:02x}")).collect::<String>();
+        Ok((
+            hex(&signing.to_bytes()),
+            hex(signing.verifying_key().as_bytes()),
+        ))
+    }
+
+    /// Whether some key checks the store's entries, or the store is
+    /// trusted as it is ([`trust_unsigned`](Self::trust_unsigned)): else
+    /// it is not used.
+    pub fn is_trusted(&self) -> bool {
+        self.keys.can_read()
+    }
+
+    /// Whether `url` carries a password, in its user part or as an option
+    /// (`password=`, `secret_access_key=`, ...): the CLI warns, since a
+    /// command line shows in `ps`; `CUDA_LINK_CACHE_PASSWORD` and the
+    /// store's own credential variables do not.
+    pub fn url_has_password(url: &str) -> bool {
+        url_has_password(url)
     }
 
     /// The bound on one call to the store (default 5 s).
@@ -260,19 +371,21 @@ impl RemoteCache {
     /// The verified entry file stored for `key`, or `None`: not there,
     /// refused, or the store failed.
     pub(super) fn fetch(&self, key: &CacheKey, max_len: u64) -> Option<Vec<u8>> {
-        if self.failed.load(Ordering::Relaxed) {
+        if self.failed.load(Ordering::Relaxed) || !self.trusted() {
             return None;
         }
         let runtime = self.runtime()?;
         let path = object_path(key);
-        let operator = self.operator.clone();
+        let (store, read_only) = (Arc::clone(&self.store), self.read_only);
         let limit = max_len
             .min(Self::MAX_OBJECT_BYTES)
-            .saturating_add(HEADER_LEN as u64);
+            .saturating_add(sealed::MAX_HEAD_LEN as u64);
         // The size first, so that no object past the bound is read: a
-        // store may hold anything.
+        // store may hold anything. The store's first build is inside the
+        // same bound.
         let read = runtime.block_on(async {
             tokio::time::timeout(self.timeout, async {
+                let operator = store.operator(read_only).await?;
                 let len = operator.stat(&path).await?.content_length();
                 if len > limit {
                     return Ok(None);
@@ -292,7 +405,7 @@ impl RemoteCache {
             Err(_) => return self.fail(format!("reading {path}: no answer in {:?}", self.timeout)),
         };
         bump(&self.counters.bytes_read, object.len() as u64);
-        match open(&object, &key.0, self.team_key.as_deref()) {
+        match sealed::open(&object, &key.0, &self.keys) {
             Ok(entry) if entry.len() as u64 <= max_len => Some(entry.to_vec()),
             Ok(_) => self.refuse(key, "over the size bound"),
             Err(why) => self.refuse(key, why),
@@ -302,16 +415,20 @@ impl RemoteCache {
     /// Publishes `entry` (an entry file) for `key` in the background,
     /// unless this is a reader or the store failed.
     pub(super) fn publish(&self, key: &CacheKey, entry: &[u8]) {
-        if self.read_only || self.failed.load(Ordering::Relaxed) {
+        if self.read_only
+            || !self.keys.can_write()
+            || self.failed.load(Ordering::Relaxed)
+            || !self.trusted()
+        {
             return;
         }
         let Some(runtime) = self.runtime() else {
             return;
         };
-        let object = seal(&key.0, entry, self.team_key.as_deref());
+        let object = sealed::seal(&key.0, entry, &self.keys);
         let len = object.len() as u64;
         let path = object_path(key);
-        let operator = self.operator.clone();
+        let store = Arc::clone(&self.store);
         let timeout = self.timeout;
         let pending = Arc::clone(&self.pending);
         *pending.0.lock().unwrap_or_else(|p| p.into_inner()) += 1;
@@ -320,7 +437,11 @@ impl RemoteCache {
         let failure = self.failure_sink();
         runtime.spawn(async move {
             let _done = done;
-            match tokio::time::timeout(timeout, operator.write(&path, object)).await {
+            let write = async {
+                let operator = store.operator(false).await?;
+                operator.write(&path, object).await
+            };
+            match tokio::time::timeout(timeout, write).await {
                 Ok(Ok(_)) => bump(&counters.bytes_written, len),
                 Ok(Err(error)) => failure(format!("writing {path}: {error}")),
                 Err(_) => failure(format!("writing {path}: no answer in {timeout:?}")),
@@ -346,6 +467,24 @@ impl RemoteCache {
                 .map(|(guard, _)| guard)
                 .unwrap_or_else(|p| p.into_inner().0);
         }
+    }
+
+    /// Whether the store can be used: a key checks its entries, or the
+    /// user chose to trust it as it is. Said once when not.
+    fn trusted(&self) -> bool {
+        if self.keys.can_read() {
+            return true;
+        }
+        if !self.untrusted_said.swap(true, Ordering::Relaxed) {
+            log::warn!(
+                "cuda-link cache: not using the remote store {}: no key to check its entries \
+                 with. Set CUDA_LINK_CACHE_VERIFY_KEY (the writers' public key) or \
+                 CUDA_LINK_CACHE_KEY (a shared team key), or CUDA_LINK_CACHE_TRUST_UNSIGNED=1 \
+                 to let anyone who can write to it put kernels into this build",
+                self.url
+            );
+        }
+        false
     }
 
     /// Counts a failure; the first one turns the store off for this
@@ -461,231 +600,4 @@ fn bump(counter: &AtomicU64, by: u64) {
 fn object_path(key: &CacheKey) -> String {
     let hex = key.to_hex();
     format!("cuda-link-cache/v1/{}/{hex}", &hex[..2])
-}
-
-/// The tag of an object: HMAC-SHA256 under the team key, else SHA-256,
-/// of its header, the key it is stored under, and the entry file.
-fn tag(head: &[u8], key: &[u8; 32], entry: &[u8], team_key: Option<&[u8]>) -> [u8; 32] {
-    match team_key {
-        Some(team_key) => mac(team_key, head, key, entry)
-            .finalize()
-            .into_bytes()
-            .into(),
-        None => {
-            let mut hash = Sha256::new();
-            hash.update(head);
-            hash.update(key);
-            hash.update(entry);
-            hash.finalize().into()
-        }
-    }
-}
-
-fn mac(team_key: &[u8], head: &[u8], key: &[u8; 32], entry: &[u8]) -> Hmac<Sha256> {
-    // HMAC takes a key of any length: `new_from_slice` cannot fail.
-    let mut mac = Hmac::<Sha256>::new_from_slice(team_key).unwrap_or_else(|_| unreachable!());
-    mac.update(head);
-    mac.update(key);
-    mac.update(entry);
-    mac
-}
-
-/// The object stored under `key` for an entry file.
-fn seal(key: &[u8; 32], entry: &[u8], team_key: Option<&[u8]>) -> Vec<u8> {
-    let flags = if team_key.is_some() { SIGNED } else { 0 };
-    let mut object = Vec::with_capacity(HEADER_LEN + entry.len());
-    object.extend_from_slice(MAGIC);
-    object.extend_from_slice(&FORMAT.to_le_bytes());
-    object.extend_from_slice(&flags.to_le_bytes());
-    let tag = tag(&object, key, entry, team_key);
-    object.extend_from_slice(&tag);
-    object.extend_from_slice(entry);
-    object
-}
-
-/// The entry file in an object, when its tag holds: with a team key, only
-/// a signature under that key; without, the hash (a signed object is then
-/// left to the entry's own checksum).
-fn open<'a>(
-    object: &'a [u8],
-    key: &[u8; 32],
-    team_key: Option<&[u8]>,
-) -> Result<&'a [u8], &'static str> {
-    let rest = object
-        .strip_prefix(MAGIC)
-        .ok_or("not an entry of this format")?;
-    let (format, rest) = rest.split_first_chunk::<4>().ok_or("truncated")?;
-    let (flags, rest) = rest.split_first_chunk::<4>().ok_or("truncated")?;
-    let (stored, entry) = rest.split_first_chunk::<32>().ok_or("truncated")?;
-    if u32::from_le_bytes(*format) != FORMAT {
-        return Err("another format version");
-    }
-    let signed = u32::from_le_bytes(*flags) & SIGNED != 0;
-    let head = &object[..MAGIC.len() + 8];
-    match (team_key, signed) {
-        (Some(_), false) => Err("unsigned, and a team key is set"),
-        (Some(team_key), true) => mac(team_key, head, key, entry)
-            .verify_slice(stored)
-            .map(|()| entry)
-            .map_err(|_| "its signature is not the team key's"),
-        (None, true) => Ok(entry),
-        (None, false) if tag(head, key, entry, None) == *stored => Ok(entry),
-        (None, false) => Err("its hash does not match: corrupt or truncated"),
-    }
-}
-
-/// `redis://user:password@host/0` as OpenDAL reads a user and password:
-/// its services take them as options (`?username=..&password=..`) and
-/// drop a URL's user part, which would connect without them. Other
-/// schemes, and URLs without a user part, are left as they are.
-fn credentials_as_options(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
-    };
-    if !matches!(scheme, "redis" | "rediss" | "webdav" | "webdavs") {
-        return url.to_owned();
-    }
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let Some((user_info, host)) = rest[..authority_end].rsplit_once('@') else {
-        return url.to_owned();
-    };
-    let (user, password) = user_info.split_once(':').unwrap_or((user_info, ""));
-    let mut options = Vec::new();
-    if !user.is_empty() {
-        options.push(format!("username={user}"));
-    }
-    if !password.is_empty() {
-        options.push(format!("password={password}"));
-    }
-    let tail = &rest[authority_end..];
-    let joiner = if tail.contains('?') { "&" } else { "?" };
-    match options.is_empty() {
-        true => format!("{scheme}://{host}{tail}"),
-        false => format!("{scheme}://{host}{tail}{joiner}{}", options.join("&")),
-    }
-}
-
-/// A folder store writes each object to a temporary in the folder and
-/// renames it into place (OpenDAL's `atomic_write_dir`): a reader never
-/// sees half an object, and a symbolic link planted at an object's path
-/// is replaced, never followed. A URL that sets it, or whose path needs
-/// escaping, is left as it is.
-fn with_atomic_writes(url: &str) -> String {
-    let Some(root) = url
-        .strip_prefix("file://")
-        .or_else(|| url.strip_prefix("fs://"))
-    else {
-        return url.to_owned();
-    };
-    let (path, query) = root.split_once('?').unwrap_or((root, ""));
-    if query.contains("atomic_write_dir=")
-        || path.is_empty()
-        || path.contains(['&', '#', '%', ' ', '='])
-    {
-        return url.to_owned();
-    }
-    let joiner = if query.is_empty() { "?" } else { "&" };
-    let dir = format!("{}/.cuda-link-tmp", path.trim_end_matches('/'));
-    format!("{url}{joiner}atomic_write_dir={dir}")
-}
-
-/// `url` with any password replaced and its query (where OpenDAL takes
-/// `password=`, `secret_access_key=`, ...) left out, for messages.
-fn without_password(url: &str) -> String {
-    let url = url.split(['?', '#']).next().unwrap_or(url);
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
-    };
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    match rest[..authority_end].rsplit_once('@') {
-        Some((user_info, host)) => {
-            let user = user_info
-                .split_once(':')
-                .map_or(user_info, |(user, _)| user);
-            format!("{scheme}://{user}:***@{host}{}", &rest[authority_end..])
-        }
-        None => url.to_owned(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sealed_objects_open_and_every_corruption_is_caught() {
-        let entry = b"CLNKCACHE\0 an entry file".as_slice();
-        let stored_at = [7; 32];
-        for key in [None, Some(b"team".as_slice())] {
-            let object = seal(&stored_at, entry, key);
-            assert_eq!(open(&object, &stored_at, key), Ok(entry));
-            // Stored under another key: refused, signed or not.
-            if key.is_some() {
-                assert!(open(&object, &[8; 32], key).is_err());
-            }
-            for at in 0..object.len() {
-                let mut flipped = object.clone();
-                flipped[at] ^= 0x20;
-                // Without a key, a flip of the signed flag makes a
-                // "signed" object the entry's own checksum then judges.
-                let flag_byte = MAGIC.len() + 4;
-                if key.is_none() && at == flag_byte {
-                    continue;
-                }
-                assert!(
-                    open(&flipped, &stored_at, key).is_err(),
-                    "{key:?} byte {at}"
-                );
-            }
-            for len in 0..HEADER_LEN {
-                assert!(open(&object[..len], &stored_at, key).is_err());
-            }
-        }
-    }
-
-    #[test]
-    fn a_team_key_refuses_unsigned_and_foreign_objects() {
-        let (entry, key) = (b"entry".as_slice(), &[1; 32]);
-        assert!(open(&seal(key, entry, None), key, Some(b"team")).is_err());
-        assert!(open(&seal(key, entry, Some(b"other")), key, Some(b"team")).is_err());
-        assert_eq!(open(&seal(key, entry, Some(b"team")), key, None), Ok(entry));
-    }
-
-    #[test]
-    fn a_user_and_password_become_options() {
-        assert_eq!(
-            credentials_as_options("redis://cache:s3cret@h:6379/0"),
-            "redis://h:6379/0?username=cache&password=s3cret"
-        );
-        assert_eq!(
-            credentials_as_options("redis://:s3cret@h:6379/0?root=x"),
-            "redis://h:6379/0?root=x&password=s3cret"
-        );
-        assert_eq!(credentials_as_options("s3://b/p"), "s3://b/p");
-        assert_eq!(credentials_as_options("redis://h:1/0"), "redis://h:1/0");
-    }
-
-    #[test]
-    fn folder_stores_write_atomically() {
-        assert_eq!(
-            with_atomic_writes("file:///share/cache"),
-            "file:///share/cache?atomic_write_dir=/share/cache/.cuda-link-tmp"
-        );
-        assert_eq!(with_atomic_writes("redis://h:1/0"), "redis://h:1/0");
-        let set = "file:///s?atomic_write_dir=/t";
-        assert_eq!(with_atomic_writes(set), set);
-    }
-
-    #[test]
-    fn passwords_stay_out_of_messages() {
-        assert_eq!(
-            without_password("redis://user:secret@host:6379/0"),
-            "redis://user:***@host:6379/0"
-        );
-        assert_eq!(without_password("s3://bucket/prefix"), "s3://bucket/prefix");
-        assert_eq!(
-            without_password("s3://bucket/p?region=x&secret_access_key=abc"),
-            "s3://bucket/p"
-        );
-    }
 }
