@@ -213,6 +213,14 @@ impl<'a> Launch<'a> {
     /// [`slice_mut`](Self::slice_mut). Rust cannot see inside the kernel,
     /// so these stay the caller's to vouch for.
     ///
+    /// Captured into a CUDA graph (cudarc's `CudaStream::begin_capture`),
+    /// the launch runs at every launch of the graph: each buffer must
+    /// outlive the graph's executable graphs, as with cudarc's own
+    /// launches. The code is held for the graph: this kernel's library
+    /// stays loaded until the graph, every `CudaGraph` made from it and
+    /// their launches are gone, even if every `Kernel` and `Library` is
+    /// dropped first.
+    ///
     /// `config` is our [`LaunchConfig`] or cudarc's.
     pub unsafe fn launch(&mut self, config: impl Into<LaunchConfig>) -> Result<(), ModuleError> {
         let config = config.into();

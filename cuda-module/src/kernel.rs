@@ -76,7 +76,9 @@ unsafe impl Sync for KernelInner {}
 /// Unloading, when the last of them goes, first waits for the work queued
 /// in every context, still alive, that one of its kernels was launched in
 /// through this crate. A library none of whose kernels was launched is
-/// unloaded at once.
+/// unloaded at once. A CUDA graph that captured one of this crate's
+/// launches holds the code too, until the graph and its executable
+/// graphs are destroyed.
 #[derive(Clone)]
 pub struct Kernel {
     pub(crate) name: Arc<str>,
@@ -94,7 +96,9 @@ impl Kernel {
     /// The handle is valid while this kernel or a clone of it lives. Work
     /// launched with it outside this crate is not waited for when the code
     /// is unloaded: synchronize it before the last handle of the library
-    /// is dropped, as with any raw handle.
+    /// is dropped, as with any raw handle; likewise a graph that captured
+    /// a launch of it made outside this crate must be destroyed first
+    /// (this crate's launches hand the graph a reference to the code).
     ///
     /// After a fallback to the module API ([`Library::is_module`]) there is
     /// one function, in the context the module was loaded into; any other

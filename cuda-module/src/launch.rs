@@ -100,6 +100,14 @@ impl Kernel {
     /// parameter's type, and every pointer argument must be valid for what
     /// the kernel does with it, for as long as it runs. `stream` must be
     /// null or a live stream of `context`.
+    ///
+    /// Onto a stream that is capturing a CUDA graph, "as long as it runs"
+    /// means every launch of that graph: memory the kernel uses must
+    /// outlive the graph's executable graphs. The code itself is held:
+    /// the capture hands the graph a reference to this kernel's library,
+    /// which stays loaded until the graph, every executable graph made
+    /// from it and their launches are gone, whatever handles are dropped
+    /// meanwhile.
     pub unsafe fn launch(
         &self,
         context: &Context,
@@ -134,6 +142,8 @@ impl Kernel {
             block_dim: block,
             shared_mem_bytes,
         } = config;
+        // A graph captured from this launch keeps the code loaded.
+        crate::capture::hold_for_graph(driver, stream, &self.inner.loaded, self.about())?;
         // SAFETY: the caller vouches for the function, stream and
         // parameters; `params` has one pointer per parameter and outlives
         // the call.

@@ -7,7 +7,8 @@
 //   5  interop (cudarc)               the checked launch on cudarc streams
 //   4  attributes, launch, library    a kernel's queries, launches, loading
 //   3  kernel                         Kernel, ParamInfo, per-context functions
-//   2  loaded, memory                 a loaded handle; DeviceBuffer
+//   2  loaded, memory, capture        a loaded handle; DeviceBuffer; what a
+//                                     captured launch hands its graph
 //   1  context, jit_log               Context, CurrentGuard; the JIT log
 //   0  error                          ModuleError, the driver, `check`
 /// A step of this crate, as a `tracing` span with the `tracing` feature
@@ -19,6 +20,7 @@ macro_rules! phase {
 }
 
 mod attributes;
+mod capture;
 mod context;
 mod error;
 #[cfg(feature = "cudarc")]

@@ -350,6 +350,7 @@ pub fn test_gpu(workspace: &Path, run_here: bool) -> Result<()> {
     let load_gap = build_bench(workspace, "load_gap")?;
     let compile_bench = build_bench(workspace, "compile_bench")?;
     let fatbin_stress = build_example(workspace, "fatbin_stress")?;
+    let cubin_options = build_example(workspace, "cubin_options")?;
     // The example for sm_80 alone first: the plain build after it leaves
     // cargo's copy as the default.
     let kernels_example_sm80 = build_kernels_example(workspace, Some("80"))?;
@@ -374,6 +375,7 @@ pub fn test_gpu(workspace: &Path, run_here: bool) -> Result<()> {
     copy_executable(&compile_bench, bundle.join("compile-bench"))?;
     copy_executable(&fatbin_stress, bundle.join("fatbin-stress"))?;
     write_script(&bundle.join("fatbin_stress.sh"), FATBIN_STRESS_SH)?;
+    copy_executable(&cubin_options, bundle.join("cubin-options"))?;
     copy_executable(&kernels_example, bundle.join("cuda-build-example"))?;
     copy_executable(&sm80_copy, bundle.join("cuda-build-example-sm80"))?;
     std::fs::copy(

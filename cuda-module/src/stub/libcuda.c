@@ -16,7 +16,11 @@
  *   others have four 8-byte parameters.
  * - Every global but "missing" is 4 bytes at its context's id << 16: the
  *   library's in the current context, the module's in its own.
+ * - The stream STUB_CAPTURING (0xCA97) is being captured into one graph;
+ *   no other stream is. The user objects the graph retains are destroyed
+ *   by stub_destroy_graph, as the driver destroys them with the graph.
  */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -427,4 +431,87 @@ CUresult cuLaunchKernel(CUfunction function, unsigned int grid_x, unsigned int g
     if (!function || function->context != last_launch)
         return INVALID_HANDLE;
     return strcmp(function->name, "fails_launch") ? SUCCESS : LAUNCH_OUT_OF_RESOURCES;
+}
+
+/* Stream capture: one capturing stream, one graph. */
+#define STUB_CAPTURING ((void *)0xCA97)
+#define MAX_HELD 256
+typedef struct user_object {
+    void *ptr;
+    void (*destroy)(void *);
+} *CUuserObject;
+static struct user_object *held[MAX_HELD];
+static int held_count;
+static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
+static char the_graph;
+
+CUresult cuStreamGetCaptureInfo_v3(void *stream, int *status, unsigned long long *id,
+                                   void **graph, const void **dependencies, const void **edges,
+                                   size_t *count)
+{
+    int capturing = stream == STUB_CAPTURING;
+    if (!status)
+        return INVALID_VALUE;
+    *status = capturing;
+    if (id)
+        *id = capturing ? 1 : 0;
+    if (graph)
+        *graph = capturing ? &the_graph : NULL;
+    if (dependencies)
+        *dependencies = NULL;
+    if (edges)
+        *edges = NULL;
+    if (count)
+        *count = 0;
+    return SUCCESS;
+}
+
+CUresult cuUserObjectCreate(CUuserObject *out, void *ptr, void (*destroy)(void *),
+                            unsigned int initial, unsigned int flags)
+{
+    if (!out || !destroy || initial != 1 || flags != 1)
+        return INVALID_VALUE;
+    struct user_object *object = calloc(1, sizeof *object);
+    if (!object)
+        return OUT_OF_MEMORY;
+    object->ptr = ptr;
+    object->destroy = destroy;
+    *out = object;
+    return SUCCESS;
+}
+
+CUresult cuUserObjectRelease(CUuserObject object, unsigned int count)
+{
+    if (!object || count != 1)
+        return INVALID_VALUE;
+    object->destroy(object->ptr);
+    free(object);
+    return SUCCESS;
+}
+
+CUresult cuGraphRetainUserObject(void *graph, CUuserObject object, unsigned int count,
+                                 unsigned int flags)
+{
+    if (graph != &the_graph || !object || count != 1 || flags != 1)
+        return INVALID_VALUE;
+    pthread_mutex_lock(&held_lock);
+    CUresult result = held_count < MAX_HELD ? SUCCESS : OUT_OF_MEMORY;
+    if (result == SUCCESS)
+        held[held_count++] = object;
+    pthread_mutex_unlock(&held_lock);
+    return result;
+}
+
+/* Destroys the graph: each retained object's destructor runs; how many. */
+int stub_destroy_graph(void)
+{
+    pthread_mutex_lock(&held_lock);
+    int count = held_count;
+    for (int i = 0; i < held_count; i++) {
+        held[i]->destroy(held[i]->ptr);
+        free(held[i]);
+    }
+    held_count = 0;
+    pthread_mutex_unlock(&held_lock);
+    return count;
 }

@@ -26,6 +26,7 @@ struct Controls {
     depth: unsafe extern "C" fn() -> c_int,
     last_launch_context: unsafe extern "C" fn() -> CUcontext,
     synchronizations: unsafe extern "C" fn() -> c_int,
+    destroy_graph: unsafe extern "C" fn() -> c_int,
 }
 
 struct Stub {
@@ -55,6 +56,7 @@ fn stub() -> &'static Stub {
                 depth: *library.get(b"stub_depth\0").unwrap(),
                 last_launch_context: *library.get(b"stub_last_launch_context\0").unwrap(),
                 synchronizations: *library.get(b"stub_synchronizations\0").unwrap(),
+                destroy_graph: *library.get(b"stub_destroy_graph\0").unwrap(),
             }
         };
         let _ = std::fs::remove_dir_all(path.parent().unwrap());
@@ -101,6 +103,16 @@ pub(crate) fn last_launch_context() -> CUcontext {
 pub(crate) fn synchronizations() -> i32 {
     // SAFETY: `int (void)`, reading the calling thread's state.
     unsafe { (stub().controls.synchronizations)() }
+}
+
+/// The stream the stub captures into its one graph.
+pub(crate) const CAPTURING: cuda_driver_sys::sys::CUstream = 0xCA97 as _;
+
+/// Destroys the stub's graph, as the driver would: the destructors of the
+/// user objects it retained run. How many there were.
+pub(crate) fn destroy_graph() -> i32 {
+    // SAFETY: `int (void)`; the stub locks its own list.
+    unsafe { (stub().controls.destroy_graph)() }
 }
 
 /// This thread's current context.
