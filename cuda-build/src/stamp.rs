@@ -86,15 +86,7 @@ pub(crate) fn context(
     }
     for var in variables {
         let value = crate::env::var_os(var).unwrap_or_default();
-        // The stamp stays in `target/`, which CI caches and uploads: of a
-        // secret (the shared cache's keys, its URL and password) nothing
-        // is kept, not even a hash a dictionary could be run against. The
-        // outputs do not depend on them, so a change need not rebuild.
-        let shown = match SECRETS.contains(var) {
-            true => "(not recorded)".into(),
-            false => value.to_string_lossy().into_owned(),
-        };
-        out.push_str(&format!("env {var}={shown}\n"));
+        out.push_str(&recorded(var, &value));
     }
     out.push_str(&identity(files));
     for folder in folders {
@@ -102,6 +94,19 @@ pub(crate) fn context(
         out.push_str(&format!("folder {} {stamp}\n", folder.display()));
     }
     out
+}
+
+/// A variable's line in the stamp. The stamp stays in `target/`, which
+/// CI caches and uploads: of a secret (the shared cache's keys, its URL
+/// and password) nothing is kept, not even a hash a dictionary could be
+/// run against. The outputs do not depend on them, so a change of one
+/// need not rebuild.
+fn recorded(var: &str, value: &std::ffi::OsStr) -> String {
+    let shown = match SECRETS.contains(&var) {
+        true => "(not recorded)".into(),
+        false => value.to_string_lossy().into_owned(),
+    };
+    format!("env {var}={shown}\n")
 }
 
 /// Whether a file the build read was modified after `since`, or too close
@@ -204,4 +209,21 @@ pub(crate) fn check(path: &Path, context: &str) -> Option<Built> {
         }
     }
     (inputs(&built) == recorded_inputs).then_some(built)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_secret_nor_its_hash_is_recorded() {
+        for var in SECRETS {
+            let line = recorded(var, "redis://user:hunter2@cache:6379/0".as_ref());
+            assert_eq!(line, format!("env {var}=(not recorded)\n"));
+        }
+        assert_eq!(
+            recorded("NVCC", "/usr/bin/nvcc".as_ref()),
+            "env NVCC=/usr/bin/nvcc\n"
+        );
+    }
 }

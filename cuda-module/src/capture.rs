@@ -19,8 +19,8 @@ use std::sync::{Arc, Mutex};
 use cuda_driver_sys::Driver;
 use cuda_driver_sys::driver_call;
 use cuda_driver_sys::sys::{
-    CUgraph, CUstream, CUstreamCaptureStatus, CUstreamCaptureStatus_enum, CUuserObject,
-    CUuserObject_flags_enum, CUuserObjectRetain_flags_enum,
+    CUgraph, CUstream, CUstreamCaptureStatus_enum, CUuserObject, CUuserObject_flags_enum,
+    CUuserObjectRetain_flags_enum,
 };
 
 use crate::error::{About, ModuleError, check};
@@ -41,14 +41,15 @@ pub(crate) fn hold_for_graph(
 ) -> Result<(), ModuleError> {
     let mut status = CUstreamCaptureStatus_enum::CU_STREAM_CAPTURE_STATUS_NONE;
     let mut graph: CUgraph = std::ptr::null_mut();
-    // SAFETY: out-pointers for the status and the graph; the other outputs
-    // are optional and null. A stream the caller vouched for, or null.
+    // SAFETY: out-pointers for the status and the graph; the other
+    // outputs are optional and null. A stream the caller vouched for, or
+    // null. (`_v3` is 12.3's.)
     let call = unsafe {
         driver_call!(
             driver,
             cuStreamGetCaptureInfo_v3(
                 stream,
-                &mut status as *mut CUstreamCaptureStatus,
+                &mut status,
                 std::ptr::null_mut(),
                 &mut graph,
                 std::ptr::null_mut(),
@@ -56,7 +57,37 @@ pub(crate) fn hold_for_graph(
                 std::ptr::null_mut(),
             )
         )
-    }?;
+    };
+    // 11.3's, which cuda.h 13.0 no longer declares.
+    #[cfg(not(feature = "cuda-13000"))]
+    // SAFETY: as above.
+    let call = call.or_else(|_| unsafe {
+        driver_call!(
+            driver,
+            cuStreamGetCaptureInfo_v2(
+                stream,
+                &mut status,
+                std::ptr::null_mut(),
+                &mut graph,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+            )
+        )
+    });
+    let call = match call {
+        Ok(call) => call,
+        // A driver with neither names no graph: a launch that is not
+        // captured goes on, a captured one is refused.
+        Err(missing) => {
+            // SAFETY: an out-pointer for the status; the stream as above.
+            let call = unsafe { driver_call!(driver, cuStreamIsCapturing(stream, &mut status)) }?;
+            check(driver, call, about)?;
+            return match status {
+                CUstreamCaptureStatus_enum::CU_STREAM_CAPTURE_STATUS_NONE => Ok(()),
+                _ => Err(missing.into()),
+            };
+        }
+    };
     check(driver, call, about)?;
     // An invalidated capture makes no graph: the launch itself fails.
     if status != CUstreamCaptureStatus_enum::CU_STREAM_CAPTURE_STATUS_ACTIVE || graph.is_null() {

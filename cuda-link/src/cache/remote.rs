@@ -289,10 +289,12 @@ impl RemoteCache {
     pub fn verify_key(mut self, hex: &str) -> Result<Self, RemoteError> {
         let key = sealed::key_from_hex(hex)
             .and_then(|bytes| VerifyingKey::from_bytes(&bytes).ok())
+            // A small-order key accepts signatures anyone can make.
+            .filter(|key| !key.is_weak())
             .ok_or_else(|| RemoteError::Setting {
                 variable: "CUDA_LINK_CACHE_VERIFY_KEY",
                 value: hex.trim().to_owned(),
-                detail: "an Ed25519 verify key is 64 hex digits",
+                detail: "an Ed25519 verify key is 64 hex digits of a valid, not weak, public key",
             })?;
         self.keys.verifying.push(key);
         Ok(self)
@@ -376,7 +378,10 @@ impl RemoteCache {
         }
         let runtime = self.runtime()?;
         let path = object_path(key);
-        let (store, read_only) = (Arc::clone(&self.store), self.read_only);
+        // A process that never publishes builds the store as a reader:
+        // nothing is created in a folder store.
+        let read_only = self.read_only || !self.keys.can_write();
+        let store = Arc::clone(&self.store);
         let limit = max_len
             .min(Self::MAX_OBJECT_BYTES)
             .saturating_add(sealed::MAX_HEAD_LEN as u64);

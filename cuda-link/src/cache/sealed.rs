@@ -17,7 +17,7 @@
 //! object that claims a scheme the reader has no key for is refused, never
 //! taken on its word.
 
-use ed25519_dalek::{Signature, Signer, SigningKey, Verifier, VerifyingKey};
+use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
 
@@ -72,7 +72,9 @@ impl Keys {
     /// Whether this process can vouch for what it publishes in a way its
     /// readers check: a key, or a store trusted as it is.
     pub fn can_write(&self) -> bool {
-        self.signing.is_some() || self.team.is_some() || self.trust_unsigned
+        // A keyed reader that also trusts unsigned entries would publish
+        // hashed ones, which every keyed reader refuses.
+        self.signing.is_some() || self.team.is_some() || (self.trust_unsigned && !self.keyed())
     }
 
     /// Whether some key is set, so that hashed objects are refused.
@@ -174,7 +176,7 @@ pub(super) fn open<'a>(
             if verifiers.peek().is_none() {
                 return Err("signed with Ed25519, and no verify key is set");
             }
-            match verifiers.any(|v| v.verify(&signed, &signature).is_ok()) {
+            match verifiers.any(|v| v.verify_strict(&signed, &signature).is_ok()) {
                 true => Ok(entry),
                 false => Err("its signature is not by a trusted key"),
             }
@@ -314,6 +316,11 @@ mod tests {
         assert!(reader().can_read() && !reader().can_write());
         assert!(!Keys::default().can_read() && !Keys::default().can_write());
         assert!(writer().can_write() && team().can_write() && keyless().can_write());
+        let trusting_reader = Keys {
+            trust_unsigned: true,
+            ..reader()
+        };
+        assert!(!trusting_reader.can_write());
     }
 
     #[test]

@@ -32,6 +32,16 @@ impl Store {
                     "a folder store needs a path",
                 ));
             }
+            // Its writes go through a folder of temporaries named in the
+            // URL's query (a write straight to an object's path follows a
+            // symbolic link planted there): a path that cannot be written
+            // into a query is refused, not written to without it.
+            Some(folder) if folder.contains(['&', '#', '%', ' ', '=', '?']) => {
+                return Err(opendal::Error::new(
+                    opendal::ErrorKind::ConfigInvalid,
+                    "a folder store's path may not hold '&', '#', '%', ' ', '=' or '?'",
+                ));
+            }
             Some(_) => {}
             None => {
                 let _ = store
@@ -42,13 +52,12 @@ impl Store {
         Ok(store)
     }
 
-    /// The folder of a `file://` or `fs://` store.
+    /// The folder of a `file://` or `fs://` store (a scheme of any case,
+    /// as OpenDAL reads it).
     fn folder(&self) -> Option<&str> {
-        let root = self
-            .url
-            .strip_prefix("file://")
-            .or_else(|| self.url.strip_prefix("fs://"))?;
-        Some(root.split('?').next().unwrap_or(root))
+        let (scheme, root) = self.url.split_once("://")?;
+        let folder = scheme.eq_ignore_ascii_case("file") || scheme.eq_ignore_ascii_case("fs");
+        folder.then(|| root.split('?').next().unwrap_or(root))
     }
 
     /// The operator, built on a blocking thread at the first call (the
@@ -164,20 +173,17 @@ pub(super) fn url_has_password(url: &str) -> bool {
 /// A folder store writes each object to a temporary in the folder and
 /// renames it into place (OpenDAL's `atomic_write_dir`): a reader never
 /// sees half an object, and a symbolic link planted at an object's path
-/// is replaced, never followed. A URL that sets it, or whose path needs
-/// escaping, is left as it is.
+/// is replaced, never followed. A URL that sets it is left as it is (a
+/// path that would need escaping is refused by `Store::new`).
 fn with_atomic_writes(url: &str) -> String {
-    let Some(root) = url
-        .strip_prefix("file://")
-        .or_else(|| url.strip_prefix("fs://"))
-    else {
+    let Some((scheme, root)) = url.split_once("://") else {
         return url.to_owned();
     };
+    if !(scheme.eq_ignore_ascii_case("file") || scheme.eq_ignore_ascii_case("fs")) {
+        return url.to_owned();
+    }
     let (path, query) = root.split_once('?').unwrap_or((root, ""));
-    if query.contains("atomic_write_dir=")
-        || path.is_empty()
-        || path.contains(['&', '#', '%', ' ', '='])
-    {
+    if query.contains("atomic_write_dir=") || path.is_empty() {
         return url.to_owned();
     }
     let joiner = if query.is_empty() { "?" } else { "&" };
@@ -242,6 +248,13 @@ mod tests {
             "file:///share/cache?atomic_write_dir=/share/cache/.cuda-link-tmp"
         );
         assert_eq!(with_atomic_writes("redis://h:1/0"), "redis://h:1/0");
+        assert_eq!(
+            with_atomic_writes("File:///share"),
+            "File:///share?atomic_write_dir=/share/.cuda-link-tmp"
+        );
+        for refused in ["file:///a b", "FS:///x&y", "file://", "file:///p%20q"] {
+            assert!(Store::new(refused.into()).is_err(), "{refused}");
+        }
         let set = "file:///s?atomic_write_dir=/t";
         assert_eq!(with_atomic_writes(set), set);
     }

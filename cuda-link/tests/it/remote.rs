@@ -557,10 +557,13 @@ fn a_folder_store_does_no_io_before_its_first_lookup() {
     let parent = tempfile::tempdir().unwrap();
     let folder = parent.path().join("not/yet");
     let url = format!("file://{}", folder.display());
-    let (_r_dir, reader) = cache(verifier(&url).read_only(true));
-    assert!(!folder.exists());
-    assert!(reader.load(&key("missing")).is_none());
-    assert!(!folder.exists(), "a reader created its store's folder");
+    // Read-only by setting, and by holding no key to publish with.
+    for reader in [verifier(&url).read_only(true), verifier(&url)] {
+        let (_r_dir, reader) = cache(reader);
+        assert!(!folder.exists());
+        assert!(reader.load(&key("missing")).is_none());
+        assert!(!folder.exists(), "a reader created its store's folder");
+    }
     let (_w_dir, writer) = cache(remote(&url));
     assert!(!folder.exists(), "made before the first call");
     writer.store_entry(&key("first"), &entry("first"));

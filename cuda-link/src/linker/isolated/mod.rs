@@ -339,11 +339,17 @@ fn keep_only(socket: OwnedFd, shared: RawFd) -> (RawFd, RawFd) {
         )
     };
     std::mem::forget(socket); // Closed below with the rest.
-    // SAFETY: the copies are open; dup2 makes 3 and 4 copies of them,
-    // whatever 3 and 4 were.
-    unsafe {
-        libc::dup2(high_socket, SOCKET);
-        libc::dup2(high_shared, SHARED);
+    // SAFETY: dup2 of the copies, checked first: a failed copy (the
+    // caller at its descriptor limit) would leave 3 and 4 the caller's
+    // own files, which the worker must never read or map.
+    let placed = high_socket >= 0
+        && high_shared >= 0
+        && unsafe { libc::dup2(high_socket, SOCKET) } == SOCKET
+        && unsafe { libc::dup2(high_shared, SHARED) } == SHARED;
+    if !placed {
+        // SAFETY: `_exit` ends the worker without running the caller's
+        // handlers; the caller sees its socket close.
+        unsafe { libc::_exit(1) }
     }
     // SAFETY: closes descriptors of this process only; none is in use by
     // this thread, the only one the fork left.

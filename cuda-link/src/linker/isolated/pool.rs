@@ -13,7 +13,7 @@
 //! lived.
 
 use std::sync::mpsc::{Sender, SyncSender, channel, sync_channel};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use nvjitlink_sys::NvJitLink;
 
@@ -42,8 +42,37 @@ static POOL: Mutex<Pool> = Mutex::new(Pool {
     spawner: None,
 });
 
+thread_local! {
+    /// The pool's lock, held across a fork by the forking thread (see
+    /// `hold_across_forks`).
+    static HELD: std::cell::RefCell<Option<MutexGuard<'static, Pool>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Makes every fork of this process happen while the forking thread holds
+/// the pool's lock, released after it on both sides: a child never starts
+/// with the lock held by a thread it does not have (its first link would
+/// wait forever).
+fn hold_across_forks() {
+    extern "C" fn before() {
+        let guard = POOL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let _ = HELD.try_with(|held| *held.borrow_mut() = Some(guard));
+    }
+    extern "C" fn after() {
+        let _ = HELD.try_with(|held| held.borrow_mut().take());
+    }
+    static REGISTERED: std::sync::Once = std::sync::Once::new();
+    REGISTERED.call_once(|| {
+        // SAFETY: three handlers that take and release one lock, run by
+        // the forking thread around each fork; they never unwind (a
+        // poisoned lock is taken as it is).
+        unsafe { libc::pthread_atfork(Some(before), Some(after), Some(after)) };
+    });
+}
+
 /// The pool, made this process's own first if a fork copied another's.
-fn pool() -> std::sync::MutexGuard<'static, Pool> {
+fn pool() -> MutexGuard<'static, Pool> {
+    hold_across_forks();
     let mut pool = POOL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let pid = std::process::id();
     if pool.owner != pid {
@@ -81,10 +110,19 @@ pub(super) fn take(lib: &Arc<NvJitLink>) -> Result<Worker, LinkError> {
     };
     drop(pool);
     let (answer, answered) = sync_channel(1);
-    queue
+    let spawned = queue
         .send((Arc::clone(lib), answer))
-        .map_err(|_| spawner_gone())?;
-    answered.recv().map_err(|_| spawner_gone())?
+        .ok()
+        .and_then(|()| answered.recv().ok());
+    match spawned {
+        Some(worker) => worker,
+        None => {
+            // The thread is gone (it cannot be, short of a bug): the next
+            // link starts another.
+            self::pool().spawner = None;
+            Err(spawner_gone())
+        }
+    }
 }
 
 /// Back to the pool; when it is full, the longest idle worker stops, so

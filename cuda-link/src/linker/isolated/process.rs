@@ -5,6 +5,10 @@
 //! signals it only through a pidfd, which names that process and no other
 //! even after its pid is reused; where the kernel has none (before 5.3),
 //! only while `waitpid` says it is still an unreaped child of ours.
+//!
+//! After a fork, what a child inherited of its parent's workers is let go
+//! (`disown`): the socket and the shared file are closed when they are
+//! still what was inherited, the pidfd and the mapping are left alone.
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::Arc;
@@ -14,6 +18,9 @@ use nvjitlink_sys::NvJitLink;
 use super::super::LinkError;
 use super::os_failure;
 use super::shared::Shared;
+
+/// `waitid`'s id type for a pidfd (Linux 5.4), which `libc` does not name.
+const P_PIDFD: libc::idtype_t = 3;
 
 /// A worker process, the socket it listens on and the memory it shares.
 pub(super) struct Worker {
@@ -27,9 +34,9 @@ pub(super) struct Worker {
     pub(super) lib: Arc<NvJitLink>,
     /// The process that forked it, the only one that may use it.
     owner: u32,
-    /// What the socket, the shared file and the pidfd are, to tell them
-    /// from other files given the same numbers after a fork.
-    identities: [Option<(u64, u64)>; 3],
+    /// What the socket and the shared file are, to tell them from other
+    /// files given the same numbers after a fork.
+    identities: [Option<(u64, u64)>; 2],
 }
 
 impl Worker {
@@ -64,11 +71,7 @@ impl Worker {
             pid => {
                 drop(theirs);
                 let pidfd = pidfd_open(pid);
-                let identities = [
-                    identity(ours.as_raw_fd()),
-                    identity(shared.fd()),
-                    pidfd.as_ref().and_then(|fd| identity(fd.as_raw_fd())),
-                ];
+                let identities = [identity(ours.as_raw_fd()), identity(shared.fd())];
                 Ok(Worker {
                     pid,
                     pidfd,
@@ -107,19 +110,28 @@ impl Worker {
                 revents: 0,
             },
         ];
-        // SAFETY: two pollfds (a negative descriptor is skipped); no wait.
-        let ready = unsafe { libc::poll(polls.as_mut_ptr(), 2, 0) };
-        ready == 0
+        loop {
+            // SAFETY: two pollfds (a negative descriptor is skipped); no wait.
+            let ready = unsafe { libc::poll(polls.as_mut_ptr(), 2, 0) };
+            let interrupted = ready < 0
+                && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted;
+            if !interrupted {
+                return ready == 0;
+            }
+        }
     }
 
     /// Kills and reaps the worker; how it ended.
     pub(super) fn stop(self) -> Option<i32> {
-        self.kill();
-        self.reap(0).flatten()
+        match self.kill() {
+            Some(ended) => Some(ended),
+            None => self.reap(0).flatten(),
+        }
     }
 
-    /// Sends `SIGKILL` to this worker and no other process.
-    fn kill(&self) {
+    /// Sends `SIGKILL` to this worker and no other process; how it ended,
+    /// if that was found out (and it was reaped) on the way.
+    fn kill(&self) -> Option<i32> {
         match &self.pidfd {
             // SAFETY: a pidfd of our child; a signal and no info.
             Some(pidfd) => unsafe {
@@ -132,12 +144,16 @@ impl Worker {
                 );
             },
             // Unreaped, the pid is still our child's and cannot be reused.
-            None if matches!(self.reap(libc::WNOHANG), Some(None)) => {
+            None => match self.reap(libc::WNOHANG) {
                 // SAFETY: `pid` is our running child, not yet reaped.
-                unsafe { libc::kill(self.pid, libc::SIGKILL) };
-            }
-            None => {}
+                Some(None) => unsafe {
+                    libc::kill(self.pid, libc::SIGKILL);
+                },
+                Some(Some(ended)) => return Some(ended),
+                None => {}
+            },
         }
+        None
     }
 
     /// `waitpid`: `Some(None)` while it runs (with `WNOHANG`),
@@ -179,15 +195,16 @@ impl Worker {
             identities,
             ..
         } = self;
-        let fds = [Some(socket), Some(shared.disown()), pidfd];
-        for (fd, identity) in fds.into_iter().zip(identities) {
-            if let Some(fd) = fd {
-                match identity.is_some() && self::identity(fd.as_raw_fd()) == identity {
-                    true => drop(fd),
-                    // A child that closed its descriptors may have reused
-                    // the number for a file of its own.
-                    false => std::mem::forget(fd),
-                }
+        // A pidfd's identity is the one anonymous inode that epoll and
+        // eventfd descriptors share on older kernels: it cannot be told
+        // from a file of the child's own, so it is left open.
+        std::mem::forget(pidfd);
+        for (fd, identity) in [socket, shared.disown()].into_iter().zip(identities) {
+            match identity.is_some() && self::identity(fd.as_raw_fd()) == identity {
+                true => drop(fd),
+                // A child that closed its descriptors may have reused the
+                // number for a file of its own.
+                false => std::mem::forget(fd),
             }
         }
     }
@@ -202,13 +219,30 @@ fn identity(fd: RawFd) -> Option<(u64, u64)> {
     open.then_some((stat.st_dev, stat.st_ino))
 }
 
-/// A pidfd for our child `pid`, which cannot have been reaped yet.
+/// A pidfd for our child `pid` (Linux 5.3+), checked to name our child:
+/// where the kernel reaps children unasked (`SIGCHLD` ignored), a worker
+/// that ended at once could have had its pid reused.
 fn pidfd_open(pid: libc::pid_t) -> Option<OwnedFd> {
     // SAFETY: the call takes a pid and flags; a descriptor comes back.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, libc::PIDFD_NONBLOCK) };
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
     let fd = RawFd::try_from(fd).ok().filter(|&fd| fd >= 0)?;
     // SAFETY: a descriptor just made, owned by no one else.
     let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    // SAFETY: `siginfo_t` is plain data, and an out-pointer for waitid,
+    // which only looks (WNOWAIT) and does not wait (WNOHANG).
+    let ours = unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        libc::waitid(
+            P_PIDFD,
+            fd.as_raw_fd() as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        ) == 0
+            || std::io::Error::last_os_error().raw_os_error() != Some(libc::ECHILD)
+    };
+    if !ours {
+        return None;
+    }
     // Close it in programs the caller executes.
     // SAFETY: a valid descriptor and a flag.
     unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFD, libc::FD_CLOEXEC) };
