@@ -21,6 +21,7 @@ use crate::object_code::ObjectCode;
 
 /// Host Linux, as nvFatbin and nvcc set by default.
 const FLAG_HOST_LINUX: u64 = 0x10;
+/// The options slot holds an sm_100+ cubin's compatibility records.
 
 /// Why an input cannot go into a fatbin. Every check runs before anything
 /// is written.
