@@ -340,12 +340,6 @@ pub fn classes(cubin: &[u8]) -> Vec<Hostile> {
         body.resize(64 + padded, 0);
         add(name, wrap_body(body));
     }
-    // A cubin entry whose flags say its options slot holds a compatibility
-    // blob (as sm_100+ cubins' do), with no slot.
-    let mut flagged = raw_fatbin(&[(2, 90, cubin)]);
-    let flags = u64::from_le_bytes(flagged[16 + 0x28..16 + 0x30].try_into().unwrap());
-    flagged[16 + 0x28..16 + 0x30].copy_from_slice(&(flags | 0x100_0000).to_le_bytes());
-    add("flagged cubin entry without an options descriptor", flagged);
     let mut unterminated = raw_fatbin(&[(2, 90, cubin)]);
     // Identifier: the fixed header's last 8 bytes, with no NUL after them.
     unterminated[16 + 0x20..16 + 0x28].copy_from_slice(&[0x38, 0, 0, 0, 8, 0, 0, 0]);

@@ -7,8 +7,7 @@ use zerocopy::little_endian::{U16, U32, U64};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use super::{
-    Compression, Entry, EntryKind, FLAG_ARCH_SPECIFIC, FLAG_COMPAT_BLOB, FLAG_FAMILY, FLAG_LZ4,
-    FLAG_ZSTD, Fatbin,
+    Compression, Entry, EntryKind, FLAG_ARCH_SPECIFIC, FLAG_FAMILY, FLAG_LZ4, FLAG_ZSTD, Fatbin,
 };
 use crate::arch::{Arch, ArchVariant};
 use crate::error::{ParseResult, Reason};
@@ -214,17 +213,6 @@ pub(crate) fn parse_entry(body: &[u8], start: u64, index: usize) -> ParseResult<
                 index,
                 detail: "descriptor missing (offset 0): the driver would read one from the \
                          entry's first bytes and take options from 16 MiB past the entry"
-                    .into(),
-            });
-        }
-        // The flag says the slot holds a blob, and there is no slot: the
-        // header contradicts itself, and no NVIDIA writer makes one.
-        0 if flags & FLAG_COMPAT_BLOB != 0 => {
-            return Err(Reason::BadEntryOptions {
-                index,
-                detail: "the compatibility-blob flag is set and the options slot is missing \
-                         (offset 0): the driver would read a descriptor from the entry's \
-                         first bytes"
                     .into(),
             });
         }

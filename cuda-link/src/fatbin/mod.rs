@@ -26,8 +26,6 @@ pub(crate) const FLAG_ZSTD: u64 = 0x8000;
 pub(crate) const FLAG_OPAQUE_LTOIR: u64 = 0x10000;
 pub(crate) const FLAG_ARCH_SPECIFIC: u64 = 0x10_0000;
 pub(crate) const FLAG_FAMILY: u64 = 0x20_0000;
-/// The options slot holds a compatibility blob (sm_100+ cubins).
-pub(crate) const FLAG_COMPAT_BLOB: u64 = 0x100_0000;
 
 /// Decompression never allocates more than this, whatever a header claims.
 pub const MAX_DECOMPRESSED_SIZE: u64 = 1 << 30;

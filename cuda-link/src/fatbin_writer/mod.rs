@@ -12,8 +12,7 @@ use crate::arch::{Arch, ArchVariant};
 use crate::error::{ObjectError, ParseResult, Reason};
 use crate::fatbin::layout::{EntryHeader, FileHeader};
 use crate::fatbin::{
-    Compression, Entry, EntryKind, FLAG_64BIT, FLAG_ARCH_SPECIFIC, FLAG_COMPAT_BLOB, FLAG_FAMILY,
-    FLAG_LZ4, FLAG_ZSTD,
+    Compression, Entry, EntryKind, FLAG_64BIT, FLAG_ARCH_SPECIFIC, FLAG_FAMILY, FLAG_LZ4, FLAG_ZSTD,
 };
 use crate::inspect::{Contents, ElfType};
 use crate::kind::ObjectKind;
@@ -22,6 +21,7 @@ use crate::object_code::ObjectCode;
 /// Host Linux, as nvFatbin and nvcc set by default.
 const FLAG_HOST_LINUX: u64 = 0x10;
 /// The options slot holds an sm_100+ cubin's compatibility records.
+const FLAG_COMPAT_BLOB: u64 = 0x100_0000;
 
 /// Why an input cannot go into a fatbin. Every check runs before anything
 /// is written.
