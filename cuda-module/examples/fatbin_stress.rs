@@ -26,7 +26,7 @@ use std::process::Command;
 
 use cuda_link::inspect::Compression;
 use cuda_link::{FatbinBuilder, ObjectCode};
-use cuda_link_tests::{Rng, fixtures, nvrtc, ptxas};
+use cuda_link_tests::{Rng, fixtures, hostile, nvrtc, ptxas};
 use cuda_module::{Context, DeviceBuffer, LaunchConfig, Library};
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
@@ -68,6 +68,17 @@ fn make(dir: &Path) -> Result<(), Error> {
         )?)
     };
     let (sm80, sm90) = (cubin("sm_80")?, cubin("sm_90")?);
+    // Seeds of the hostile set alone (`run` does not load them): sm_90
+    // cubin entries with an options slot, empty, flagged as sm_100+
+    // cubins' compatibility blob or not, so that mutants reach a cubin
+    // entry's slot as the driver reads it.
+    for (name, flags) in [("cubin-slot", 0u64), ("cubin-slot-flagged", 0x100_0000)] {
+        let mut seed = hostile::fatbin_with_options(2, sm90.as_bytes(), (72, 0), b"\0");
+        let at = 16 + 0x28;
+        let old = u64::from_le_bytes(seed[at..at + 8].try_into()?);
+        seed[at..at + 8].copy_from_slice(&(old | flags).to_le_bytes());
+        std::fs::write(dir.join(format!("{name}.seed")), seed)?;
+    }
     let ptx = ObjectCode::from_ptx(ptx, "saxpy.compute_80.ptx")?;
     let nvfatbin = nvfatbin_sys::NvFatbin::global()?;
     for (codec, codec_name) in [
@@ -235,14 +246,17 @@ fn regions(fatbin: &[u8]) -> Vec<(&'static str, usize, usize)> {
     out
 }
 
-/// `count` mutants of the fatbins in `dir`; each that validation accepts
+/// `count` mutants of the fatbins and seeds in `dir`; each that validation accepts
 /// is loaded in a child process (`load`), EAGER and LAZY in turn. A child
 /// killed by a signal is a failure, its input kept as `dir/crash-N.fatbin`.
 fn hostile(dir: &Path, count: usize, seed: u64) -> Result<(), Error> {
     let mut seeds = Vec::new();
     for entry in std::fs::read_dir(dir)? {
         let path = entry?.path();
-        if path.extension().is_some_and(|e| e == "fatbin") {
+        if path
+            .extension()
+            .is_some_and(|e| e == "fatbin" || e == "seed")
+        {
             seeds.push(std::fs::read(&path)?);
         }
     }
