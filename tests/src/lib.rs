@@ -70,6 +70,23 @@ pub fn nvjitlink_libraries() -> Vec<(u32, PathBuf)> {
         .collect()
 }
 
+/// Compiles the stub nvJitLink of `data/stub_nvjitlink.c` with `defines`
+/// (each `NAME=VALUE`, see the file's header) into `dir` as
+/// `libnvJitLink-{name}.so`, for fault-injection tests.
+pub fn stub_nvjitlink(dir: &Path, name: &str, defines: &[&str]) -> PathBuf {
+    let output = dir.join(format!("libnvJitLink-{name}.so"));
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/stub_nvjitlink.c");
+    let status = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+        .args(["-shared", "-fPIC", "-O1", "-o"])
+        .arg(&output)
+        .arg(&source)
+        .args(defines.iter().map(|d| format!("-D{d}")))
+        .status()
+        .expect("a C compiler (cc) builds the stub nvJitLink");
+    assert!(status.success(), "compiling {}", source.display());
+    output
+}
+
 /// The path of `libcudadevrt.a`.
 pub fn cudadevrt() -> Option<PathBuf> {
     redist("CUDA_LINK_CUDADEVRT")

@@ -13,17 +13,7 @@ use nvjitlink_sys::{LoadError, NvJitLink};
 
 /// Compiles the stub nvJitLink with `defines` into `dir`.
 fn stub(dir: &Path, name: &str, defines: &[&str]) -> PathBuf {
-    let output = dir.join(format!("libnvJitLink-{name}.so"));
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/stub_nvjitlink.c");
-    let status = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
-        .args(["-shared", "-fPIC", "-O1", "-o"])
-        .arg(&output)
-        .arg(&source)
-        .args(defines.iter().map(|d| format!("-D{d}")))
-        .status()
-        .expect("a C compiler (cc) is needed for the fault tests");
-    assert!(status.success());
-    output
+    cuda_link_tests::stub_nvjitlink(dir, name, defines)
 }
 
 fn ptx(name: &str) -> ObjectCode {

@@ -30,6 +30,16 @@ fn in_own_process(name: &str) -> Command {
     command
 }
 
+/// Runs the ignored test `name` in a process of its own: it must pass
+/// and print `expected`.
+fn passes_in_own_process(name: &str, expected: &str) {
+    let output = in_own_process(name).output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}{stderr}");
+    assert!(stdout.contains(expected), "{stdout}");
+}
+
 fn assert_in_child() {
     assert!(
         std::env::var_os("CUDA_LINK_ISOLATION_CHILD").is_some(),
@@ -84,14 +94,7 @@ fn a_forked_program_never_gets_its_parents_kernels() {
     if !have_nvjitlink() {
         return;
     }
-    let output = in_own_process("forked_links_child").output().unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert!(stdout.contains("10 rounds, 0 wrong"), "{stdout}");
+    passes_in_own_process("forked_links_child", "10 rounds, 0 wrong");
 }
 
 /// Ten rounds: link (so the pool has workers), fork, then link distinct
@@ -172,17 +175,7 @@ fn is_gone(pid: u32) -> bool {
 
 /// The stub nvJitLink built with `defines`, in `dir`.
 fn stub(dir: &Path, defines: &[&str]) -> std::path::PathBuf {
-    let output = dir.join("libnvJitLink-isolation.so");
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/stub_nvjitlink.c");
-    let status = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
-        .args(["-shared", "-fPIC", "-O1", "-o"])
-        .arg(&output)
-        .arg(&source)
-        .args(defines.iter().map(|d| format!("-D{d}")))
-        .status()
-        .expect("a C compiler (cc) is needed for the isolation tests");
-    assert!(status.success());
-    output
+    cuda_link_tests::stub_nvjitlink(dir, "isolation", defines)
 }
 
 /// The stub at `path`, loaded: its workers are pooled by this value.
@@ -249,14 +242,7 @@ fn hanging_caller_child() {
 
 #[test]
 fn a_dead_idle_worker_is_replaced_where_children_are_reaped_unasked() {
-    let output = in_own_process("dead_worker_child").output().unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert!(stdout.contains("replaced"), "{stdout}");
+    passes_in_own_process("dead_worker_child", "replaced");
 }
 
 /// With SIGCHLD ignored (the kernel reaps children, and their pids may be
@@ -289,14 +275,7 @@ fn dead_worker_child() {
 
 #[test]
 fn each_worker_maps_its_own_memory_alone() {
-    let output = in_own_process("mappings_child").output().unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert!(stdout.contains("3 workers, 1 mapping each"), "{stdout}");
+    passes_in_own_process("mappings_child", "3 workers, 1 mapping each");
 }
 
 /// Three workers at once (three libraries), then each one's mappings of
