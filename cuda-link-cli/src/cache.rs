@@ -13,9 +13,13 @@ use crate::{Failure, say};
 #[derive(clap::Args, Debug, Clone, Default)]
 pub(crate) struct CacheArgs {
     /// Serve repeated work from the persistent cache (default directory:
-    /// CUDA_LINK_CACHE_DIR, else ~/.cache/cuda-link).
+    /// CUDA_LINK_CACHE_DIR, else ~/.cache/cuda-link). On by default where
+    /// CUDA_LINK_CACHE_DIR or CUDA_LINK_CACHE_URL is set.
     #[arg(long)]
     pub(crate) cache: bool,
+    /// Use no persistent cache, whatever the environment sets.
+    #[arg(long, conflicts_with_all = ["cache", "cache_dir", "cache_url", "cache_read_only"])]
+    pub(crate) no_cache: bool,
     /// Use the persistent cache in this directory.
     #[arg(long)]
     pub(crate) cache_dir: Option<PathBuf>,
@@ -34,7 +38,11 @@ pub(crate) struct CacheArgs {
 impl CacheArgs {
     /// The cache asked for, with the store behind it; `None` without one.
     pub(crate) fn open(&self) -> Result<Option<Arc<LinkCache>>, Failure> {
-        if !self.cache && self.cache_dir.is_none() && self.cache_url.is_none() {
+        let set = |name: &str| std::env::var_os(name).is_some_and(|value| !value.is_empty());
+        let asked = self.cache || self.cache_dir.is_some() || self.cache_url.is_some();
+        // One variable sets the cache up, for the CLI as for the libraries.
+        let from_env = set("CUDA_LINK_CACHE_DIR") || set("CUDA_LINK_CACHE_URL");
+        if self.no_cache || !(asked || from_env) {
             return Ok(None);
         }
         let cache = LinkCache::new(

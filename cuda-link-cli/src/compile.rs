@@ -332,7 +332,7 @@ pub(crate) fn run(args: CompileArgs) -> Result<(), Failure> {
         )));
     }
     if let Some(output) = &args.output {
-        crate::link::refuse_output_among_inputs(output, &args.inputs)?;
+        crate::output::refuse_output_among_inputs(output, &args.inputs)?;
     }
     let compiler = compiler(args.cache.open()?)?;
     for input in &args.inputs {
@@ -465,7 +465,7 @@ fn write(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
     let failed = |e: &dyn std::fmt::Display| {
         Failure::Reported(format!("cannot write {}: {e}", path.display()))
     };
-    let mut staged = crate::link::stage(path)?;
+    let mut staged = crate::output::stage(path)?;
     staged
         .write_all(bytes)
         .and_then(|()| staged.flush())

@@ -3,7 +3,6 @@
 //! written whole or not at all.
 
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use cuda_link::inspect::{Contents, EntryKind};
@@ -24,7 +23,7 @@ pub fn run(args: LinkArgs) -> Result<(), Failure> {
         OutputKind::Cubin
     };
     let options = options(&args)?;
-    refuse_output_among_inputs(&args.output, &args.inputs)?;
+    crate::output::refuse_output_among_inputs(&args.output, &args.inputs)?;
     let mut inputs = Inputs::read(&args)?;
     let arches: Vec<Arch> = options
         .arch
@@ -36,7 +35,7 @@ pub fn run(args: LinkArgs) -> Result<(), Failure> {
     let first = inputs.for_arch(arches.first().copied())?;
     Linker::check(&options, &first).map_err(link_failure)?;
     check_inputs(&args, &options, &first)?;
-    let mut staged = stage(&args.output)?;
+    let mut staged = crate::output::stage(&args.output)?;
 
     let _context = match options.backend {
         Backend::Driver => Some(DeviceContext::make_current(args.device).map_err(link_failure)?),
@@ -339,22 +338,6 @@ fn link_failure(error: LinkError) -> Failure {
     }
 }
 
-/// `-o` naming an input would overwrite it: refused, as gcc does.
-pub(crate) fn refuse_output_among_inputs(output: &Path, inputs: &[PathBuf]) -> Result<(), Failure> {
-    let Ok(target) = std::fs::canonicalize(output) else {
-        return Ok(()); // Not there yet: it cannot be an input.
-    };
-    for input in inputs {
-        if std::fs::canonicalize(input).is_ok_and(|path| path == target) {
-            return Err(Failure::Usage(format!(
-                "-o {} is also an input: refusing to overwrite it",
-                output.display()
-            )));
-        }
-    }
-    Ok(())
-}
-
 /// What inspection already knows against what the flags ask: PTX for a
 /// newer GPU than `-arch`, and `--ptx` over inputs that are not LTO-IR.
 fn check_inputs(
@@ -393,20 +376,6 @@ fn check_inputs(
         }
     }
     Ok(())
-}
-
-/// A temporary file beside `output`, made before linking: an output that
-/// cannot be written is said at once, and a failed link leaves no half
-/// file behind.
-pub(crate) fn stage(output: &Path) -> Result<tempfile::NamedTempFile, Failure> {
-    let folder = match output.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent,
-        _ => Path::new("."),
-    };
-    tempfile::Builder::new()
-        .prefix(".cuda-link-")
-        .tempfile_in(folder)
-        .map_err(|e| Failure::Reported(format!("cannot write {}: {e}", output.display())))
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ mod compile;
 mod fatbin;
 mod inspect;
 mod link;
+mod output;
 mod progress;
 mod say;
 
@@ -211,9 +212,8 @@ pub(crate) struct LinkArgs {
     #[arg(long, value_enum)]
     pub(crate) compress: Option<crate::fatbin::CompressArg>,
     /// Do not use nvJitLink's in-memory cache of repeated links (nvJitLink's
-    /// `-no-cache`; `--no-cache` is the old spelling). The persistent cache
-    /// is `--cache`.
-    #[arg(long, alias = "no-cache")]
+    /// `-no-cache`). The persistent cache is `--cache` / `--no-cache`.
+    #[arg(long)]
     pub(crate) no_nvjitlink_cache: bool,
     #[command(flatten)]
     pub(crate) cache: cache::CacheArgs,

@@ -148,6 +148,32 @@ fn the_cache_reports_and_is_managed_from_the_command_line() {
     assert!(link().contains("cache miss, stored in"));
 }
 
+/// `CUDA_LINK_CACHE_DIR` alone turns the persistent cache on for `link`
+/// and `compile`, as for the libraries; `--no-cache` turns it off.
+#[test]
+fn the_cache_variable_alone_sets_the_cache_up() {
+    let ptx = b".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() { ret; }\n";
+    let (dir, input) = temp_file("k.ptx", ptx);
+    let cache_dir = dir.path().join("from-env");
+    let link = |extra: &[&str]| {
+        let run = cuda_link()
+            .env("CUDA_LINK_CACHE_DIR", &cache_dir)
+            .env_remove("CUDA_LINK_CACHE_URL")
+            .args(["link", "-arch", "sm_90", "--verbose", "-o"])
+            .arg(dir.path().join("k.cubin"))
+            .args(extra)
+            .arg(&input)
+            .output()
+            .unwrap();
+        assert!(run.status.success(), "{}", stderr_of(&run));
+        stderr_of(&run)
+    };
+    assert!(link(&["--no-cache"]).contains("wrote"));
+    assert!(!cache_dir.exists(), "--no-cache used the cache");
+    assert!(link(&[]).contains("cache miss, stored in"));
+    assert!(link(&[]).contains("cache hit in"));
+}
+
 /// `cache keygen` prints a key pair as the variables take it; a store
 /// password on the command line is warned about (it shows in `ps`).
 #[test]
@@ -607,8 +633,8 @@ fn output_naming_an_input_is_refused() {
 }
 
 /// A link that works prints nothing, as nvcc; `--verbose` tells, `--quiet`
-/// is accepted, `--flag` values pass through untouched, and both spellings
-/// of the in-memory cache flag work.
+/// is accepted, `--flag` values pass through untouched, and the cache
+/// flags work.
 #[test]
 fn success_is_quiet_and_flags_pass_through() {
     let Some(ptx) = fixtures::saxpy_ptx() else {
