@@ -140,6 +140,11 @@ struct Counters {
     bytes_written: AtomicU64,
 }
 
+/// `bytes` in lowercase hex, two digits each.
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 fn bump(counter: &AtomicU64, by: u64) {
     counter.fetch_add(by, Ordering::Relaxed);
 }
@@ -161,7 +166,7 @@ impl CacheKey {
 
     /// The key as 64 hex digits.
     pub fn to_hex(&self) -> String {
-        self.0.iter().map(|b| format!("{b:02x}")).collect()
+        hex(&self.0)
     }
 }
 

@@ -24,11 +24,11 @@ use std::time::{Duration, Instant};
 
 use ed25519_dalek::{SigningKey, VerifyingKey};
 
-use super::CacheKey;
 use super::sealed::{self, Keys};
 use super::store::{
     Store, credentials_as_options, url_has_password, with_password, without_password,
 };
+use super::{CacheKey, hex};
 
 /// Why a remote store cannot be used.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -328,7 +328,6 @@ impl RemoteCache {
             },
         })?;
         let signing = SigningKey::from_bytes(&seed);
-        let hex = |bytes: &[u8]| bytes.iter().map(|b| format!("{b:02x}")).collect::<String>();
         Ok((
             hex(&signing.to_bytes()),
             hex(signing.verifying_key().as_bytes()),
@@ -380,7 +379,7 @@ impl RemoteCache {
         let path = object_path(key);
         // A process that never publishes builds the store as a reader:
         // nothing is created in a folder store.
-        let read_only = self.read_only || !self.keys.can_write();
+        let read_only = self.never_publishes();
         let store = Arc::clone(&self.store);
         let limit = max_len
             .min(Self::MAX_OBJECT_BYTES)
@@ -420,11 +419,9 @@ impl RemoteCache {
     /// Publishes `entry` (an entry file) for `key` in the background,
     /// unless this is a reader or the store failed.
     pub(super) fn publish(&self, key: &CacheKey, entry: &[u8]) {
-        if self.read_only
-            || !self.keys.can_write()
-            || self.failed.load(Ordering::Relaxed)
-            || !self.trusted()
-        {
+        // Publishing needs a key or trust, as reading does: a process that
+        // publishes can also read.
+        if self.never_publishes() || self.failed.load(Ordering::Relaxed) {
             return;
         }
         let Some(runtime) = self.runtime() else {
@@ -472,6 +469,11 @@ impl RemoteCache {
                 .map(|(guard, _)| guard)
                 .unwrap_or_else(|p| p.into_inner().0);
         }
+    }
+
+    /// A reader by setting, or for want of a way to vouch for entries.
+    fn never_publishes(&self) -> bool {
+        self.read_only || !self.keys.can_write()
     }
 
     /// Whether the store can be used: a key checks its entries, or the

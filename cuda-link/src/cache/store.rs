@@ -93,7 +93,7 @@ impl Store {
                 }
                 self.url.clone()
             }
-            Some(_) => with_atomic_writes(&self.url),
+            Some(folder) => with_atomic_writes(&self.url, folder),
             None => self.url.clone(),
         };
         opendal::Operator::from_uri(url.as_str())
@@ -173,21 +173,16 @@ pub(super) fn url_has_password(url: &str) -> bool {
 /// A folder store writes each object to a temporary in the folder and
 /// renames it into place (OpenDAL's `atomic_write_dir`): a reader never
 /// sees half an object, and a symbolic link planted at an object's path
-/// is replaced, never followed. A URL that sets it is left as it is (a
-/// path that would need escaping is refused by `Store::new`).
-fn with_atomic_writes(url: &str) -> String {
-    let Some((scheme, root)) = url.split_once("://") else {
-        return url.to_owned();
-    };
-    if !(scheme.eq_ignore_ascii_case("file") || scheme.eq_ignore_ascii_case("fs")) {
-        return url.to_owned();
-    }
-    let (path, query) = root.split_once('?').unwrap_or((root, ""));
-    if query.contains("atomic_write_dir=") || path.is_empty() {
+/// is replaced, never followed. `folder` is the URL's (`Store::folder`;
+/// a path that would need escaping is refused by `Store::new`). A URL
+/// that sets it is left as it is.
+fn with_atomic_writes(url: &str, folder: &str) -> String {
+    let query = url.split_once('?').map_or("", |(_, query)| query);
+    if query.contains("atomic_write_dir=") {
         return url.to_owned();
     }
     let joiner = if query.is_empty() { "?" } else { "&" };
-    let dir = format!("{}/.cuda-link-tmp", path.trim_end_matches('/'));
+    let dir = format!("{}/.cuda-link-tmp", folder.trim_end_matches('/'));
     format!("{url}{joiner}atomic_write_dir={dir}")
 }
 
@@ -243,20 +238,30 @@ mod tests {
 
     #[test]
     fn folder_stores_write_atomically() {
+        opendal::init_default_registry();
+        let atomic = |url: &str| {
+            let store = Store::new(url.into()).unwrap();
+            with_atomic_writes(url, store.folder().unwrap())
+        };
         assert_eq!(
-            with_atomic_writes("file:///share/cache"),
+            atomic("file:///share/cache"),
             "file:///share/cache?atomic_write_dir=/share/cache/.cuda-link-tmp"
         );
-        assert_eq!(with_atomic_writes("redis://h:1/0"), "redis://h:1/0");
         assert_eq!(
-            with_atomic_writes("File:///share"),
+            atomic("File:///share"),
             "File:///share?atomic_write_dir=/share/.cuda-link-tmp"
+        );
+        assert!(
+            Store::new("redis://h:1/0".into())
+                .unwrap()
+                .folder()
+                .is_none()
         );
         for refused in ["file:///a b", "FS:///x&y", "file://", "file:///p%20q"] {
             assert!(Store::new(refused.into()).is_err(), "{refused}");
         }
         let set = "file:///s?atomic_write_dir=/t";
-        assert_eq!(with_atomic_writes(set), set);
+        assert_eq!(atomic(set), set);
     }
 
     #[test]
