@@ -1130,11 +1130,9 @@ fn open_cache(build: &Build) -> LinkCache {
             Some(Ok(remote)) if !remote.is_trusted() => {
                 if build.cargo_metadata {
                     println!(
-                        "cargo:warning=cuda-build: the shared cache {} is not used: no key to \
-                         check its entries with. Set CUDA_LINK_CACHE_VERIFY_KEY (the writers' \
-                         public key), or CUDA_LINK_CACHE_TRUST_UNSIGNED=1 to let anyone who \
-                         can write to it put kernels into this build",
-                        remote.url()
+                        "cargo:warning=cuda-build: the shared cache {} is not used: {}",
+                        remote.url(),
+                        cuda_link::RemoteCache::UNTRUSTED
                     );
                 }
             }

@@ -129,6 +129,13 @@ impl RemoteCache {
         "CUDA_LINK_CACHE_PASSWORD",
     ];
 
+    /// Why a store with no key is not used ([`is_trusted`](Self::is_trusted)
+    /// false), and what to set.
+    pub const UNTRUSTED: &str = "no key to check its entries with. Set \
+        CUDA_LINK_CACHE_VERIFY_KEY (the writers' public key) or CUDA_LINK_CACHE_KEY (a shared \
+        team key), or CUDA_LINK_CACHE_TRUST_UNSIGNED=1 to let anyone who can write to it put \
+        kernels into this build";
+
     /// The shortest team key taken.
     pub const MIN_KEY_LEN: usize = 16;
 
@@ -484,11 +491,9 @@ impl RemoteCache {
         }
         if !self.untrusted_said.swap(true, Ordering::Relaxed) {
             log::warn!(
-                "cuda-link cache: not using the remote store {}: no key to check its entries \
-                 with. Set CUDA_LINK_CACHE_VERIFY_KEY (the writers' public key) or \
-                 CUDA_LINK_CACHE_KEY (a shared team key), or CUDA_LINK_CACHE_TRUST_UNSIGNED=1 \
-                 to let anyone who can write to it put kernels into this build",
-                self.url
+                "cuda-link cache: not using the remote store {}: {}",
+                self.url,
+                Self::UNTRUSTED
             );
         }
         false
