@@ -160,7 +160,7 @@ impl Worker {
     /// `Some(Some(code))` once it ended (`-signal` for a signal), `None`
     /// if it cannot be waited for (an application that ignores `SIGCHLD`
     /// has the kernel reap its children).
-    pub(super) fn reap(&self, flags: i32) -> Option<Option<i32>> {
+    fn reap(&self, flags: i32) -> Option<Option<i32>> {
         let mut status = 0;
         loop {
             // SAFETY: `pid` is our child and `status` an out-pointer.
