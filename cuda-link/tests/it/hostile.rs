@@ -309,11 +309,10 @@ fn big_compressed_ptx_is_inspected_as_a_stream() {
     let code = ObjectCode::from_bytes(bomb, "bomb.fatbin").unwrap();
     assert_eq!(code.inspect().unwrap().kernels(), ["k"]);
     if let (true, Some(before), Some(after)) = (reset, before, peak_resident_bytes()) {
-        assert!(
-            after - before < 128 << 20,
-            "peak grew by {} bytes",
-            after - before
-        );
+        // `before` may hold another thread's transient pages that the
+        // peak no longer counts: a peak below it grew by nothing.
+        let grew = after.saturating_sub(before);
+        assert!(grew < 128 << 20, "peak grew by {grew} bytes");
     }
 }
 
