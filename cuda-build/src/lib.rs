@@ -1,9 +1,15 @@
 #![doc = include_str!("../README.md")]
 
 #[cfg(feature = "build")]
+mod archs;
+#[cfg(feature = "build")]
 mod build;
 #[cfg(feature = "build")]
 mod built;
+#[cfg(feature = "build")]
+mod bundle;
+#[cfg(feature = "build")]
+mod compile;
 #[cfg(feature = "build")]
 mod env;
 #[cfg(feature = "build")]
@@ -15,9 +21,19 @@ mod names;
 #[cfg(feature = "build")]
 mod nvcc;
 #[cfg(feature = "build")]
+mod nvrtc_stage;
+#[cfg(feature = "build")]
+mod output;
+#[cfg(feature = "build")]
+mod pipeline;
+#[cfg(feature = "build")]
 mod processes;
 #[cfg(feature = "build")]
+mod session;
+#[cfg(feature = "build")]
 mod stamp;
+#[cfg(feature = "build")]
+mod store;
 
 #[cfg(feature = "build")]
 pub use build::Build;

@@ -1,0 +1,158 @@
+//! One call of [`Build::compile`](crate::Build::compile): what it
+//! resolves before compiling (the compiler, the archs, the PTX slot, the
+//! cache), then the pipeline: compile every (file, arch), link each group,
+//! write the fatbins and the module.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use cuda_compile::{Compiler, Dependencies, Program};
+use cuda_link::{Arch, LinkCache, ObjectCode, PtxIsa};
+
+use crate::archs::{parse_arch, resolve_archs};
+use crate::build::{Build, Ptx, PtxIsaChoice};
+use crate::built::Built;
+use crate::error::BuildError;
+use crate::nvcc;
+use crate::store::open_cache;
+
+/// One call of [`Build::compile`]: what it resolved before compiling.
+pub(crate) struct Session<'a> {
+    pub(crate) build: &'a Build,
+    pub(crate) name: &'a str,
+    pub(crate) out_dir: PathBuf,
+    /// `None` when NVRTC is missing and nvcc stands in.
+    pub(crate) compiler: Option<Compiler>,
+    pub(crate) nvcc: Option<PathBuf>,
+    pub(crate) archs: Vec<Arch>,
+    pub(crate) ptx: Option<Arch>,
+    /// The PTX slot's ISA, and whether a refusal by ptxas is an error.
+    pub(crate) ptx_isa: Option<(PtxIsa, bool)>,
+    pub(crate) cache: Arc<LinkCache>,
+    /// NVRTC's warnings printed so far: each once, not once per arch.
+    pub(crate) warned: std::sync::Mutex<std::collections::HashSet<String>>,
+}
+
+/// One (file, arch) compile's output.
+pub(crate) struct Compiled {
+    pub(crate) code: ObjectCode,
+    pub(crate) from_cache: bool,
+    /// What NVRTC's compile read of the program's files; `None` from nvcc.
+    pub(crate) dependencies: Option<Dependencies>,
+}
+
+impl<'a> Session<'a> {
+    pub(crate) fn new(
+        build: &'a Build,
+        name: &'a str,
+        out_dir: PathBuf,
+    ) -> Result<Self, BuildError> {
+        let cache = Arc::new(open_cache(build));
+        let nvcc = build.nvcc_fallback.then(nvcc::find).flatten();
+        let pch_dir = out_dir.join(format!("{name}.pch"));
+        // NVRTC's files of an earlier build are of no use to this process.
+        let _ = std::fs::remove_dir_all(&pch_dir);
+        let compiler = match Compiler::new() {
+            Ok(compiler) => {
+                let compiler = compiler.with_cache(Arc::clone(&cache));
+                Some(match build.precompiled_headers {
+                    true => compiler.with_precompiled_headers(pch_dir),
+                    false => compiler,
+                })
+            }
+            Err(_) if nvcc.is_some() => None,
+            Err(error) => return Err(BuildError::NoNvrtc(Box::new(error))),
+        };
+        let archs = resolve_archs(build, compiler.as_ref())?;
+        let ptx = match &build.ptx {
+            Ptx::None => None,
+            Ptx::Lowest => archs.first().copied(),
+            Ptx::For(arch) => Some(parse_arch("Build::ptx", arch)?),
+        };
+        if ptx.is_none() {
+            if archs.is_empty() {
+                return Err(BuildError::NoPtxSlot("Build::archs is empty"));
+            }
+            if build.write_ptx {
+                return Err(BuildError::NoPtxSlot("Build::write_ptx asks for PTX text"));
+            }
+        }
+        let ptx_isa = match &build.ptx_isa {
+            PtxIsaChoice::AsLinked => None,
+            PtxIsaChoice::Exactly(text) => Some((
+                text.parse().map_err(|_| BuildError::BadArch {
+                    from: "Build::ptx_isa",
+                    value: text.clone(),
+                })?,
+                true,
+            )),
+            PtxIsaChoice::FirstOfRelease => nvjitlink_sys::NvJitLink::global()
+                .ok()
+                .and_then(|lib| PtxIsa::first_of_cuda(lib.version().0))
+                .map(|isa| (isa, false)),
+        };
+        Ok(Session {
+            build,
+            name,
+            out_dir,
+            compiler,
+            nvcc,
+            archs,
+            ptx,
+            ptx_isa,
+            cache,
+            warned: Default::default(),
+        })
+    }
+
+    /// Says what the cache did: a shared store's failure as a cargo
+    /// warning (the build went on without it), and the summary line.
+    pub(crate) fn report_cache(&self, built: &Built) {
+        if !self.build.cargo_metadata {
+            return;
+        }
+        #[cfg(feature = "remote")]
+        if let Some(remote) = self.cache.remote()
+            && let Some(why) = remote.failure()
+        {
+            println!(
+                "cargo:warning=cuda-build: the shared cache {} failed ({why}); this build \
+                 compiled without it",
+                remote.url()
+            );
+        }
+        println!("cuda-build: {}", built.summary());
+    }
+
+    /// What the build names in `rerun-if-changed`: each file's
+    /// dependencies as its compile scanned them (`scanned`), else (nvcc's
+    /// compile) as a scan of its includes finds them, else the file and
+    /// the include folders.
+    pub(crate) fn dependencies<'c>(
+        &self,
+        scanned: impl Fn(&Path) -> Option<&'c Dependencies>,
+    ) -> Vec<PathBuf> {
+        let cache_dir = Some(self.cache.dir());
+        let mut found: Vec<PathBuf> = Vec::new();
+        for file in &self.build.files {
+            let watched = match scanned(file) {
+                Some(dependencies) => Some(dependencies.to_watch(cache_dir)),
+                None => self.compiler.as_ref().and_then(|compiler| {
+                    let program = Program::from_path(file).ok()?;
+                    let arch = self.archs.first().copied().or(self.ptx)?;
+                    compiler.dependencies(&program, &self.options(arch)).ok()
+                }),
+            };
+            match watched {
+                Some(paths) => found.extend(paths),
+                None => {
+                    found.push(file.clone());
+                    found.extend(self.build.includes.iter().cloned());
+                }
+            }
+        }
+        let mut seen = std::collections::HashSet::new();
+        found.retain(|path| seen.insert(path.clone()));
+        found
+    }
+}
