@@ -68,8 +68,56 @@ impl HostCode {
     }
 }
 
+impl HostCode {
+    /// The verdict before any compile: the first host function of
+    /// `program` (or of a header of its own: under its folder or an
+    /// include path of `options`) that launches a kernel, calls the
+    /// runtime's host API or is `main`, outside the guards that hide code
+    /// from NVRTC. It names the function's definition, not a line inside
+    /// it. Such a file needs nvcc whatever NVRTC says: under
+    /// `-default-device` NVRTC compiles a launcher as device code and
+    /// drops it.
+    pub fn scan(
+        compiler: &Compiler,
+        program: &Program,
+        options: &ProgramOptions,
+    ) -> Option<HostCode> {
+        let own = |path: &Path| {
+            let name = Path::new(program.name());
+            let dirs = name
+                .parent()
+                .into_iter()
+                .map(Path::to_path_buf)
+                .chain(options.include_path.iter().map(PathBuf::from))
+                .filter(|dir| !dir.as_os_str().is_empty());
+            dirs.into_iter().any(|dir| path.starts_with(&dir))
+        };
+        let mut found = crate::host_scan::first_host_function(program.source())
+            .map(|(line, construct)| (PathBuf::from(program.name()), line, construct));
+        if found.is_none() {
+            let headers = compiler
+                .included_files(program, options)
+                .unwrap_or_default();
+            found = headers
+                .into_iter()
+                .skip(1)
+                .filter(|h| own(h))
+                .find_map(|header| {
+                    let text = std::fs::read_to_string(&header).ok()?;
+                    let (line, construct) = crate::host_scan::first_host_function(&text)?;
+                    Some((header, line, construct))
+                });
+        }
+        found.map(|(file, line, construct)| HostCode {
+            file,
+            line,
+            construct,
+        })
+    }
+}
+
 /// Host-only calls of the CUDA runtime.
-const RUNTIME_CALLS: &[&str] = &[
+pub(crate) const RUNTIME_CALLS: &[&str] = &[
     "cudaMallocManaged",
     "cudaMallocHost",
     "cudaMalloc",
@@ -178,31 +226,13 @@ fn constructs(source: &str) -> Vec<(usize, String)> {
     // include is a string); the rest without comments and strings.
     let raw: Vec<&str> = source.lines().collect();
     let text = without_comments_and_strings(source);
-    // Per open conditional: whether it hides its lines from NVRTC, and
-    // whether it is an `__CUDACC_RTC__` test (whose `#else` flips it).
-    let mut stack: Vec<(bool, bool)> = Vec::new();
-    for (index, line) in text.lines().enumerate() {
-        let hidden = stack.iter().any(|&(hides, _)| hides);
-        let trimmed = line.trim_start();
-        if let Some(directive) = trimmed.strip_prefix('#') {
-            let directive = directive.trim_start();
-            let words: String = directive.split_whitespace().collect::<Vec<_>>().join(" ");
-            let guard = words.contains("__CUDACC_RTC__") || words.contains("__CUDA_ARCH__");
-            let negated =
-                words.starts_with("ifndef") || words.replace(' ', "").contains("!defined");
-            if words == "if 0" {
-                stack.push((true, true));
-            } else if words.starts_with("if") {
-                stack.push((guard && negated, guard));
-            } else if words.starts_with("else") || words.starts_with("elif") {
-                if let Some(top) = stack.last_mut()
-                    && top.1
-                {
-                    top.0 = !top.0;
-                }
-            } else if words.starts_with("endif") {
-                stack.pop();
-            } else if !hidden && words.starts_with("include") {
+    let lines = guarded_lines(&text);
+    for (index, (line, hidden)) in lines.iter().enumerate() {
+        if *hidden {
+            continue;
+        }
+        if let Some(directive) = line.trim_start().strip_prefix('#') {
+            if directive.trim_start().starts_with("include") {
                 let original = raw.get(index).copied().unwrap_or_default();
                 let name = original
                     .split_once("include")
@@ -211,9 +241,6 @@ fn constructs(source: &str) -> Vec<(usize, String)> {
                     found.push((index + 1, format!("`#include <{name}>`")));
                 }
             }
-            continue;
-        }
-        if hidden {
             continue;
         }
         if line.contains("<<<") {
@@ -227,8 +254,43 @@ fn constructs(source: &str) -> Vec<(usize, String)> {
     found
 }
 
+/// Each line of `text` (comments and strings blanked) with whether a
+/// guard hides it from NVRTC (`#ifndef __CUDACC_RTC__`, `#if 0`, `#ifndef
+/// __CUDA_ARCH__`, or the `#else` of their positive tests). A directive
+/// line itself is not hidden unless an enclosing guard hides it.
+pub(crate) fn guarded_lines(text: &str) -> Vec<(&str, bool)> {
+    // Per open conditional: whether it hides its lines from NVRTC, and
+    // whether it is an `__CUDACC_RTC__` test (whose `#else` flips it).
+    let mut stack: Vec<(bool, bool)> = Vec::new();
+    let mut lines = Vec::new();
+    for line in text.lines() {
+        let hidden = stack.iter().any(|&(hides, _)| hides);
+        lines.push((line, hidden));
+        let Some(directive) = line.trim_start().strip_prefix('#') else {
+            continue;
+        };
+        let words: String = directive.split_whitespace().collect::<Vec<_>>().join(" ");
+        let guard = words.contains("__CUDACC_RTC__") || words.contains("__CUDA_ARCH__");
+        let negated = words.starts_with("ifndef") || words.replace(' ', "").contains("!defined");
+        if words == "if 0" {
+            stack.push((true, true));
+        } else if words.starts_with("if") {
+            stack.push((guard && negated, guard));
+        } else if words.starts_with("else") || words.starts_with("elif") {
+            if let Some(top) = stack.last_mut()
+                && top.1
+            {
+                top.0 = !top.0;
+            }
+        } else if words.starts_with("endif") {
+            stack.pop();
+        }
+    }
+    lines
+}
+
 /// Whether `word` stands alone in `line` (not inside an identifier).
-fn has_word(line: &str, word: &str) -> bool {
+pub(crate) fn has_word(line: &str, word: &str) -> bool {
     let ident = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
     line.match_indices(word).any(|(at, _)| {
         !ident(line[..at].chars().next_back()) && !ident(line[at + word.len()..].chars().next())
@@ -236,7 +298,7 @@ fn has_word(line: &str, word: &str) -> bool {
 }
 
 /// `source` with comments and string literals blanked, lines kept.
-fn without_comments_and_strings(source: &str) -> String {
+pub(crate) fn without_comments_and_strings(source: &str) -> String {
     let mut out = String::with_capacity(source.len());
     let mut chars = source.chars().peekable();
     while let Some(c) = chars.next() {

@@ -3,9 +3,11 @@
 mod builtin;
 mod compiler;
 mod dependencies;
+mod depfile;
 mod error;
 mod headers;
 mod host_code;
+mod host_scan;
 mod lex;
 mod nvcc;
 mod nvrtc;
@@ -14,6 +16,7 @@ mod program;
 
 pub use compiler::Compiler;
 pub use dependencies::Dependencies;
+pub use depfile::{DepfileError, parse_depfile};
 pub use error::CompileError;
 pub use host_code::HostCode;
 pub use nvcc::{DroppedOption, nvcc_host_option};
