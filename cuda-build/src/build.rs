@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 
 use cuda_compile::ProgramOptions;
 
+pub use crate::nvcc_stage::Cudart;
+
 /// Compiles `.cu` files in a build script, as `cc::Build` compiles C:
 /// every file for every arch with NVRTC (to LTO-IR, in parallel under
 /// cargo's jobserver), linked per arch with nvJitLink, bundled into one
@@ -43,6 +45,8 @@ pub struct Build {
     pub(crate) write_ptx: bool,
     pub(crate) compress: bool,
     pub(crate) nvcc_fallback: bool,
+    pub(crate) routes: Vec<(PathBuf, Route)>,
+    pub(crate) cudart: Cudart,
     pub(crate) out_dir: Option<PathBuf>,
     pub(crate) cache: Option<PathBuf>,
     #[cfg(feature = "remote")]
@@ -56,6 +60,16 @@ pub struct Build {
     pub(crate) cargo_metadata: bool,
     pub(crate) warnings: bool,
     pub(crate) precompiled_headers: bool,
+}
+
+/// Which compiler takes a file: see [`Build::route`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Route {
+    /// NVRTC: device code, into the fatbin.
+    Nvrtc,
+    /// nvcc: host and device code, into `lib{name}.a`.
+    Nvcc,
 }
 
 /// The PTX slot.
@@ -103,6 +117,8 @@ impl Build {
             write_ptx: false,
             compress: true,
             nvcc_fallback: false,
+            routes: Vec::new(),
+            cudart: Cudart::Static,
             out_dir: None,
             cache: None,
             #[cfg(feature = "remote")]
@@ -248,6 +264,26 @@ impl Build {
     /// NVRTC is found. Off by default: with it, a build may need nvcc.
     pub fn nvcc_fallback(&mut self, fallback: bool) -> &mut Self {
         self.nvcc_fallback = fallback;
+        self
+    }
+
+    /// Sends `file` (one of the build's files) to NVRTC or to nvcc,
+    /// whatever the host-code verdict says. By default a file with host
+    /// code (a function that launches a kernel with `<<<...>>>` or calls
+    /// the runtime's host API, or `main`) goes to nvcc, as
+    /// `cc::Build::cuda(true)` compiles it, into `lib{name}.a`; every
+    /// other file goes to NVRTC, into the fatbin.
+    pub fn route(&mut self, file: impl AsRef<Path>, route: Route) -> &mut Self {
+        let file = file.as_ref().to_path_buf();
+        self.routes.retain(|(given, _)| *given != file);
+        self.routes.push((file, route));
+        self
+    }
+
+    /// How host-code files link the CUDA runtime: statically by default,
+    /// as nvcc does.
+    pub fn cudart(&mut self, cudart: Cudart) -> &mut Self {
+        self.cudart = cudart;
         self
     }
 

@@ -16,6 +16,16 @@ pub struct Built {
     /// The PTX text of each fatbin, next to it, with
     /// [`Build::write_ptx`](crate::Build::write_ptx); else empty.
     pub ptx_files: Vec<PathBuf>,
+    /// `lib{name}.a`: the host-code files compiled by nvcc, when there
+    /// are any.
+    pub archive: Option<PathBuf>,
+    /// The cargo link lines printed for the archive and cudart.
+    pub link: Vec<String>,
+    /// Host-code files compiled by nvcc, and those of them the cache
+    /// served.
+    pub nvcc_compiled: usize,
+    /// Host-code objects the cache served.
+    pub nvcc_cached: usize,
     /// The kernels' (mangled) names, of every fatbin.
     pub kernels: Vec<String>,
     /// The cubin archs.
@@ -61,6 +71,14 @@ impl Built {
             self.processes,
             if self.processes == 1 { "" } else { "es" },
         );
+        if self.nvcc_compiled + self.nvcc_cached > 0 {
+            line.push_str(&format!(
+                "; {} host-code files: {} by nvcc, {} from the cache",
+                self.nvcc_compiled + self.nvcc_cached,
+                self.nvcc_compiled,
+                self.nvcc_cached
+            ));
+        }
         if c.remote_hits + c.remote_misses + c.remote_errors + c.remote_bytes_written > 0
             || self.remote > 0
         {

@@ -78,6 +78,11 @@ impl Build {
         {
             built.unchanged = true;
             self.print_dependencies(&built.dependencies);
+            if self.cargo_metadata {
+                for line in &built.link {
+                    println!("{line}");
+                }
+            }
             return Ok(built);
         }
         let started = std::time::SystemTime::now();
@@ -110,9 +115,8 @@ impl Build {
             }
             libraries.extend(found);
         }
-        if self.nvcc_fallback {
-            libraries.extend(nvcc::find());
-        }
+        // nvcc compiles host-code files, and the fallback's.
+        libraries.extend(nvcc::find());
         let headers = cuda_dylib::existing_dirs(
             &["include", "include/cccl"],
             &[
@@ -160,6 +164,10 @@ impl Build {
             module: module_path,
             fatbins: Vec::new(),
             ptx_files: Vec::new(),
+            archive: None,
+            link: Vec::new(),
+            nvcc_compiled: 0,
+            nvcc_cached: 0,
             kernels: scanned(&self.files),
             archs: Vec::new(),
             ptx: None,

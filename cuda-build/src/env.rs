@@ -9,7 +9,14 @@ use std::ffi::OsString;
 use cuda_link::LinkCache;
 
 /// Read by this crate itself.
-const OWN: &[&str] = &["CUDA_COMPUTE_CAP", "DOCS_RS", "NVCC"];
+const OWN: &[&str] = &[
+    "CUDA_COMPUTE_CAP",
+    "DOCS_RS",
+    "NVCC",
+    "CUDA_LINK_NVCC",
+    "CXX",
+    "AR",
+];
 
 /// The shared store's settings (`cuda_link::RemoteCache::VARIABLES`; the
 /// URL is read without the `remote` feature too, to say it is not used).
@@ -19,7 +26,7 @@ const REMOTE: [&str; 8] = cuda_link::RemoteCache::VARIABLES;
 const REMOTE: [&str; 1] = ["CUDA_LINK_CACHE_URL"];
 
 /// Set by cargo for every run of a build script: never watched.
-const CARGO_SETS: &[&str] = &["OUT_DIR", "NUM_JOBS"];
+const CARGO_SETS: &[&str] = &["OUT_DIR", "NUM_JOBS", "CARGO_MANIFEST_DIR"];
 
 /// Every variable a build reads and cargo must watch, once each: this
 /// crate's, the library search's and the cache folder's.

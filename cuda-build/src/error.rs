@@ -57,9 +57,9 @@ pub enum BuildError {
     /// A file that holds host code NVRTC cannot compile.
     #[error(
         "{}:{line}: {construct} is host code, and NVRTC compiles device code only: \
-         launch the kernels from Rust (cuda-module or cudarc) and keep them as they are, \
-         guard the host code with `#ifndef __CUDACC_RTC__` ... `#endif`, or opt in to \
-         Build::nvcc_fallback where nvcc is installed",
+         let nvcc compile the file into lib{{name}}.a (Build::route(file, Route::Nvcc)), \
+         guard the host code with `#ifndef __CUDACC_RTC__` ... `#endif`, or launch the \
+         kernels from Rust (cuda-module or cudarc)",
         file.display()
     )]
     HostCode {
@@ -96,13 +96,50 @@ pub enum BuildError {
         #[source]
         error: Box<cuda_link::LinkError>,
     },
-    /// nvcc, asked for as a fallback, failed or was not found.
-    #[error("nvcc fallback for {}: {detail}", file.display())]
+    /// nvcc failed on a file (its first error), or was not found for the
+    /// fallback.
+    #[error("nvcc on {}: {detail}", file.display())]
     Nvcc {
         /// The file.
         file: PathBuf,
         /// What happened.
         detail: String,
+    },
+    /// Files that need nvcc (host code), where nvcc or its host compiler
+    /// is missing.
+    #[error(
+        "{} need{} nvcc (host code NVRTC cannot compile): {detail}",
+        files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", "),
+        if files.len() == 1 { "s" } else { "" }
+    )]
+    NvccMissing {
+        /// The files.
+        files: Vec<PathBuf>,
+        /// What is missing and how to install it.
+        detail: String,
+    },
+    /// Files compiled to no kernel at all.
+    #[error(
+        "{} yield{} no kernel: a template kernel instantiated only by host code that NVRTC \
+         does not see (a launcher behind `#ifndef __CUDACC_RTC__`) is never compiled; \
+         instantiate it explicitly (`template __global__ void scale<float>(float *, int);`) \
+         or let nvcc build the launchers (Build::route)",
+        files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", "),
+        if files.len() == 1 { "s" } else { "" }
+    )]
+    NoKernels {
+        /// The files.
+        files: Vec<PathBuf>,
+    },
+    /// Several files failed: each with its first error.
+    #[error(
+        "{} files failed:\n{}",
+        errors.len(),
+        errors.iter().map(|e| format!("- {}", cuda_link::Report(e))).collect::<Vec<_>>().join("\n")
+    )]
+    Files {
+        /// Each failing file's first error.
+        errors: Vec<BuildError>,
     },
     /// The fatbin could not be written or read back.
     #[error("{name}: {detail}")]

@@ -21,6 +21,8 @@ mod names;
 #[cfg(feature = "build")]
 mod nvcc;
 #[cfg(feature = "build")]
+mod nvcc_stage;
+#[cfg(feature = "build")]
 mod nvrtc_stage;
 #[cfg(feature = "build")]
 mod output;
@@ -36,7 +38,7 @@ mod stamp;
 mod store;
 
 #[cfg(feature = "build")]
-pub use build::Build;
+pub use build::{Build, Cudart, Route};
 #[cfg(feature = "build")]
 pub use built::Built;
 #[cfg(feature = "build")]

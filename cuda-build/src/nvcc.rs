@@ -1,5 +1,6 @@
-//! The opt-in fallback: a file NVRTC cannot compile, compiled to LTO-IR
-//! by nvcc where it is installed (its host code is nvcc's to drop).
+//! nvcc: where it is, what it is (its identity in cache keys), the host
+//! compiler and archiver beside it, and the opt-in fallback that compiles
+//! a device-only file NVRTC refuses to LTO-IR.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -8,27 +9,141 @@ use cuda_link::{Arch, ObjectCode};
 
 use crate::error::BuildError;
 
-/// nvcc: `NVCC`, else `CUDA_HOME` / `CUDA_PATH`'s `bin/nvcc`, else the
-/// first `nvcc` on `PATH`.
+/// The pip wheels' nvcc folders (13.x, 12.x), under a site-packages folder.
+const WHEEL_BINS: &[&str] = &["nvidia/cu13/bin", "nvidia/cuda_nvcc/bin"];
+
+/// What a missing nvcc's error says to do.
+pub(crate) const INSTALL: &str = "install the CUDA toolkit, or `pip install nvidia-cuda-nvcc \
+     nvidia-nvvm nvidia-cuda-crt nvidia-cuda-runtime`, or set NVCC to nvcc's path";
+
+/// nvcc: `NVCC`, `CUDA_LINK_NVCC`, `CUDA_HOME` / `CUDA_PATH`'s `bin/nvcc`,
+/// the pip wheels' (found by their folders, as NVRTC is), the default
+/// toolkit's, then the first `nvcc` on `PATH`.
 pub(crate) fn find() -> Option<PathBuf> {
-    if let Some(nvcc) = crate::env::var_os("NVCC").filter(|v| !v.is_empty()) {
+    let named = crate::env::var_os("NVCC")
+        .filter(|v| !v.is_empty())
+        .or_else(|| crate::env::var_os("CUDA_LINK_NVCC").filter(|v| !v.is_empty()));
+    if let Some(nvcc) = named {
         return Some(PathBuf::from(nvcc));
     }
-    let homes = ["CUDA_HOME", "CUDA_PATH"]
-        .into_iter()
-        .filter_map(crate::env::var_os)
-        .map(|home| PathBuf::from(home).join("bin"));
+    let env = cuda_dylib::SearchEnv::from_process();
+    let installed = cuda_dylib::existing_dirs(&["bin"], WHEEL_BINS, &env);
     let path = crate::env::var_os("PATH");
     let on_path = path.iter().flat_map(std::env::split_paths);
-    homes
+    installed
+        .into_iter()
         .chain(on_path)
         .map(|dir| dir.join("nvcc"))
         .find(|nvcc| nvcc.is_file())
 }
 
+/// nvcc and the host tools it runs with, resolved once per build.
+#[derive(Debug, Clone)]
+pub(crate) struct Toolchain {
+    pub(crate) nvcc: PathBuf,
+    /// nvcc's root (`bin/..`): its headers and libraries.
+    pub(crate) root: PathBuf,
+    /// `-ccbin`: `CXX`, else what `cc` would use; `None` leaves nvcc's own
+    /// choice.
+    pub(crate) host_compiler: Option<PathBuf>,
+    pub(crate) archiver: PathBuf,
+    /// nvcc's and the host compiler's identity: their `--version` and the
+    /// SHA-256 of their files.
+    pub(crate) identity: String,
+}
+
+impl Toolchain {
+    /// The toolchain around `nvcc`.
+    pub(crate) fn new(nvcc: PathBuf) -> Result<Self, String> {
+        let nvcc = nvcc
+            .canonicalize()
+            .map_err(|e| format!("{}: {e}", nvcc.display()))?;
+        let root = nvcc
+            .parent()
+            .and_then(Path::parent)
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        let host_compiler = host_compiler();
+        let archiver = crate::env::var_os("AR")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| {
+                cc_build()
+                    .try_get_archiver()
+                    .ok()
+                    .map(|ar| PathBuf::from(ar.get_program()))
+            })
+            .unwrap_or_else(|| PathBuf::from("ar"));
+        let mut identity = identity_of(&nvcc)?;
+        match &host_compiler {
+            Some(cxx) => identity.push_str(&identity_of(cxx)?),
+            None => identity.push_str("host compiler: nvcc's default\n"),
+        }
+        Ok(Toolchain {
+            nvcc,
+            root,
+            host_compiler,
+            archiver,
+            identity,
+        })
+    }
+}
+
+/// `cc` as a build script's `cc::Build::new().cpp(true)` sees it, saying
+/// nothing to cargo.
+fn cc_build() -> cc::Build {
+    let mut build = cc::Build::new();
+    build
+        .cpp(true)
+        .cargo_metadata(false)
+        .emit_rerun_if_env_changed(false);
+    build
+}
+
+/// `CXX`, else the C++ compiler `cc` picks for the target, resolved on
+/// `PATH`.
+fn host_compiler() -> Option<PathBuf> {
+    let chosen = crate::env::var_os("CXX")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            cc_build()
+                .try_get_compiler()
+                .ok()
+                .map(|t| t.path().to_path_buf())
+        })?;
+    if chosen.components().count() > 1 {
+        return Some(chosen);
+    }
+    let path = crate::env::var_os("PATH");
+    path.iter()
+        .flat_map(std::env::split_paths)
+        .map(|dir| dir.join(&chosen))
+        .find(|candidate| candidate.is_file())
+        .or(Some(chosen))
+}
+
+/// A tool's `--version` and its file's SHA-256.
+fn identity_of(tool: &Path) -> Result<String, String> {
+    let version = Command::new(tool)
+        .arg("--version")
+        .output()
+        .map_err(|e| format!("{}: {e}", tool.display()))?;
+    let resolved = tool.canonicalize().unwrap_or_else(|_| tool.to_path_buf());
+    let bytes = std::fs::read(&resolved).map_err(|e| format!("{}: {e}", resolved.display()))?;
+    let mut key = cuda_link::CacheKey::builder("tool");
+    key.field(&bytes);
+    Ok(format!(
+        "{} {}\n{}\n",
+        tool.display(),
+        key.finish().to_hex(),
+        String::from_utf8_lossy(&version.stdout).trim()
+    ))
+}
+
 /// `file` compiled by `nvcc` to LTO-IR for `arch`, in a fatbin:
 /// `nvcc -fatbin -rdc=true -gencode arch=compute_XX,code=lto_XX`.
-pub(crate) fn compile(
+pub(crate) fn compile_ltoir(
     nvcc: &Path,
     file: &Path,
     arch: Arch,
@@ -54,27 +169,35 @@ pub(crate) fn compile(
         ))
         .arg("-o")
         .arg(&output);
-    for include in includes {
-        command.arg(format!("-I{}", include.display()));
-    }
-    for define in defines {
-        command.arg(format!("-D{define}"));
-    }
-    for undefine in undefines {
-        command.arg(format!("-U{undefine}"));
-    }
+    command.args(preprocessor_args(includes, defines, undefines));
     command.arg(file);
-    let run = command
-        .output()
-        .map_err(|e| fail(format!("{}: {e}", nvcc.display())))?;
-    if !run.status.success() {
-        return Err(fail(format!(
-            "{} exited with {}: {}",
-            nvcc.display(),
-            run.status,
-            String::from_utf8_lossy(&run.stderr).trim()
-        )));
-    }
+    run(&mut command).map_err(fail)?;
     let code = ObjectCode::from_path(&output).map_err(|e| fail(e.to_string()))?;
     Ok(code.renamed(format!("{} (nvcc, {arch})", file.display())))
+}
+
+/// `-I`, `-D`, `-U` as nvcc takes them.
+pub(crate) fn preprocessor_args(
+    includes: &[PathBuf],
+    defines: &[String],
+    undefines: &[String],
+) -> Vec<String> {
+    let includes = includes.iter().map(|i| format!("-I{}", i.display()));
+    let defines = defines.iter().map(|d| format!("-D{d}"));
+    let undefines = undefines.iter().map(|u| format!("-U{u}"));
+    includes.chain(defines).chain(undefines).collect()
+}
+
+/// Runs `command`; its stderr when it fails.
+pub(crate) fn run(command: &mut Command) -> Result<(), String> {
+    let program = command.get_program().to_string_lossy().into_owned();
+    let output = command.output().map_err(|e| format!("{program}: {e}"))?;
+    if output.status.success() {
+        return Ok(());
+    }
+    Err(format!(
+        "{program} exited with {}: {}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr).trim()
+    ))
 }

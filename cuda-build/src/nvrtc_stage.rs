@@ -33,8 +33,7 @@ impl Session<'_> {
         let by_arch: Vec<(&Path, Arch)> = archs
             .iter()
             .flat_map(|&arch| {
-                self.build
-                    .files
+                self.device_files
                     .iter()
                     .map(move |file| (file.as_path(), arch))
             })
@@ -59,7 +58,7 @@ impl Session<'_> {
         // NVIDIA's header folders (NVRTC 13.3+ installs its bundled ones)
         // are set up once, before the fork, rather than by every child.
         let set_up_headers = || {
-            if let (Some(file), Some(&arch)) = (self.build.files.first(), archs.first())
+            if let (Some(file), Some(&arch)) = (self.device_files.first(), archs.first())
                 && let Ok(program) = Program::from_path(file)
             {
                 let _ = compiler.dependencies(&program, &self.options(arch));
@@ -143,12 +142,18 @@ impl Session<'_> {
                     dependencies: Some(compiled.dependencies),
                 })
             }
-            Err(CompileError::Compilation { .. }) if self.nvcc.is_some() => {
+            Err(CompileError::Compilation { .. })
+                if self.build.nvcc_fallback && self.nvcc.is_some() =>
+            {
                 self.with_nvcc(file, arch)
             }
             Err(error @ CompileError::Compilation { .. }) => {
                 let options = self.options(arch);
-                Err(match HostCode::find(compiler, &program, &options, &error) {
+                // The definition of the first launcher, where the scan
+                // finds one, else what NVRTC's log points at.
+                let host = HostCode::scan(compiler, &program, &options)
+                    .or_else(|| HostCode::find(compiler, &program, &options, &error));
+                Err(match host {
                     Some(host) => BuildError::HostCode {
                         file: host.file,
                         line: host.line,
@@ -175,7 +180,7 @@ impl Session<'_> {
             file: file.to_path_buf(),
             detail: "nvcc was not found (NVCC, CUDA_HOME/bin, PATH)".into(),
         })?;
-        let code = nvcc::compile(
+        let code = nvcc::compile_ltoir(
             nvcc,
             file,
             arch,

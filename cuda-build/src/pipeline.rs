@@ -11,46 +11,55 @@ use crate::output::{module_name, write_if_changed};
 use crate::session::{Compiled, Session};
 use crate::{jobs, names};
 
-impl Session<'_> {
-    pub(crate) fn run(self) -> Result<Built, BuildError> {
-        let build = self.build;
-        let mut compile_archs = self.archs.clone();
-        compile_archs.extend(self.ptx);
-        compile_archs.sort_by_key(|arch| (arch.sm, arch.suffix()));
-        compile_archs.dedup();
-        let pairs: Vec<(&Path, Arch)> = build
-            .files
-            .iter()
-            .flat_map(|file| {
-                compile_archs
-                    .iter()
-                    .map(move |&arch| (file.as_path(), arch))
-            })
-            .collect();
-        let (processes, fresh, remote_in_children) = self.compile_in_processes(&compile_archs);
-        let remote_before = self.cache.stats().remote_hits;
-        let compiled: Vec<Compiled> = jobs::run_all(&pairs, |&(file, arch)| {
-            let mut compiled = self.compile(file, arch)?;
-            compiled.from_cache &= !fresh.contains(&(file, arch));
-            Ok(compiled)
-        })
-        .into_iter()
-        .collect::<Result<_, BuildError>>()?;
-        let remote = remote_in_children
-            + usize::try_from(self.cache.stats().remote_hits - remote_before).unwrap_or(0);
-        let for_pair = |file: &Path, arch: Arch| {
-            let index = pairs
-                .iter()
-                .position(|&(f, a)| f == file && a == arch)
-                .expect("every pair was compiled");
-            &compiled[index].code
-        };
+/// The NVRTC stage's outcome: every (file, arch) of the files that
+/// compiled, in order, with what it made.
+struct DeviceCompiles {
+    pairs: Vec<(PathBuf, Arch)>,
+    compiled: Vec<Compiled>,
+    processes: usize,
+    remote: usize,
+}
 
+impl Session<'_> {
+    /// The whole build: the NVRTC stage and the nvcc stage (every failing
+    /// file of both reported together), then the fatbins, the module and
+    /// the archive.
+    pub(crate) fn run(mut self) -> Result<Built, BuildError> {
+        let build = self.build;
+        let mut errors = Vec::new();
+        let device = self.compile_device_files(&mut errors);
+        let host_files: Vec<&Path> = self.host_files.iter().map(PathBuf::as_path).collect();
+        let host = match host_files.is_empty() {
+            true => None,
+            false => match self.build_host_files(&host_files) {
+                Ok(library) => Some(library),
+                Err(error) => {
+                    errors.push(error);
+                    None
+                }
+            },
+        };
+        if errors.len() == 1 {
+            return Err(errors.remove(0));
+        }
+        if !errors.is_empty() {
+            return Err(BuildError::Files { errors });
+        }
+        let for_pair = |file: &Path, arch: Arch| {
+            let index = device
+                .pairs
+                .iter()
+                .position(|(f, a)| f == file && *a == arch)
+                .expect("every pair was compiled");
+            &device.compiled[index].code
+        };
+        let files = &self.device_files;
         // Groups of files linked together: all, or each alone; a fatbin
         // each, of a cubin per arch and the PTX.
         let groups: Vec<Vec<&Path>> = match build.per_file {
-            true => build.files.iter().map(|f| vec![f.as_path()]).collect(),
-            false => vec![build.files.iter().map(PathBuf::as_path).collect()],
+            true => files.iter().map(|f| vec![f.as_path()]).collect(),
+            false if files.is_empty() => Vec::new(),
+            false => vec![files.iter().map(PathBuf::as_path).collect()],
         };
         let mut targets: Vec<LinkTarget> =
             self.archs.iter().map(|&a| LinkTarget::Cubin(a)).collect();
@@ -78,12 +87,16 @@ impl Session<'_> {
         let mut ptx_files = Vec::new();
         let mut kernels = Vec::new();
         let mut modules = Vec::new();
+        let mut empty = Vec::new();
         for (files, (fatbin, ptx)) in groups.iter().zip(&linked) {
             let stem = match build.per_file {
                 true => module_name(files[0]),
                 false => self.name.to_owned(),
             };
             let (path, listed) = self.write_fatbin(&stem, fatbin)?;
+            if listed.is_empty() {
+                empty.extend(files.iter().map(|f| f.to_path_buf()));
+            }
             let doc = self.module_doc(files);
             // Next to the generated file: `include_bytes!` in it resolves
             // relative to it, whatever the path's spelling.
@@ -105,10 +118,21 @@ impl Session<'_> {
             kernels.extend(listed);
             fatbins.push(path);
         }
+        if !empty.is_empty() {
+            return Err(BuildError::NoKernels { files: empty });
+        }
+        if groups.is_empty() {
+            let doc = format!(
+                "No kernels in a fatbin: every file has host code, compiled by nvcc into lib{}.a.",
+                self.name
+            );
+            let ptx = build.write_ptx.then_some("");
+            modules.push(names::module(self.name, &doc, None, ptx, &[]));
+        }
         let text = match build.per_file {
             true => format!(
                 "#[doc = {:?}]\npub mod {} {{\n{}}}\n",
-                format!("Kernels of {} files, a module per file.", build.files.len()),
+                format!("Kernels of {} files, a module per file.", files.len()),
                 self.name,
                 modules.concat()
             ),
@@ -117,32 +141,106 @@ impl Session<'_> {
         let module_path = self.out_dir.join(format!("{}.rs", self.name));
         write_if_changed(&module_path, &text)?;
 
-        let first_arch = compile_archs.first().copied();
-        let dependencies = self.dependencies(|file| {
-            let index = pairs
+        let first_arch = device.pairs.first().map(|(_, arch)| *arch);
+        let mut dependencies = self.dependencies(|file| {
+            let index = device
+                .pairs
                 .iter()
-                .position(|&(f, a)| f == file && Some(a) == first_arch)?;
-            compiled[index].dependencies.as_ref()
+                .position(|(f, a)| f == file && Some(*a) == first_arch)?;
+            device.compiled[index].dependencies.as_ref()
         });
+        if let Some(host) = &host {
+            for path in self.host_files.iter().chain(&host.dependencies) {
+                if !dependencies.contains(path) {
+                    dependencies.push(path.clone());
+                }
+            }
+        }
         build.print_dependencies(&dependencies);
-        let cached = compiled.iter().filter(|c| c.from_cache).count();
+        if build.cargo_metadata {
+            for line in host.iter().flat_map(|h| &h.link) {
+                println!("{line}");
+            }
+        }
+        let cached = device.compiled.iter().filter(|c| c.from_cache).count();
         self.cache.flush();
         let built = Built {
             module: module_path,
             fatbins,
             ptx_files,
+            archive: host.as_ref().map(|h| h.archive.clone()),
+            link: host.as_ref().map(|h| h.link.clone()).unwrap_or_default(),
+            nvcc_compiled: host.as_ref().map_or(0, |h| h.compiled),
+            nvcc_cached: host.as_ref().map_or(0, |h| h.cached),
             kernels,
             archs: self.archs.clone(),
             ptx: self.ptx,
-            compiled: compiled.len() - cached,
+            compiled: device.compiled.len() - cached,
             cached,
-            remote: remote.min(cached),
-            processes,
+            remote: device.remote.min(cached),
+            processes: device.processes,
             dependencies,
             unchanged: false,
             cache: self.cache.stats(),
         };
         self.report_cache(&built);
         Ok(built)
+    }
+
+    /// Every (file, arch) of the device files through NVRTC; a failing
+    /// file is left out, its first error in `errors`.
+    fn compile_device_files(&mut self, errors: &mut Vec<BuildError>) -> DeviceCompiles {
+        let mut compile_archs = self.archs.clone();
+        compile_archs.extend(self.ptx);
+        compile_archs.sort_by_key(|arch| (arch.sm, arch.suffix()));
+        compile_archs.dedup();
+        let pairs: Vec<(PathBuf, Arch)> = self
+            .device_files
+            .iter()
+            .flat_map(|file| compile_archs.iter().map(move |&arch| (file.clone(), arch)))
+            .collect();
+        let (processes, fresh, remote_in_children) = self.compile_in_processes(&compile_archs);
+        let remote_before = self.cache.stats().remote_hits;
+        let results: Vec<Result<Compiled, BuildError>> = jobs::run_all(&pairs, |(file, arch)| {
+            let mut compiled = self.compile(file, *arch)?;
+            compiled.from_cache &= !fresh.contains(&(file.as_path(), *arch));
+            Ok(compiled)
+        });
+        let remote = remote_in_children
+            + usize::try_from(self.cache.stats().remote_hits - remote_before).unwrap_or(0);
+        let mut failed: Vec<PathBuf> = Vec::new();
+        for ((file, _), result) in pairs.iter().zip(&results) {
+            if result.is_ok() {
+                continue;
+            }
+            if failed.contains(file) {
+                continue;
+            }
+            failed.push(file.clone());
+        }
+        let mut kept = DeviceCompiles {
+            pairs: Vec::new(),
+            compiled: Vec::new(),
+            processes,
+            remote,
+        };
+        // Each failing file's first error.
+        let mut reported: Vec<PathBuf> = Vec::new();
+        for (pair, result) in pairs.into_iter().zip(results) {
+            match result {
+                Ok(compiled) if !failed.contains(&pair.0) => {
+                    kept.pairs.push(pair);
+                    kept.compiled.push(compiled);
+                }
+                Ok(_) => {}
+                Err(error) if !reported.contains(&pair.0) => {
+                    reported.push(pair.0);
+                    errors.push(error);
+                }
+                Err(_) => {}
+            }
+        }
+        self.device_files.retain(|file| !failed.contains(file));
+        kept
     }
 }

@@ -6,11 +6,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use cuda_compile::{Compiler, Dependencies, Program};
+use cuda_compile::{Compiler, Dependencies, HostCode, Program};
 use cuda_link::{Arch, LinkCache, ObjectCode, PtxIsa};
 
 use crate::archs::{parse_arch, resolve_archs};
-use crate::build::{Build, Ptx, PtxIsaChoice};
+use crate::build::{Build, Ptx, PtxIsaChoice, Route};
 use crate::built::Built;
 use crate::error::BuildError;
 use crate::nvcc;
@@ -23,7 +23,12 @@ pub(crate) struct Session<'a> {
     pub(crate) out_dir: PathBuf,
     /// `None` when NVRTC is missing and nvcc stands in.
     pub(crate) compiler: Option<Compiler>,
+    /// nvcc, where it is found: for host-code files, and the fallback.
     pub(crate) nvcc: Option<PathBuf>,
+    /// The files NVRTC compiles into the fatbin.
+    pub(crate) device_files: Vec<PathBuf>,
+    /// The files nvcc compiles into `lib{name}.a`.
+    pub(crate) host_files: Vec<PathBuf>,
     pub(crate) archs: Vec<Arch>,
     pub(crate) ptx: Option<Arch>,
     /// The PTX slot's ISA, and whether a refusal by ptxas is an error.
@@ -48,7 +53,7 @@ impl<'a> Session<'a> {
         out_dir: PathBuf,
     ) -> Result<Self, BuildError> {
         let cache = Arc::new(open_cache(build));
-        let nvcc = build.nvcc_fallback.then(nvcc::find).flatten();
+        let nvcc = nvcc::find();
         let pch_dir = out_dir.join(format!("{name}.pch"));
         // NVRTC's files of an earlier build are of no use to this process.
         let _ = std::fs::remove_dir_all(&pch_dir);
@@ -60,7 +65,7 @@ impl<'a> Session<'a> {
                     false => compiler,
                 })
             }
-            Err(_) if nvcc.is_some() => None,
+            Err(_) if build.nvcc_fallback && nvcc.is_some() => None,
             Err(error) => return Err(BuildError::NoNvrtc(Box::new(error))),
         };
         let archs = resolve_archs(build, compiler.as_ref())?;
@@ -91,18 +96,53 @@ impl<'a> Session<'a> {
                 .and_then(|lib| PtxIsa::first_of_cuda(lib.version().0))
                 .map(|isa| (isa, false)),
         };
-        Ok(Session {
+        let mut session = Session {
             build,
             name,
             out_dir,
             compiler,
             nvcc,
+            device_files: Vec::new(),
+            host_files: Vec::new(),
             archs,
             ptx,
             ptx_isa,
             cache,
             warned: Default::default(),
-        })
+        };
+        session.route();
+        Ok(session)
+    }
+
+    /// Splits the files between NVRTC and nvcc: as [`Build::route`]
+    /// says, else by the host-code verdict, which runs before any compile
+    /// (under `-default-device` NVRTC would compile a launcher as device
+    /// code and drop it).
+    fn route(&mut self) {
+        let arch = self.archs.first().copied().or(self.ptx);
+        for file in &self.build.files {
+            let given = self.build.routes.iter().find(|(f, _)| f == file);
+            let to_nvcc = match given.map(|(_, route)| *route) {
+                Some(Route::Nvcc) => true,
+                Some(Route::Nvrtc) => false,
+                None => self.is_host_code(file, arch),
+            };
+            match to_nvcc {
+                true => self.host_files.push(file.clone()),
+                false => self.device_files.push(file.clone()),
+            }
+        }
+    }
+
+    /// The verdict: whether `file` holds host code NVRTC cannot compile.
+    fn is_host_code(&self, file: &Path, arch: Option<Arch>) -> bool {
+        let (Some(compiler), Some(arch)) = (&self.compiler, arch) else {
+            return false;
+        };
+        Program::from_path(file)
+            .ok()
+            .and_then(|program| HostCode::scan(compiler, &program, &self.options(arch)))
+            .is_some()
     }
 
     /// Says what the cache did: a shared store's failure as a cargo
@@ -134,7 +174,7 @@ impl<'a> Session<'a> {
     ) -> Vec<PathBuf> {
         let cache_dir = Some(self.cache.dir());
         let mut found: Vec<PathBuf> = Vec::new();
-        for file in &self.build.files {
+        for file in &self.device_files {
             let watched = match scanned(file) {
                 Some(dependencies) => Some(dependencies.to_watch(cache_dir)),
                 None => self.compiler.as_ref().and_then(|compiler| {

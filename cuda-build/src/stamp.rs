@@ -150,6 +150,12 @@ pub(crate) fn write(
     for ptx in &built.ptx_files {
         text.push_str(&format!("ptxfile {}\n", ptx.display()));
     }
+    if let Some(archive) = &built.archive {
+        text.push_str(&format!("archive {}\n", archive.display()));
+    }
+    for line in &built.link {
+        text.push_str(&format!("link {line}\n"));
+    }
     for kernel in &built.kernels {
         text.push_str(&format!("kernel {kernel}\n"));
     }
@@ -170,6 +176,7 @@ fn inputs(built: &Built) -> String {
     let mut paths = built.dependencies.clone();
     paths.extend(built.fatbins.iter().cloned());
     paths.extend(built.ptx_files.iter().cloned());
+    paths.extend(built.archive.iter().cloned());
     paths.push(built.module.clone());
     identity(&paths)
 }
@@ -184,6 +191,10 @@ pub(crate) fn check(path: &Path, context: &str) -> Option<Built> {
         module: PathBuf::new(),
         fatbins: Vec::new(),
         ptx_files: Vec::new(),
+        archive: None,
+        link: Vec::new(),
+        nvcc_compiled: 0,
+        nvcc_cached: 0,
         kernels: Vec::new(),
         archs: Vec::new(),
         ptx: None,
@@ -201,6 +212,8 @@ pub(crate) fn check(path: &Path, context: &str) -> Option<Built> {
             "module" => built.module = PathBuf::from(value),
             "fatbin" => built.fatbins.push(PathBuf::from(value)),
             "ptxfile" => built.ptx_files.push(PathBuf::from(value)),
+            "archive" => built.archive = Some(PathBuf::from(value)),
+            "link" => built.link.push(value.to_owned()),
             "kernel" => built.kernels.push(value.to_owned()),
             "arch" => built.archs.push(value.parse::<Arch>().ok()?),
             "ptx" => built.ptx = Some(value.parse::<Arch>().ok()?),

@@ -248,7 +248,9 @@ fn host_code_and_bad_code_say_where() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let (host, build) = host_code_build(dir.path());
+    let (host, mut build) = host_code_build(dir.path());
+    // nvcc would take it (tests/host_code.rs): NVRTC is made to.
+    build.route(&host, cuda_build::Route::Nvrtc);
     match build.compile("kernels") {
         Err(BuildError::HostCode {
             line, construct, ..
@@ -363,8 +365,9 @@ fn docs_rs_child() {
     assert!(module.contains("pub const PTX: &str = \"\";"), "{module}");
 }
 
-/// With the nvcc fallback, a file with host code is compiled by nvcc
-/// (`NVCC`), and its kernel is in the fatbin.
+/// With the nvcc fallback, a device-only file NVRTC cannot compile (it
+/// includes a host-only header) is compiled by nvcc (`NVCC`) to LTO-IR,
+/// and its kernel is in the fatbin.
 #[test]
 fn nvcc_compiles_host_code_when_asked() {
     if !have_libraries() {
@@ -382,9 +385,15 @@ fn nvcc_child() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let (_, mut build) = host_code_build(dir.path());
+    let (host, mut build) = host_code_build(dir.path());
+    std::fs::write(
+        &host,
+        "#include <vector>\n__global__ void k(float *y) { y[0] = 1; }\n",
+    )
+    .unwrap();
     let built = build.nvcc_fallback(true).compile("kernels").unwrap();
     assert_eq!(built.kernels, ["_Z1kPf"]);
+    assert_eq!(built.archive, None);
 }
 
 /// Without archs or `CUDA_COMPUTE_CAP`: every arch NVRTC compiles for that

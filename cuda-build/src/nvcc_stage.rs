@@ -1,0 +1,494 @@
+//! The nvcc stage: host-code files (kernels launched from C++ over FFI)
+//! compiled by nvcc to objects, as `cc::Build::cuda(true)` does, through
+//! the build's cache, device-linked where they are relocatable, archived
+//! into `lib{name}.a`, with cargo's link lines and cudart's.
+//!
+//! An object's key is nvcc's and the host compiler's identity, every
+//! argument, the file, and the content of every file nvcc reported
+//! reading (`-MD -MF`), with paths under the crate root or nvcc's root
+//! written relative to them so that checkouts at other paths share
+//! entries. The closure is known only after a compile, so a first entry
+//! (keyed without it) lists the closure's names, and the object's entry is
+//! keyed with their contents: an edit anywhere in it misses.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::SystemTime;
+
+use cuda_link::{CacheEntry, CacheKey};
+
+use crate::error::BuildError;
+use crate::nvcc::{self, Toolchain};
+use crate::session::Session;
+use crate::{env, jobs};
+
+/// The cache domain of the closure lists and objects (a new layout gets a
+/// new version).
+const DOMAIN: &str = "cuda-build nvcc object 1";
+
+/// How a host-code build links the CUDA runtime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Cudart {
+    /// `libcudart_static.a`, as nvcc links by default.
+    #[default]
+    Static,
+    /// `libcudart.so`.
+    Shared,
+    /// Not linked: the crate links it itself.
+    None,
+}
+
+/// What the nvcc stage made.
+pub(crate) struct HostLibrary {
+    pub(crate) archive: PathBuf,
+    /// cargo's link lines, printed now and again on a no-op rebuild.
+    pub(crate) link: Vec<String>,
+    pub(crate) compiled: usize,
+    pub(crate) cached: usize,
+    /// The files each compile read that are the crate's own.
+    pub(crate) dependencies: Vec<PathBuf>,
+}
+
+/// One object: its path, whether the cache gave it, what it read.
+struct Object {
+    path: PathBuf,
+    cached: bool,
+    read: Vec<PathBuf>,
+}
+
+impl Session<'_> {
+    /// Compiles `files` with nvcc into `lib{name}.a`.
+    pub(crate) fn build_host_files(&self, files: &[&Path]) -> Result<HostLibrary, BuildError> {
+        let toolchain = self.toolchain(files)?;
+        let dir = self.out_dir.join(format!("{}.host", self.name));
+        std::fs::create_dir_all(&dir).map_err(|e| crate::output::output_error(&dir, e))?;
+        let args = self.nvcc_args(&toolchain);
+        let relocatable = is_relocatable(&self.build.flags);
+        let indexed: Vec<(usize, &Path)> = files.iter().copied().enumerate().collect();
+        let objects: Vec<Object> = jobs::run_all(&indexed, |&(index, file)| {
+            self.host_object(&toolchain, &args, relocatable, file, &dir, index)
+        })
+        .into_iter()
+        .collect::<Result<_, BuildError>>()?;
+        let mut paths: Vec<PathBuf> = objects.iter().map(|o| o.path.clone()).collect();
+        if relocatable {
+            paths.push(self.device_link(&toolchain, &args, &paths, &dir)?);
+        }
+        let archive = self.out_dir.join(format!("lib{}.a", self.name));
+        let _ = std::fs::remove_file(&archive);
+        let mut ar = Command::new(&toolchain.archiver);
+        ar.arg("crs").arg(&archive).args(&paths);
+        nvcc::run(&mut ar).map_err(|detail| BuildError::Nvcc {
+            file: archive.clone(),
+            detail,
+        })?;
+        let mut link = vec![
+            format!("cargo:rustc-link-search=native={}", self.out_dir.display()),
+            format!("cargo:rustc-link-lib=static={}", self.name),
+        ];
+        link.extend(cudart_lines(&toolchain, self.build.cudart, relocatable));
+        let mut dependencies: Vec<PathBuf> = Vec::new();
+        for object in &objects {
+            for path in &object.read {
+                if !dependencies.contains(path) {
+                    dependencies.push(path.clone());
+                }
+            }
+        }
+        Ok(HostLibrary {
+            archive,
+            link,
+            compiled: objects.iter().filter(|o| !o.cached).count(),
+            cached: objects.iter().filter(|o| o.cached).count(),
+            dependencies,
+        })
+    }
+
+    /// nvcc and its host tools, or the error that lists the files needing
+    /// them and how to install nvcc.
+    fn toolchain(&self, files: &[&Path]) -> Result<Toolchain, BuildError> {
+        let missing = |detail: String| BuildError::NvccMissing {
+            files: files.iter().map(|f| f.to_path_buf()).collect(),
+            detail,
+        };
+        let nvcc = self
+            .nvcc
+            .clone()
+            .ok_or_else(|| missing(format!("nvcc was not found: {}", nvcc::INSTALL)))?;
+        Toolchain::new(nvcc).map_err(|why| missing(format!("{why}: {}", nvcc::INSTALL)))
+    }
+
+    /// The arguments of every host-code compile: the archs (unless the
+    /// flags name their own), the preprocessor's, the flags as written,
+    /// the host compiler.
+    fn nvcc_args(&self, toolchain: &Toolchain) -> Vec<String> {
+        let build = self.build;
+        let mut args = Vec::new();
+        let own_archs = build.flags.iter().any(|f| {
+            ["-gencode", "--generate-code", "-arch", "--gpu-architecture"]
+                .iter()
+                .any(|name| f == name || f.starts_with(&format!("{name}=")))
+        });
+        if !own_archs {
+            for arch in &self.archs {
+                args.push(format!("-gencode=arch={},code={arch}", arch.compute()));
+            }
+            if let Some(arch) = self.ptx {
+                let compute = arch.compute();
+                args.push(format!("-gencode=arch={compute},code={compute}"));
+            }
+        }
+        args.extend(nvcc::preprocessor_args(
+            &build.includes,
+            &build.defines,
+            &build.undefines,
+        ));
+        args.extend(build.flags.iter().filter(|f| !nvrtc_only(f)).cloned());
+        args.push("-Xcompiler=-fPIC".to_owned());
+        if let Some(cxx) = &toolchain.host_compiler {
+            args.push(format!("-ccbin={}", cxx.display()));
+        }
+        args
+    }
+
+    /// One file's object: from the cache when its closure is unchanged,
+    /// else compiled and stored.
+    fn host_object(
+        &self,
+        toolchain: &Toolchain,
+        args: &[String],
+        relocatable: bool,
+        file: &Path,
+        dir: &Path,
+        index: usize,
+    ) -> Result<Object, BuildError> {
+        let fail = |detail: String| BuildError::Nvcc {
+            file: file.to_path_buf(),
+            detail,
+        };
+        let stem = file.file_stem().unwrap_or_default().to_string_lossy();
+        let path = dir.join(format!("{stem}-{index}.o"));
+        let source = std::fs::read(file).map_err(|e| fail(e.to_string()))?;
+        let paths = Portable::new(toolchain);
+        let mut base = CacheKey::builder(DOMAIN);
+        base.field(toolchain.identity.as_bytes())
+            .field(paths.name(file).as_bytes())
+            .field(&source)
+            .count(args.len());
+        for arg in args {
+            base.field(paths.text(arg).as_bytes());
+        }
+        let base = base.finish();
+        if let Some((object, read)) = self.cached_object(&base, &paths) {
+            std::fs::write(&path, object).map_err(|e| fail(e.to_string()))?;
+            return Ok(Object {
+                path,
+                cached: true,
+                read: own_files(&read, &paths),
+            });
+        }
+        let depfile = path.with_extension("d");
+        let started = SystemTime::now();
+        let mut command = Command::new(&toolchain.nvcc);
+        if !args.iter().any(|a| a == "-dc" || a == "--device-c") {
+            command.arg("-c");
+        }
+        if relocatable {
+            command.arg("-rdc=true");
+        }
+        command
+            .args(args)
+            .arg("-MD")
+            .arg("-MF")
+            .arg(&depfile)
+            .arg("-o")
+            .arg(&path)
+            .arg(file);
+        let output = command
+            .output()
+            .map_err(|e| fail(format!("{}: {e}", toolchain.nvcc.display())))?;
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        if !output.status.success() {
+            return Err(fail(format!(
+                "{} exited with {}: {}",
+                toolchain.nvcc.display(),
+                output.status,
+                first_error(&stderr)
+            )));
+        }
+        self.warn_once(&stderr);
+        let listed = std::fs::read_to_string(&depfile)
+            .map_err(|e| e.to_string())
+            .and_then(|text| cuda_compile::parse_depfile(&text).map_err(|e| e.to_string()))
+            .map_err(|e| fail(format!("nvcc's dependency file: {e}")))?;
+        let read: Vec<PathBuf> = listed.iter().map(PathBuf::from).collect();
+        if self.cache.is_writable()
+            && let Ok(object) = std::fs::read(&path)
+            && let Some(key) = closure_key(&base, &read, &paths, Some(started))
+        {
+            let names: Vec<String> = read.iter().map(|p| paths.name(p)).collect();
+            let list = CacheEntry::default().with("closure", names.join("\n"));
+            self.cache.store_entry(&base, &list);
+            self.cache
+                .store_entry(&key, &CacheEntry::default().with("object", object));
+        }
+        Ok(Object {
+            path,
+            cached: false,
+            read: own_files(&read, &paths),
+        })
+    }
+
+    /// The object cached under `base`'s closure list, with the closure.
+    fn cached_object(&self, base: &CacheKey, paths: &Portable) -> Option<(Vec<u8>, Vec<PathBuf>)> {
+        let names = self.cache.load_with(base, |mut entry| {
+            entry
+                .take("closure")
+                .and_then(|bytes| String::from_utf8(bytes).ok())
+                .ok_or("not a closure list")
+        })?;
+        let read: Vec<PathBuf> = names.lines().map(|name| paths.resolve(name)).collect();
+        let key = closure_key(base, &read, paths, None)?;
+        let object = self.cache.load_with(&key, |mut entry| {
+            entry.take("object").ok_or("not an object")
+        })?;
+        Some((object, read))
+    }
+
+    /// nvcc's device link of relocatable objects.
+    fn device_link(
+        &self,
+        toolchain: &Toolchain,
+        args: &[String],
+        objects: &[PathBuf],
+        dir: &Path,
+    ) -> Result<PathBuf, BuildError> {
+        let output = dir.join(format!("{}-dlink.o", self.name));
+        let mut command = Command::new(&toolchain.nvcc);
+        let keep = args.iter().filter(|a| {
+            a.starts_with("-gencode") || a.starts_with("-ccbin") || a.starts_with("-Xcompiler")
+        });
+        command
+            .arg("-dlink")
+            .args(keep)
+            .args(objects)
+            .arg("-o")
+            .arg(&output);
+        nvcc::run(&mut command).map_err(|detail| BuildError::Nvcc {
+            file: output.clone(),
+            detail,
+        })?;
+        Ok(output)
+    }
+
+    /// nvcc's warnings, each once per build.
+    fn warn_once(&self, stderr: &str) {
+        if !(self.build.cargo_metadata && self.build.warnings) {
+            return;
+        }
+        let mut warned = self.warned.lock().unwrap_or_else(|p| p.into_inner());
+        for line in stderr.lines().filter(|l| l.contains("warning")) {
+            if warned.insert(line.to_owned()) {
+                println!("cargo:warning={line}");
+            }
+        }
+    }
+}
+
+/// NVRTC's own options, which nvcc does not take: a flag written for
+/// NVRTC stays with NVRTC.
+fn nvrtc_only(flag: &str) -> bool {
+    let name = flag.split('=').next().unwrap_or(flag);
+    matches!(
+        name,
+        "-default-device"
+            | "--device-as-default-execution-space"
+            | "-pch"
+            | "--pch"
+            | "--create-pch"
+            | "--use-pch"
+            | "--pch-dir"
+            | "--pch-verbose"
+            | "--pch-messages"
+            | "--instantiate-templates-in-pch"
+            | "-no-source-include"
+            | "--no-source-include"
+            | "-minimal"
+            | "--minimal"
+            | "-builtin-move-forward"
+            | "--builtin-move-forward"
+            | "-builtin-initializer-list"
+            | "--builtin-initializer-list"
+    )
+}
+
+/// Whether the flags ask for relocatable device code.
+fn is_relocatable(flags: &[String]) -> bool {
+    flags.iter().any(|f| {
+        matches!(
+            f.as_str(),
+            "-rdc=true" | "--relocatable-device-code=true" | "-dc" | "--device-c"
+        )
+    })
+}
+
+/// The object's key: `base` and the content of every file of the closure
+/// (`None` when one is missing, or, with `since`, was modified after the
+/// compile started: it may not be what nvcc read).
+fn closure_key(
+    base: &CacheKey,
+    read: &[PathBuf],
+    paths: &Portable,
+    since: Option<SystemTime>,
+) -> Option<CacheKey> {
+    let mut key = CacheKey::builder(DOMAIN);
+    key.field(base.to_hex().as_bytes()).count(read.len());
+    for path in read {
+        if let Some(since) = since {
+            let modified = std::fs::metadata(path).and_then(|m| m.modified()).ok()?;
+            if modified >= since {
+                return None;
+            }
+        }
+        key.field(paths.name(path).as_bytes())
+            .field(&std::fs::read(path).ok()?);
+    }
+    Some(key.finish())
+}
+
+/// The crate's own files of a closure, for `rerun-if-changed`: not nvcc's
+/// nor the system's headers.
+fn own_files(read: &[PathBuf], paths: &Portable) -> Vec<PathBuf> {
+    read.iter()
+        .filter(|path| {
+            let path = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+            !path.starts_with(&paths.nvcc_root) && !path.starts_with("/usr")
+        })
+        .cloned()
+        .collect()
+}
+
+/// nvcc's first error line, else its whole output.
+fn first_error(stderr: &str) -> String {
+    stderr
+        .lines()
+        .find(|line| line.contains("error"))
+        .map_or_else(|| stderr.trim().to_owned(), str::to_owned)
+}
+
+/// Paths as keys write them: under the crate root as `$CRATE/...`, under
+/// nvcc's root as `$NVCC/...`, else as they are.
+struct Portable {
+    crate_root: Option<PathBuf>,
+    nvcc_root: PathBuf,
+}
+
+impl Portable {
+    fn new(toolchain: &Toolchain) -> Self {
+        let crate_root = env::var_os("CARGO_MANIFEST_DIR")
+            .map(PathBuf::from)
+            .and_then(|root| root.canonicalize().ok());
+        Portable {
+            crate_root,
+            nvcc_root: toolchain.root.clone(),
+        }
+    }
+
+    fn name(&self, path: &Path) -> String {
+        let absolute = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        self.text(&absolute.display().to_string())
+    }
+
+    /// `text` with the roots' paths replaced.
+    fn text(&self, text: &str) -> String {
+        let mut text = text.replace(&self.nvcc_root.display().to_string(), "$NVCC");
+        if let Some(root) = &self.crate_root {
+            text = text.replace(&root.display().to_string(), "$CRATE");
+        }
+        text
+    }
+
+    /// A name back to a path on this machine.
+    fn resolve(&self, name: &str) -> PathBuf {
+        if let Some(rest) = name.strip_prefix("$NVCC") {
+            return PathBuf::from(format!("{}{rest}", self.nvcc_root.display()));
+        }
+        match (name.strip_prefix("$CRATE"), &self.crate_root) {
+            (Some(rest), Some(root)) => PathBuf::from(format!("{}{rest}", root.display())),
+            _ => PathBuf::from(name),
+        }
+    }
+}
+
+/// cargo's lines for cudart (and the device runtime for relocatable
+/// code, before it), found where nvcc finds them (its root's `lib64`,
+/// `lib`, `targets/*/lib`), then in the pip wheels.
+fn cudart_lines(toolchain: &Toolchain, cudart: Cudart, relocatable: bool) -> Vec<String> {
+    let root = &toolchain.root;
+    let mut dirs = vec![
+        root.join("lib64"),
+        root.join("lib"),
+        root.join("targets/x86_64-linux/lib"),
+        root.join("targets/sbsa-linux/lib"),
+    ];
+    let env = cuda_dylib::SearchEnv::from_process();
+    dirs.extend(cuda_dylib::existing_dirs(
+        &[],
+        &["nvidia/cu13/lib", "nvidia/cuda_runtime/lib"],
+        &env,
+    ));
+    // (folder, library): `-L` and `-l` lines.
+    let mut found: Vec<(Option<PathBuf>, String)> = Vec::new();
+    let find = |name: &str| dirs.iter().find(|dir| dir.join(name).is_file()).cloned();
+    if relocatable && cudart != Cudart::None {
+        found.push((find("libcudadevrt.a"), "static=cudadevrt".to_owned()));
+    }
+    match cudart {
+        Cudart::Static => {
+            found.push((
+                find("libcudart_static.a"),
+                "static=cudart_static".to_owned(),
+            ));
+            for system in ["dl", "rt", "pthread"] {
+                found.push((None, format!("dylib={system}")));
+            }
+        }
+        Cudart::Shared => match find("libcudart.so") {
+            Some(dir) => found.push((Some(dir), "dylib=cudart".to_owned())),
+            // The wheels ship only the versioned name: `-l:libcudart.so.13`.
+            None => match versioned_cudart(&dirs) {
+                Some((dir, file)) => found.push((Some(dir), format!("arg=-l:{file}"))),
+                None => found.push((None, "dylib=cudart".to_owned())),
+            },
+        },
+        Cudart::None => {}
+    }
+    found.push((None, "dylib=stdc++".to_owned()));
+    let mut lines: Vec<String> = Vec::new();
+    for dir in found.iter().filter_map(|(dir, _)| dir.as_ref()) {
+        let line = format!("cargo:rustc-link-search=native={}", dir.display());
+        if !lines.contains(&line) {
+            lines.push(line);
+        }
+    }
+    for (_, library) in &found {
+        lines.push(match library.strip_prefix("arg=") {
+            Some(arg) => format!("cargo:rustc-link-arg={arg}"),
+            None => format!("cargo:rustc-link-lib={library}"),
+        });
+    }
+    lines
+}
+
+/// The first `libcudart.so.N` in `dirs`: (folder, file name).
+fn versioned_cudart(dirs: &[PathBuf]) -> Option<(PathBuf, String)> {
+    dirs.iter().find_map(|dir| {
+        let entries = std::fs::read_dir(dir).ok()?;
+        entries
+            .filter_map(Result::ok)
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .find(|n| n.starts_with("libcudart.so."))
+            .map(|n| (dir.clone(), n))
+    })
+}

@@ -1,0 +1,301 @@
+//! Host-code files through nvcc (the pip wheels' nvcc 13, on the CPU):
+//! the split from device-only files, the archive and its link lines, the
+//! cache of nvcc's objects keyed by what nvcc read, and the errors that
+//! name every failing file.
+
+// Tests read their own switches; the ban is for the library's reads.
+#![allow(clippy::disallowed_methods)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use cuda_build::{Build, BuildError, Route};
+
+/// A candle-style MoE file: a template kernel instantiated only by its
+/// `extern "C"` launcher, which Rust calls over FFI.
+const MOE_CU: &str = "#include <cuda_runtime.h>\n#include \"moe.h\"\n\n\
+    template <typename T> __global__ void moe_scale(T *x, T a, int n) {\n\
+      int i = blockIdx.x * blockDim.x + threadIdx.x;\n\
+      if (i < n) x[i] = x[i] * a * MOE_FACTOR;\n}\n\n\
+    extern \"C\" int moe_launch(float *x, float a, int n,\n\
+                               cudaStream_t stream) {\n\
+      moe_scale<float><<<(n + 255) / 256, 256, 0, stream>>>(x, a, n);\n\
+      return (int)cudaGetLastError();\n}\n";
+const MOE_H: &str = "#pragma once\n#define MOE_FACTOR 2\n";
+const AFFINE_CU: &str = "extern \"C\" __global__ void affine(float *y, float a, int n) {\n\
+      int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) y[i] = a * y[i];\n}\n";
+
+/// nvcc (the workspace's wheel) and the libraries, else the test is
+/// skipped, as every test of this crate is without them.
+fn nvcc() -> Option<PathBuf> {
+    cuda_link_tests::redist("CUDA_LINK_NVRTC_PATH")?;
+    cuda_link_tests::redist("CUDA_LINK_NVJITLINK_PATH")?;
+    cuda_link_tests::redist("CUDA_LINK_NVCC")
+}
+
+fn project(dir: &Path) -> Build {
+    let kernels = dir.join("kernels");
+    std::fs::create_dir_all(&kernels).unwrap();
+    std::fs::write(kernels.join("moe.cu"), MOE_CU).unwrap();
+    std::fs::write(kernels.join("moe.h"), MOE_H).unwrap();
+    std::fs::write(kernels.join("affine.cu"), AFFINE_CU).unwrap();
+    Build::new()
+        .files([kernels.join("moe.cu"), kernels.join("affine.cu")])
+        .archs(["sm_80"])
+        .out_dir(dir.join("out"))
+        .cache_dir(dir.join("cache"))
+        .cargo_metadata(false)
+        .clone()
+}
+
+/// The global symbols an archive defines, by `nm`.
+fn defined(archive: &Path) -> Vec<String> {
+    let out = Command::new("nm")
+        .args(["-g", "--defined-only"])
+        .arg(archive)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(2).map(str::to_owned))
+        .collect()
+}
+
+/// The host-code file goes to nvcc, into `libkernels.a` with its
+/// launcher; the device-only file goes to NVRTC, into the fatbin; the
+/// link lines name the archive and the static cudart.
+#[test]
+fn a_launcher_file_is_compiled_by_nvcc_into_the_archive() {
+    let Some(_) = nvcc() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let built = project(dir.path()).compile("kernels").unwrap();
+    assert_eq!(built.kernels, ["affine"]);
+    assert_eq!((built.nvcc_compiled, built.nvcc_cached), (1, 0));
+    let archive = built.archive.clone().unwrap();
+    assert!(archive.ends_with("libkernels.a"), "{archive:?}");
+    let symbols = defined(&archive);
+    assert!(symbols.iter().any(|s| s == "moe_launch"), "{symbols:?}");
+    assert!(
+        built
+            .link
+            .iter()
+            .any(|l| l == "cargo:rustc-link-lib=static=kernels"),
+        "{:?}",
+        built.link
+    );
+    assert!(
+        built
+            .link
+            .iter()
+            .any(|l| l == "cargo:rustc-link-lib=static=cudart_static"),
+        "{:?}",
+        built.link
+    );
+    // The search folder holds the static cudart nvcc links.
+    let cudart_dir = built
+        .link
+        .iter()
+        .filter_map(|l| l.strip_prefix("cargo:rustc-link-search=native="))
+        .find(|dir| Path::new(dir).join("libcudart_static.a").is_file());
+    assert!(cudart_dir.is_some(), "{:?}", built.link);
+    // The header nvcc read is watched.
+    assert!(
+        built.dependencies.iter().any(|d| d.ends_with("moe.h")),
+        "{:?}",
+        built.dependencies
+    );
+}
+
+/// nvcc's objects come from the cache for a second checkout; an edit of
+/// a header nvcc reported reading misses.
+#[test]
+fn nvcc_objects_are_cached_by_what_nvcc_read() {
+    let Some(_) = nvcc() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let first = project(dir.path()).compile("kernels").unwrap();
+    assert_eq!((first.nvcc_compiled, first.nvcc_cached), (1, 0));
+    let again = project(dir.path())
+        .out_dir(dir.path().join("out2"))
+        .compile("kernels")
+        .unwrap();
+    assert_eq!((again.nvcc_compiled, again.nvcc_cached), (0, 1));
+    assert!(defined(again.archive.as_ref().unwrap()).contains(&"moe_launch".to_owned()));
+    // Written a second ago would be "during the build": backdate nothing,
+    // just change the header's bytes.
+    std::fs::write(
+        dir.path().join("kernels/moe.h"),
+        "#pragma once\n#define MOE_FACTOR 3\n",
+    )
+    .unwrap();
+    let edited = project_files_only(dir.path())
+        .out_dir(dir.path().join("out3"))
+        .compile("kernels")
+        .unwrap();
+    assert_eq!((edited.nvcc_compiled, edited.nvcc_cached), (1, 0));
+}
+
+/// [`project`] without rewriting its files.
+fn project_files_only(dir: &Path) -> Build {
+    let kernels = dir.join("kernels");
+    Build::new()
+        .files([kernels.join("moe.cu"), kernels.join("affine.cu")])
+        .archs(["sm_80"])
+        .out_dir(dir.join("out"))
+        .cache_dir(dir.join("cache"))
+        .cargo_metadata(false)
+        .clone()
+}
+
+/// `-default-device` (what `--expt-relaxed-constexpr` builds pass) makes
+/// NVRTC compile a launcher as device code and drop it; the verdict runs
+/// first, so the file still goes to nvcc.
+#[test]
+fn default_device_does_not_hide_a_launcher() {
+    let Some(_) = nvcc() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let built = project(dir.path())
+        .flag("-default-device")
+        .compile("kernels")
+        .unwrap();
+    assert_eq!(built.nvcc_compiled, 1);
+    assert!(defined(built.archive.as_ref().unwrap()).contains(&"moe_launch".to_owned()));
+}
+
+/// Routed to NVRTC by hand, the launcher file is a host-code error that
+/// names the launcher's definition (line 9), not a line inside it.
+#[test]
+fn the_verdict_names_the_launchers_definition() {
+    let Some(_) = nvcc() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let moe = dir.path().join("kernels/moe.cu");
+    let result = project(dir.path())
+        .route(&moe, Route::Nvrtc)
+        .compile("kernels");
+    match result {
+        Err(BuildError::HostCode {
+            file,
+            line,
+            construct,
+            ..
+        }) => {
+            assert_eq!((file, line), (moe, 9), "{construct}");
+            assert!(construct.contains("moe_launch"), "{construct}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Every failing file is reported in one build, each with its first
+/// error; nvcc's failure is among them.
+#[test]
+fn every_failing_file_is_reported_at_once() {
+    let Some(_) = nvcc() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let build = project(dir.path());
+    let kernels = dir.path().join("kernels");
+    std::fs::write(kernels.join("bad1.cu"), "__global__ void a() { one(); }\n").unwrap();
+    std::fs::write(kernels.join("bad2.cu"), "__global__ void b() { two(); }\n").unwrap();
+    std::fs::write(
+        kernels.join("moe.cu"),
+        MOE_CU.replace("cudaGetLastError()", "cudaGetLastError() + three()"),
+    )
+    .unwrap();
+    let error = build
+        .clone()
+        .files([kernels.join("bad1.cu"), kernels.join("bad2.cu")])
+        .compile("kernels")
+        .unwrap_err();
+    let BuildError::Files { errors } = &error else {
+        panic!("{error:?}")
+    };
+    assert_eq!(errors.len(), 3, "{error:?}");
+    let text = format!("{error:?}");
+    for name in ["\"one\"", "\"two\"", "\"three\""] {
+        assert!(text.contains(name), "{name}: {text}");
+    }
+}
+
+/// The README's old guard recipe: the launcher hidden from NVRTC was the
+/// template's only instantiation, so NVRTC compiles no kernel. That is
+/// an error naming the cause, not an empty fatbin.
+#[test]
+fn a_build_with_no_kernel_says_why() {
+    let Some(_) = nvcc() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let guarded = MOE_CU
+        .replace("extern \"C\"", "#ifndef __CUDACC_RTC__\nextern \"C\"")
+        .replace("#include <cuda_runtime.h>\n", "")
+        + "#endif\n";
+    let file = dir.path().join("guarded.cu");
+    std::fs::write(&file, guarded).unwrap();
+    std::fs::write(dir.path().join("moe.h"), MOE_H).unwrap();
+    let error = Build::new()
+        .file(&file)
+        .archs(["sm_80"])
+        .out_dir(dir.path().join("out"))
+        .cache_dir(dir.path().join("cache"))
+        .cargo_metadata(false)
+        .compile("kernels")
+        .unwrap_err();
+    match &error {
+        BuildError::NoKernels { files } => assert_eq!(files, &[file]),
+        other => panic!("{other:?}"),
+    }
+    assert!(format!("{error}").contains("instantiate it explicitly"));
+}
+
+/// Without nvcc, the error lists the files that need it and how to
+/// install it.
+#[test]
+fn without_nvcc_the_error_lists_the_files_that_need_it() {
+    let Some(_) = nvcc() else { return };
+    let run = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "no_nvcc_child", "--nocapture"])
+        .env("CUDA_BUILD_TEST_CHILD", "1")
+        .env("NVCC", "/nonexistent/bin/nvcc")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success() && text.contains("1 passed"), "{text}");
+}
+
+#[test]
+fn no_nvcc_child() {
+    if std::env::var_os("CUDA_BUILD_TEST_CHILD").is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let error = project(dir.path()).compile("kernels").unwrap_err();
+    match &error {
+        BuildError::NvccMissing { files, .. } => {
+            assert_eq!(files, &[dir.path().join("kernels/moe.cu")]);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(format!("{error}").contains("pip install nvidia-cuda-nvcc"));
+}
+
+/// `-rdc=true`: the objects are device-linked, the link object is in the
+/// archive, and the device runtime is linked.
+#[test]
+fn relocatable_host_code_is_device_linked() {
+    let Some(_) = nvcc() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let built = project(dir.path())
+        .flag("-rdc=true")
+        .compile("kernels")
+        .unwrap();
+    let archive = built.archive.clone().unwrap();
+    let members = Command::new("ar").arg("t").arg(&archive).output().unwrap();
+    let members = String::from_utf8_lossy(&members.stdout);
+    assert!(members.contains("kernels-dlink.o"), "{members}");
+    assert!(
+        built
+            .link
+            .iter()
+            .any(|l| l == "cargo:rustc-link-lib=static=cudadevrt"),
+        "{:?}",
+        built.link
+    );
+}
