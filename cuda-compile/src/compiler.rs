@@ -166,8 +166,8 @@ impl Compiler {
         program: &Program,
         options: &ProgramOptions,
     ) -> Result<Dependencies, CompileError> {
-        let memory = memory_headers(program, options);
         let system = self.system_dirs(options)?;
+        let memory = memory_headers(program, options, &system);
         let search = search_path(program, options, &memory, system, self.portable());
         let closure = search.closure(&program.source, &options.pre_include);
         Ok(Dependencies::new(&program.name, &closure, search.folders()))
@@ -239,7 +239,7 @@ impl Compiler {
                 .iter()
                 .map(|dir| format!("--include-path={}", dir.display())),
         );
-        let memory = memory_headers(program, options);
+        let memory = memory_headers(program, options, &system);
         // One scan of the includes: the key and the dependencies read it.
         let search = search_path(program, options, &memory, system.clone(), self.portable());
         let closure = search.closure(&program.source, &options.pre_include);
@@ -297,8 +297,10 @@ impl Compiler {
 
     /// Calls NVRTC; when the source uses a math constant nvcc's implicit
     /// `cuda_runtime.h` would have defined (`INFINITY` without an include),
-    /// once more with our constants pre-included. Only such files pay a
-    /// second compile, and no other file gets the macros (CCCL's `<cmath>`
+    /// or a `std` name it would have made visible (`std::min`,
+    /// `std::is_same_v`), once more with our constants or our small
+    /// standard headers pre-included. Only such files pay a second
+    /// compile, and no other file gets the macros (CCCL's `<cmath>`
     /// defines `INFINITY` too).
     fn compile_with_implicit_constants(
         &self,
@@ -307,15 +309,25 @@ impl Compiler {
         args: &[String],
         memory: &[(String, String)],
     ) -> Result<(ObjectCode, String), CompileError> {
+        let given = |name: &str| memory.iter().any(|(given, _)| given == name);
         match self.compile_now(program, target, args, memory) {
-            Err(CompileError::Compilation { log, .. })
-                if crate::builtin::needs_math_constants(&log)
-                    && memory
-                        .iter()
-                        .any(|(name, _)| name == crate::builtin::MATH_CONSTANTS) =>
-            {
+            Err(CompileError::Compilation { log, .. }) => {
+                let mut headers = Vec::new();
+                if crate::builtin::needs_math_constants(&log) {
+                    headers.push(crate::builtin::MATH_CONSTANTS);
+                }
+                if crate::builtin::needs_nvcc_environment(&log) {
+                    headers.extend(crate::builtin::NVCC_ENVIRONMENT);
+                }
+                headers.retain(|name| given(name));
+                if headers.is_empty() {
+                    return Err(CompileError::Compilation {
+                        program: program.name.clone(),
+                        log,
+                    });
+                }
                 let mut args = args.to_vec();
-                args.push(format!("--pre-include={}", crate::builtin::MATH_CONSTANTS));
+                args.extend(headers.iter().map(|name| format!("--pre-include={name}")));
                 self.compile_now(program, target, &args, memory)
             }
             result => result,
@@ -371,6 +383,7 @@ impl Compiler {
                 .any(|(name, _)| *name == file)
                 || system.iter().any(|dir| Path::new(file).starts_with(dir))
         };
+        let log = crate::nvrtc::without_pch_notes(&log);
         let mut warnings: Vec<Warning> = log_warnings(&log, is_theirs).collect();
         if code.kind() == ObjectKind::Ptx {
             warnings.extend(ptx_too_new(&code));
@@ -518,10 +531,21 @@ impl Compiler {
 
 /// The headers given in memory: the program's, then ours that it does not
 /// replace.
-fn memory_headers(program: &Program, options: &ProgramOptions) -> Vec<(String, String)> {
+fn memory_headers(
+    program: &Program,
+    options: &ProgramOptions,
+    system: &[PathBuf],
+) -> Vec<(String, String)> {
     let mut memory: Vec<(String, String)> = program.headers.clone();
     if !options.no_builtin_headers {
+        // NVIDIA's own `cuda_runtime.h`, where its folders have one.
+        let nvidia_runtime = system
+            .iter()
+            .any(|dir| dir.join(crate::builtin::CUDA_RUNTIME).is_file());
         for &(name, text) in crate::builtin::HEADERS {
+            if name == crate::builtin::CUDA_RUNTIME && nvidia_runtime {
+                continue;
+            }
             if !memory.iter().any(|(given, _)| given == name) {
                 memory.push((name.to_owned(), text.to_owned()));
             }

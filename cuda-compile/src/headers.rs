@@ -33,9 +33,14 @@ pub(crate) fn system_dirs(
     }
     let env = cuda_dylib::SearchEnv::from_process();
     Ok(match major {
+        // nvcc's wheel holds `crt/` (`mma.h` includes `crt/mma.h`).
         12 => cuda_dylib::existing_dirs(
             &["include"],
-            &["nvidia/cuda_runtime/include", "nvidia/cuda_cccl/include"],
+            &[
+                "nvidia/cuda_runtime/include",
+                "nvidia/cuda_cccl/include",
+                "nvidia/cuda_nvcc/include",
+            ],
             &env,
         ),
         _ => cuda_dylib::existing_dirs(

@@ -116,6 +116,54 @@ const TABLE: &[Entry] = &[
         meaning: Meaning::Nothing("nvcc's intermediate files"),
     },
     Entry {
+        spellings: &["--verbose", "-v", "--dryrun", "-dryrun"],
+        value: Value::None,
+        host_side: true,
+        meaning: Meaning::Nothing("nvcc's report of the commands it runs"),
+    },
+    Entry {
+        spellings: &["--keep-dir", "-keep-dir"],
+        value: Value::Next,
+        host_side: true,
+        meaning: Meaning::Nothing("nvcc's intermediate files"),
+    },
+    Entry {
+        spellings: &[
+            "--forward-unknown-to-host-compiler",
+            "-forward-unknown-to-host-compiler",
+            "--forward-unknown-to-host-linker",
+            "-forward-unknown-to-host-linker",
+            "--use-local-env",
+            "-use-local-env",
+        ],
+        value: Value::None,
+        host_side: true,
+        meaning: Meaning::Nothing(HOST_COMPILER),
+    },
+    Entry {
+        spellings: &["-MD", "-MMD", "-M", "--generate-dependencies"],
+        value: Value::None,
+        host_side: true,
+        meaning: Meaning::Nothing("nvcc's dependency file; cuda-build watches what NVRTC reads"),
+    },
+    Entry {
+        spellings: &[
+            "-MF",
+            "--dependency-output",
+            "-MT",
+            "--dependency-target-name",
+        ],
+        value: Value::Next,
+        host_side: true,
+        meaning: Meaning::Nothing("nvcc's dependency file; cuda-build watches what NVRTC reads"),
+    },
+    Entry {
+        spellings: &["--resource-usage", "-res-usage"],
+        value: Value::None,
+        host_side: true,
+        meaning: Meaning::Nothing("nvcc's report of each kernel's registers and memory"),
+    },
+    Entry {
         spellings: &[
             "-Wno-deprecated-gpu-targets",
             "--Wno-deprecated-gpu-targets",
@@ -358,6 +406,14 @@ mod tests {
             1
         );
         assert_eq!(nvcc_host_option(&["--keep", "k.cu"]).unwrap().0, 1);
+        for driver in ["--verbose", "-v", "--dryrun", "-MD", "--resource-usage"] {
+            assert_eq!(
+                nvcc_host_option(&[driver, "k.cu"]).unwrap().0,
+                1,
+                "{driver}"
+            );
+        }
+        assert_eq!(nvcc_host_option(&["-MF", "k.d", "k.cu"]).unwrap().0, 2);
         for device in [
             "-O3",
             "--expt-extended-lambda",

@@ -126,7 +126,7 @@ impl<'a> RawProgram<'a> {
             nvrtcResult::NVRTC_SUCCESS => Ok(()),
             nvrtcResult::NVRTC_ERROR_COMPILATION => Err(CompileError::Compilation {
                 program: self.name.to_owned(),
-                log: self.log(),
+                log: without_pch_notes(&self.log()),
             }),
             nvrtcResult::NVRTC_ERROR_INVALID_OPTION => {
                 let log = self.log();
@@ -288,4 +288,46 @@ pub(crate) fn supported_archs(lib: &Nvrtc) -> Result<Vec<u32>, CompileError> {
     archs.sort_unstable();
     archs.dedup();
     Ok(archs)
+}
+/// `log` without NVRTC's notes on its precompiled headers (#629-D,
+/// #630-D and the like: a header file that could not be saved or used),
+/// each with the lines it quotes. They say how fast NVRTC compiled, not
+/// what is wrong, and open every error log of a build that uses them.
+pub(crate) fn without_pch_notes(log: &str) -> String {
+    let mut kept = String::with_capacity(log.len());
+    let mut skipping = false;
+    for line in log.split_inclusive('\n') {
+        let is_note = line.contains(": warning #")
+            && (line.contains("#629-D")
+                || line.contains("#630-D")
+                || line.to_ascii_lowercase().contains("precompiled header"));
+        if is_note {
+            skipping = true;
+            continue;
+        }
+        // A diagnostic's quoted source and caret lines follow it, up to
+        // the next diagnostic or a blank line.
+        if skipping && (line.starts_with(' ') || line.starts_with('\t')) {
+            continue;
+        }
+        skipping = false;
+        kept.push_str(line);
+    }
+    kept
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn precompiled_header_notes_leave_the_log() {
+        let log = "k.cu(1): warning #629-D: the precompiled header file \"a.pch\" was not \
+                   created\n  #include <cuda_fp16.h>\n  ^\n\n\
+                   k.cu(3): error: identifier \"x\" is undefined\n  x();\n  ^\n\n\
+                   1 error detected in the compilation of \"k.cu\".\n";
+        let kept = super::without_pch_notes(log);
+        assert!(kept.starts_with("\nk.cu(3): error"), "{kept}");
+        assert!(kept.contains("x();") && !kept.contains("629"), "{kept}");
+        let plain = "k.cu(2): warning #177-D: variable \"v\" was declared\n  int v;\n";
+        assert_eq!(super::without_pch_notes(plain), plain);
+    }
 }

@@ -48,7 +48,23 @@ pub(crate) const HEADERS: &[(&str, &str)] = &[
     ("limits", include_str!("limits")),
     ("tuple", include_str!("tuple")),
     ("cuda.h", include_str!("cuda.h")),
+    (CUDA_RUNTIME, include_str!("cuda_runtime.h")),
 ];
+
+/// Our device-side `cuda_runtime.h`, given only where NVIDIA's header
+/// folders have none: theirs, where present, is NVRTC-safe.
+pub(crate) const CUDA_RUNTIME: &str = "cuda_runtime.h";
+
+/// What nvcc's implicit `cuda_runtime.h` makes visible to device code
+/// without an include (`std::min`, `std::is_same_v`), pre-included on a
+/// second try when NVRTC says `std` lacks a name.
+pub(crate) const NVCC_ENVIRONMENT: &[&str] = &["algorithm", "type_traits", "utility", "limits"];
+
+/// Whether NVRTC's log of a failed compile says `std` has no member of a
+/// name nvcc's implicit includes would have given.
+pub(crate) fn needs_nvcc_environment(log: &str) -> bool {
+    log.contains("namespace \"std\" has no member")
+}
 
 /// The identifiers of [`MATH_CONSTANTS`]: NVRTC's "identifier X is
 /// undefined" for one of them asks for the second try.
@@ -97,5 +113,9 @@ mod tests {
             "k.cu(3): error: identifier \"INFINITY_X\" is undefined"
         ));
         assert!(!needs_math_constants("k.cu(3): error: expected a \";\""));
+        assert!(needs_nvcc_environment(
+            "k.cu(2): error: namespace \"std\" has no member \"min\""
+        ));
+        assert!(!needs_nvcc_environment("k.cu(2): error: expected a \";\""));
     }
 }

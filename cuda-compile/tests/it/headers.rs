@@ -44,6 +44,47 @@ fn what_kernels_include_compiles_without_warnings() {
     }
 }
 
+/// A file written for nvcc: `#include <cuda_runtime.h>` (NVRTC 13.3+'s
+/// bundled headers have none: ours stands in), `<mma.h>`, and `std::min`,
+/// `std::max` and `std::is_same_v` with no include, as nvcc's implicit
+/// `cuda_runtime.h` makes them visible; every such file compiles.
+#[test]
+fn files_written_for_nvcc_find_what_nvcc_gives_them() {
+    let with_runtime = r#"
+        #include <cuda_runtime.h>
+        extern "C" __global__ void k(float *y, int n, cudaStream_t unused) {
+            int i = threadIdx.x;
+            float4 v = make_float4(1, 2, 3, 4);
+            if (i < n) y[i] = std::min(y[i], v.x) + (std::is_same_v<float, float> ? 1 : 0);
+        }
+    "#;
+    let implicit = r#"
+        extern "C" __global__ void k(float *y) {
+            y[0] = std::min(y[0], 1.0f) + std::max(1, 2) + (std::is_same_v<int, int> ? 1 : 0);
+        }
+    "#;
+    let with_mma = r#"
+        #include <mma.h>
+        extern "C" __global__ void k(float *y) { y[0] = sizeof(nvcuda::wmma::fragment<
+            nvcuda::wmma::accumulator, 16, 16, 16, float>); }
+    "#;
+    for (major, compiler) in compilers() {
+        let mut sources = vec![("with_runtime.cu", with_runtime), ("implicit.cu", implicit)];
+        // 12.x's `crt/mma.h` is in nvcc's wheel, which the 12.x set here
+        // lacks; 13.3+ bundles it.
+        if major >= 13 {
+            sources.push(("with_mma.cu", with_mma));
+        }
+        for (name, source) in sources {
+            let compiled = compiler
+                .compile(&Program::new(source, name), Target::Ptx, &sm90())
+                .unwrap_or_else(|e| panic!("NVRTC {major}, {name}: {e:?}"));
+            let ptx = String::from_utf8_lossy(compiled.code.as_bytes()).into_owned();
+            assert!(ptx.contains(".entry k"), "NVRTC {major}, {name}");
+        }
+    }
+}
+
 /// `<cstdint>` and a CUB header, in either order: CCCL's macros and ours
 /// are one set, so there is no redefinition warning (there were 22).
 #[test]
