@@ -244,7 +244,7 @@ impl Build {
     }
 
     /// Also writes each fatbin's PTX slot as text, `{stem}.ptx` next to it
-    /// ([`Built::ptx_files`]), and a `PTX` constant in its module: for
+    /// ([`Built::ptx_files`](crate::Built::ptx_files)), and a `PTX` constant in its module: for
     /// loaders that take PTX text (candle's modules are `&str`). It is the
     /// fatbin's PTX, byte for byte. Needs a PTX slot ([`ptx`](Self::ptx));
     /// with [`archs`](Self::archs) empty, the fatbin holds that PTX alone.
