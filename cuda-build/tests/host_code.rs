@@ -107,6 +107,51 @@ fn a_launcher_file_is_compiled_by_nvcc_into_the_archive() {
     );
 }
 
+/// The link lines link: a C++ program calling the launcher, linked by the
+/// host compiler with exactly the lines cargo gets (static cudart and
+/// all), runs and gets the CUDA runtime's answer. This machine has no
+/// GPU, so the answer is an error code, not a crash or a missing symbol.
+#[test]
+fn the_archive_links_with_the_lines_cargo_gets() {
+    let Some(_) = nvcc() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let built = project(dir.path()).compile("kernels").unwrap();
+    let main = dir.path().join("main.cpp");
+    std::fs::write(
+        &main,
+        "#include <stdio.h>\nextern \"C\" int moe_launch(float *, float, int, void *);\n\
+         int main(void) { printf(\"moe_launch: %d\\n\", moe_launch(0, 2.0f, 0, 0)); return 0; }\n",
+    )
+    .unwrap();
+    let program = dir.path().join("main");
+    let mut link = Command::new("c++");
+    link.arg(&main).arg("-o").arg(&program);
+    for line in &built.link {
+        if let Some(dir) = line.strip_prefix("cargo:rustc-link-search=native=") {
+            link.arg(format!("-L{dir}"));
+        } else if let Some(name) = line.strip_prefix("cargo:rustc-link-lib=static=") {
+            link.arg(format!("-l:lib{name}.a"));
+        } else if let Some(name) = line.strip_prefix("cargo:rustc-link-lib=dylib=") {
+            link.arg(format!("-l{name}"));
+        } else if let Some(arg) = line.strip_prefix("cargo:rustc-link-arg=") {
+            link.arg(arg);
+        } else {
+            panic!("a line the test does not know: {line}");
+        }
+    }
+    let linked = link.output().unwrap();
+    assert!(
+        linked.status.success(),
+        "{}",
+        String::from_utf8_lossy(&linked.stderr)
+    );
+    let ran = Command::new(&program).output().unwrap();
+    let text = String::from_utf8_lossy(&ran.stdout);
+    assert!(ran.status.success(), "{ran:?}");
+    // cudaSuccess (0) only where a GPU ran it; here the runtime's error.
+    assert!(text.starts_with("moe_launch: "), "{text}");
+}
+
 /// nvcc's objects come from the cache for a second checkout; an edit of
 /// a header nvcc reported reading misses.
 #[test]
