@@ -59,7 +59,12 @@ impl<'a> Session<'a> {
         let _ = std::fs::remove_dir_all(&pch_dir);
         let compiler = match Compiler::new() {
             Ok(compiler) => {
-                let compiler = compiler.with_cache(Arc::clone(&cache));
+                let mut compiler = compiler.with_cache(Arc::clone(&cache));
+                // Keys name the crate's files relative to its root, so
+                // that checkouts at other paths share entries.
+                if let Some(root) = crate::env::var_os("CARGO_MANIFEST_DIR") {
+                    compiler = compiler.with_base_dir(PathBuf::from(root));
+                }
                 Some(match build.precompiled_headers {
                     true => compiler.with_precompiled_headers(pch_dir),
                     false => compiler,

@@ -344,3 +344,48 @@ fn relocatable_host_code_is_device_linked() {
         built.link
     );
 }
+
+/// Two checkouts of one crate at different paths share the cache: keys
+/// name the crate's files relative to its root (`CARGO_MANIFEST_DIR`),
+/// so the second checkout's NVRTC compiles and nvcc objects all hit.
+#[test]
+fn another_checkout_at_another_path_hits() {
+    let Some(_) = nvcc() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let mut counts = Vec::new();
+    for checkout in ["one", "two/deeper"] {
+        let root = dir.path().join(checkout);
+        let run = Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "checkout_child", "--nocapture"])
+            .env("CUDA_BUILD_TEST_CHILD", "1")
+            .env("CARGO_MANIFEST_DIR", &root)
+            .env("CUDA_BUILD_TEST_CACHE", &cache)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&run.stdout).into_owned();
+        assert!(run.status.success() && text.contains("1 passed"), "{text}");
+        let line = text
+            .lines()
+            .find_map(|l| l.strip_prefix("counts "))
+            .unwrap()
+            .to_owned();
+        counts.push(line);
+    }
+    // (NVRTC compiled, NVRTC cached, nvcc compiled, nvcc cached)
+    assert_eq!(counts, ["1 0 1 0", "0 1 0 1"]);
+}
+
+#[test]
+fn checkout_child() {
+    if std::env::var_os("CUDA_BUILD_TEST_CHILD").is_none() {
+        return;
+    }
+    let root = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap());
+    let cache = PathBuf::from(std::env::var_os("CUDA_BUILD_TEST_CACHE").unwrap());
+    let built = project(&root).cache_dir(cache).compile("kernels").unwrap();
+    println!(
+        "counts {} {} {} {}",
+        built.compiled, built.cached, built.nvcc_compiled, built.nvcc_cached
+    );
+}

@@ -63,6 +63,8 @@ pub struct Compiler {
     private_headers: OnceLock<Result<tempfile::TempDir, String>>,
     /// Where NVRTC keeps the precompiled headers it makes, when on.
     pch_dir: Option<PathBuf>,
+    /// Paths under it are written relative to it in keys.
+    base_dir: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for Compiler {
@@ -94,6 +96,7 @@ impl Compiler {
             identity: OnceLock::new(),
             private_headers: OnceLock::new(),
             pch_dir: None,
+            base_dir: None,
         }
     }
 
@@ -122,6 +125,16 @@ impl Compiler {
     pub fn precompiled_headers_dir(&self) -> Option<PathBuf> {
         let dir = self.pch_dir.as_ref()?;
         Some(dir.join(std::process::id().to_string()))
+    }
+
+    /// Writes paths under `dir` relative to it in cache keys (a crate's
+    /// root, as sccache's base dirs): two checkouts at different paths
+    /// share their entries. The output may still name the file as the
+    /// first checkout compiled it (`-lineinfo`'s file names).
+    pub fn with_base_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        let dir = dir.into();
+        self.base_dir = Some(dir.canonicalize().unwrap_or(dir));
+        self
     }
 
     /// Serves repeated compiles from `cache`; NVRTC 13.3+'s bundled
@@ -241,7 +254,8 @@ impl Compiler {
         );
         let memory = memory_headers(program, options, &system);
         // One scan of the includes: the key and the dependencies read it.
-        let search = search_path(program, options, &memory, system.clone(), self.portable());
+        let mut search = search_path(program, options, &memory, system.clone(), self.portable());
+        search.base = self.base_dir.clone();
         let closure = search.closure(&program.source, &options.pre_include);
         let dependencies = Dependencies::new(&program.name, &closure, search.folders());
 
@@ -507,10 +521,11 @@ impl Compiler {
         key.field(self.identity().as_bytes())
             .field(target.name().as_bytes())
             .count(args.len());
+        let base = self.base_dir.as_deref();
         for arg in args {
-            key.field(arg.as_bytes());
+            key.field(crate::headers::under_base(arg, base).as_bytes());
         }
-        key.field(program.name.as_bytes())
+        key.field(crate::headers::under_base(&program.name, base).as_bytes())
             .field(program.source.as_bytes())
             .count(program.name_expressions.len());
         for expression in &program.name_expressions {
@@ -570,6 +585,7 @@ fn search_path<'a>(
             .flatten(),
         user: options.include_path.iter().map(PathBuf::from).collect(),
         system,
+        base: None,
     }
 }
 

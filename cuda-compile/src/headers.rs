@@ -113,6 +113,17 @@ pub(crate) struct SearchPath<'a> {
     /// NVIDIA's folders: their files are identified by path, inode, size
     /// and modification time, not hashed.
     pub system: Vec<PathBuf>,
+    /// Paths under it are named relative to it in keys.
+    pub base: Option<PathBuf>,
+}
+
+/// `text` with every absolute path under `base` written `$BASE/...`,
+/// so that keys do not depend on where a checkout is.
+pub(crate) fn under_base(text: &str, base: Option<&Path>) -> String {
+    match base.map(|b| b.display().to_string()) {
+        Some(base) if !base.is_empty() && base != "/" => text.replace(&base, "$BASE"),
+        _ => text.to_owned(),
+    }
 }
 
 /// What a program may read besides its source, found by one scan of its
@@ -383,19 +394,23 @@ impl SearchPath<'_> {
         } = step;
         let found = self.resolve_all(name, quoted, includer_dir, closure);
         if found.iter().all(|place| matches!(place, Found::Absent(_))) {
-            let label = format!("missing:{name}:{quoted}:{includer_dir:?}");
+            let label = under_base(
+                &format!("missing:{name}:{quoted}:{includer_dir:?}"),
+                self.base.as_deref(),
+            );
             if seen.insert(label.clone()) {
                 closure.field(label);
             }
             return Ok(());
         }
         for place in found {
+            let base = self.base.as_deref();
             let label = match &place {
                 Found::Memory(name, _) => format!("memory:{name}"),
-                Found::File(path) => format!("file:{}", path.display()),
+                Found::File(path) => under_base(&format!("file:{}", path.display()), base),
                 Found::System(path) if self.portable => format!("system:{}", self.in_system(path)),
                 Found::System(path) => format!("system:{}", path.display()),
-                Found::Absent(path) => format!("absent:{}", path.display()),
+                Found::Absent(path) => under_base(&format!("absent:{}", path.display()), base),
             };
             if !seen.insert(label.clone()) {
                 continue;
