@@ -634,6 +634,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn paths_under_the_base_are_relative() {
+        let base = Path::new("/home/me/crate");
+        assert_eq!(
+            under_base("--include-path=/home/me/crate/kernels", Some(base)),
+            "--include-path=$BASE/kernels"
+        );
+        assert_eq!(under_base("/usr/include/x.h", Some(base)), "/usr/include/x.h");
+        assert_eq!(under_base("/a/b", Some(Path::new("/"))), "/a/b");
+        assert_eq!(under_base("/a/b", None), "/a/b");
+    }
+
+    #[test]
     fn includes_are_found_in_every_spelling() {
         // A commented-out include is not followed.
         let text = "\u{feff}#include <a.h>\n  #  include \"b.h\"\n// #include <c.h>\nx = include;\n#include_next <d.h>\n";
@@ -694,6 +706,7 @@ mod portable_tests {
                 source_dir: None,
                 user: Vec::new(),
                 system: vec![dir.to_path_buf()],
+                base: None,
             };
             search.closure("#include <cuda/std.h>\n", &[]).fields
         };
