@@ -3,8 +3,6 @@
 
 use std::path::{Path, PathBuf};
 
-use cuda_compile::ProgramOptions;
-
 use crate::build::Build;
 use crate::built::Built;
 use crate::error::BuildError;
@@ -60,12 +58,6 @@ impl Build {
         if self.cargo_metadata {
             for var in &variables {
                 println!("cargo:rerun-if-env-changed={var}");
-            }
-            for dropped in ProgramOptions::default().nvcc_options(&self.flags) {
-                println!(
-                    "cargo:warning=cuda-build: `{}` is left out: {}",
-                    dropped.option, dropped.why
-                );
             }
         }
         if env::var_os("DOCS_RS").is_some() {

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use cuda_compile::ProgramOptions;
 use cuda_link::{Arch, LinkTarget, ObjectCode};
 
 use crate::built::Built;
@@ -26,6 +27,15 @@ impl Session<'_> {
     /// the archive.
     pub(crate) fn run(mut self) -> Result<Built, BuildError> {
         let build = self.build;
+        if build.cargo_metadata && !self.device_files.is_empty() {
+            // nvcc gets every flag; NVRTC what the table lets through.
+            for dropped in ProgramOptions::default().nvcc_options(&build.flags) {
+                println!(
+                    "cargo:warning=cuda-build: `{}` is left out of NVRTC's options: {}",
+                    dropped.option, dropped.why
+                );
+            }
+        }
         let mut errors = Vec::new();
         let device = self.compile_device_files(&mut errors);
         let host_files: Vec<&Path> = self.host_files.iter().map(PathBuf::as_path).collect();
