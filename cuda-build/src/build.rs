@@ -5,8 +5,6 @@ use std::path::{Path, PathBuf};
 
 use cuda_compile::ProgramOptions;
 
-pub use crate::nvcc_stage::Cudart;
-
 /// Compiles `.cu` files in a build script, as `cc::Build` compiles C:
 /// every file for every arch with NVRTC (to LTO-IR, in parallel under
 /// cargo's jobserver), linked per arch with nvJitLink, bundled into one
@@ -60,6 +58,19 @@ pub struct Build {
     pub(crate) cargo_metadata: bool,
     pub(crate) warnings: bool,
     pub(crate) precompiled_headers: bool,
+}
+
+/// How a host-code build links the CUDA runtime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Cudart {
+    /// `libcudart_static.a`, as nvcc links by default.
+    #[default]
+    Static,
+    /// `libcudart.so`.
+    Shared,
+    /// Not linked: the crate links it itself.
+    None,
 }
 
 /// Which compiler takes a file: see [`Build::route`].

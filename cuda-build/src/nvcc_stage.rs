@@ -17,6 +17,7 @@ use std::time::SystemTime;
 
 use cuda_link::{CacheEntry, CacheKey};
 
+use crate::build::Cudart;
 use crate::error::BuildError;
 use crate::nvcc::{self, Toolchain};
 use crate::session::Session;
@@ -25,19 +26,6 @@ use crate::{env, jobs};
 /// The cache domain of the closure lists and objects (a new layout gets a
 /// new version).
 const DOMAIN: &str = "cuda-build nvcc object 1";
-
-/// How a host-code build links the CUDA runtime.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum Cudart {
-    /// `libcudart_static.a`, as nvcc links by default.
-    #[default]
-    Static,
-    /// `libcudart.so`.
-    Shared,
-    /// Not linked: the crate links it itself.
-    None,
-}
 
 /// What the nvcc stage made.
 pub(crate) struct HostLibrary {
