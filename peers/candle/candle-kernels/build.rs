@@ -3,8 +3,9 @@
 //! The eleven files candle loads as PTX modules are device code only:
 //! NVRTC compiles them and nvJitLink links each to PTX, the text written
 //! to `OUT_DIR/ptx.rs` as upstream's builder writes it. The MoE and GGUF
-//! files launch their kernels from host functions (`ffi.rs`), which NVRTC
-//! cannot compile: they stay on nvcc, built as upstream builds them.
+//! files launch their kernels from host functions (`ffi.rs`): cuda-build
+//! sends them to nvcc, into `libmoe.a`, with upstream's flags, through
+//! the same cache. No cudaforge.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -83,7 +84,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         built.summary()
     );
 
-    host_launchers(sm, &out_dir)?;
+    host_launchers(sm, specific)?;
     Ok(())
 }
 
@@ -108,31 +109,49 @@ fn compute_cap() -> Result<(u32, bool), String> {
     Ok((sm, a || sm >= 90))
 }
 
-/// `libmoe.a`: the host-launched files, with nvcc, as upstream builds it.
-fn host_launchers(sm: u32, out_dir: &std::path::Path) -> Result<(), Box<dyn std::error::Error>> {
+/// `libmoe.a`: the host-launched files, compiled by nvcc through
+/// cuda-build (its host-code verdict sends every one to nvcc), with
+/// upstream's flags, and linked with the shared cudart as upstream links
+/// it.
+fn host_launchers(sm: u32, specific: bool) -> Result<(), Box<dyn std::error::Error>> {
     let mut sources: Vec<&str> = HOST_FILES.to_vec();
     if std::env::var_os("CARGO_FEATURE_CUTILE").is_some() {
         sources.push("src/moe/moe_align.cu");
     }
-    let mut builder = cudaforge::KernelBuilder::default()
-        .source_files(sources)
-        .arg("--expt-relaxed-constexpr")
-        .arg("-std=c++17")
-        .arg("-O3");
+    let arch = format!("sm_{sm}{}", if specific { "a" } else { "" });
+    let mut build = cuda_build::Build::new();
+    build
+        .files(&sources)
+        .flag("--expt-relaxed-constexpr")
+        .flag("-std=c++17")
+        .flag("-O3")
+        .archs([arch.as_str()])
+        .ptx(None)
+        .cudart(cuda_build::Cudart::Shared);
     if sm < 80 {
-        builder = builder.arg("-DNO_BF16_KERNEL");
+        build.define("NO_BF16_KERNEL", None);
     }
     let msvc = std::env::var("TARGET").is_ok_and(|t| t.contains("msvc"));
-    builder = match msvc {
-        true => builder.arg("-D_USE_MATH_DEFINES"),
-        false => builder.arg("-Xcompiler").arg("-fPIC"),
+    match msvc {
+        true => build.define("_USE_MATH_DEFINES", None),
+        false => build.flag("-Xcompiler").flag("-fPIC"),
     };
-    builder.build_lib(out_dir.join("libmoe.a"))?;
-    println!("cargo:rustc-link-search={}", out_dir.display());
-    println!("cargo:rustc-link-lib=moe");
-    println!("cargo:rustc-link-lib=dylib=cudart");
-    if !msvc {
-        println!("cargo:rustc-link-lib=stdc++");
+    let started = std::time::Instant::now();
+    let built = build.compile("moe")?;
+    let by_nvcc = built.nvcc_compiled + built.nvcc_cached;
+    if by_nvcc != sources.len() {
+        return Err(format!(
+            "{} of the {} host-launched files went to nvcc: {built:?}",
+            by_nvcc,
+            sources.len()
+        )
+        .into());
     }
+    println!(
+        "cargo:warning=candle-kernels: libmoe.a of {} files by cuda-build in {:.1} s ({})",
+        sources.len(),
+        started.elapsed().as_secs_f64(),
+        built.summary()
+    );
     Ok(())
 }
