@@ -444,9 +444,10 @@ fn cudart_lines(toolchain: &Toolchain, cudart: Cudart, relocatable: bool) -> Vec
         }
         Cudart::Shared => match find("libcudart.so") {
             Some(dir) => found.push((Some(dir), "dylib=cudart".to_owned())),
-            // The wheels ship only the versioned name: `-l:libcudart.so.13`.
+            // The wheels ship only the versioned name: `-l:libcudart.so.13`
+            // (a link-lib line, unlike a link-arg, reaches dependents).
             None => match versioned_cudart(&dirs) {
-                Some((dir, file)) => found.push((Some(dir), format!("arg=-l:{file}"))),
+                Some((dir, file)) => found.push((Some(dir), format!("dylib:+verbatim={file}"))),
                 None => found.push((None, "dylib=cudart".to_owned())),
             },
         },
@@ -461,10 +462,7 @@ fn cudart_lines(toolchain: &Toolchain, cudart: Cudart, relocatable: bool) -> Vec
         }
     }
     for (_, library) in &found {
-        lines.push(match library.strip_prefix("arg=") {
-            Some(arg) => format!("cargo:rustc-link-arg={arg}"),
-            None => format!("cargo:rustc-link-lib={library}"),
-        });
+        lines.push(format!("cargo:rustc-link-lib={library}"));
     }
     lines
 }

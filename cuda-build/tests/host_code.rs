@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use cuda_build::{Build, BuildError, Route};
+use cuda_build::{Build, BuildError, Cudart, Route};
 
 /// A candle-style MoE file: a template kernel instantiated only by its
 /// `extern "C"` launcher, which Rust calls over FFI.
@@ -114,8 +114,17 @@ fn a_launcher_file_is_compiled_by_nvcc_into_the_archive() {
 #[test]
 fn the_archive_links_with_the_lines_cargo_gets() {
     let Some(_) = nvcc() else { return };
+    for cudart in [Cudart::Static, Cudart::Shared] {
+        links_and_runs(cudart);
+    }
+}
+
+fn links_and_runs(cudart: Cudart) {
     let dir = tempfile::tempdir().unwrap();
-    let built = project(dir.path()).compile("kernels").unwrap();
+    let built = project(dir.path())
+        .cudart(cudart)
+        .compile("kernels")
+        .unwrap();
     let main = dir.path().join("main.cpp");
     std::fs::write(
         &main,
@@ -133,8 +142,8 @@ fn the_archive_links_with_the_lines_cargo_gets() {
             link.arg(format!("-l:lib{name}.a"));
         } else if let Some(name) = line.strip_prefix("cargo:rustc-link-lib=dylib=") {
             link.arg(format!("-l{name}"));
-        } else if let Some(arg) = line.strip_prefix("cargo:rustc-link-arg=") {
-            link.arg(arg);
+        } else if let Some(file) = line.strip_prefix("cargo:rustc-link-lib=dylib:+verbatim=") {
+            link.arg(format!("-l:{file}"));
         } else {
             panic!("a line the test does not know: {line}");
         }
@@ -145,7 +154,16 @@ fn the_archive_links_with_the_lines_cargo_gets() {
         "{}",
         String::from_utf8_lossy(&linked.stderr)
     );
-    let ran = Command::new(&program).output().unwrap();
+    // The shared cudart is found where the link found it.
+    let search: Vec<&str> = built
+        .link
+        .iter()
+        .filter_map(|l| l.strip_prefix("cargo:rustc-link-search=native="))
+        .collect();
+    let ran = Command::new(&program)
+        .env("LD_LIBRARY_PATH", search.join(":"))
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&ran.stdout);
     assert!(ran.status.success(), "{ran:?}");
     // cudaSuccess (0) only where a GPU ran it; here the runtime's error.
