@@ -54,11 +54,20 @@ impl Session<'_> {
         let args = self.nvcc_args(&toolchain);
         let relocatable = is_relocatable(&self.build.flags);
         let indexed: Vec<(usize, &Path)> = files.iter().copied().enumerate().collect();
-        let objects: Vec<Object> = jobs::run_all(&indexed, |&(index, file)| {
+        let results = jobs::run_all(&indexed, |&(index, file)| {
             self.host_object(&toolchain, &args, relocatable, file, &dir, index)
-        })
-        .into_iter()
-        .collect::<Result<_, BuildError>>()?;
+        });
+        // Every failing file, each with its first error.
+        let (objects, mut errors): (Vec<_>, Vec<_>) = results.into_iter().partition(Result::is_ok);
+        match errors.len() {
+            0 => {}
+            1 => return Err(errors.remove(0).err().expect("partitioned")),
+            _ => {
+                let errors = errors.into_iter().filter_map(Result::err).collect();
+                return Err(BuildError::Files { errors });
+            }
+        }
+        let objects: Vec<Object> = objects.into_iter().filter_map(Result::ok).collect();
         let mut paths: Vec<PathBuf> = objects.iter().map(|o| o.path.clone()).collect();
         if relocatable {
             paths.push(self.device_link(&toolchain, &args, &paths, &dir)?);

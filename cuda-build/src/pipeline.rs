@@ -43,6 +43,10 @@ impl Session<'_> {
             true => None,
             false => match self.build_host_files(&host_files) {
                 Ok(library) => Some(library),
+                Err(BuildError::Files { errors: each }) => {
+                    errors.extend(each);
+                    None
+                }
                 Err(error) => {
                     errors.push(error);
                     None

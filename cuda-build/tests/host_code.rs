@@ -259,22 +259,25 @@ fn every_failing_file_is_reported_at_once() {
     let kernels = dir.path().join("kernels");
     std::fs::write(kernels.join("bad1.cu"), "__global__ void a() { one(); }\n").unwrap();
     std::fs::write(kernels.join("bad2.cu"), "__global__ void b() { two(); }\n").unwrap();
-    std::fs::write(
-        kernels.join("moe.cu"),
-        MOE_CU.replace("cudaGetLastError()", "cudaGetLastError() + three()"),
-    )
-    .unwrap();
+    for (file, missing) in [("moe.cu", "three()"), ("moe2.cu", "four()")] {
+        let text = MOE_CU.replace(
+            "cudaGetLastError()",
+            &format!("cudaGetLastError() + {missing}"),
+        );
+        let launcher = file.replace(".cu", "_launch");
+        std::fs::write(kernels.join(file), text.replace("moe_launch", &launcher)).unwrap();
+    }
     let error = build
         .clone()
-        .files([kernels.join("bad1.cu"), kernels.join("bad2.cu")])
+        .files(["bad1.cu", "bad2.cu", "moe2.cu"].map(|f| kernels.join(f)))
         .compile("kernels")
         .unwrap_err();
     let BuildError::Files { errors } = &error else {
         panic!("{error:?}")
     };
-    assert_eq!(errors.len(), 3, "{error:?}");
+    assert_eq!(errors.len(), 4, "{error:?}");
     let text = format!("{error:?}");
-    for name in ["\"one\"", "\"two\"", "\"three\""] {
+    for name in ["\"one\"", "\"two\"", "\"three\"", "\"four\""] {
         assert!(text.contains(name), "{name}: {text}");
     }
 }
