@@ -4,7 +4,7 @@ use std::ffi::CString;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use cuda_link::{Arch, CacheKey, LinkCache, ObjectCode, ObjectKind};
+use cuda_link::{Arch, CacheKey, LinkCache, MemoryCache, ObjectCode, ObjectKind};
 use nvrtc_sys::Nvrtc;
 
 use crate::dependencies::Dependencies;
@@ -261,8 +261,8 @@ impl Compiler {
 
         let key_args = self.key_args(&args, &system);
         let key = self.cache_key(program, target, &key_args, &memory, options, &closure);
-        if let (Some(cache), Some(key)) = (&self.cache, &key)
-            && let Some(hit) = cache.load_with(key, |hit| decode_hit(program, target, hit))
+        if let Some(key) = &key
+            && let Some(hit) = self.cached(key, program, target)
         {
             return Ok(self.finish(hit.0, hit.1, true, &system, dependencies));
         }
@@ -272,12 +272,49 @@ impl Compiler {
             self.compile_with_implicit_constants(program, target, &nvrtc_args, &memory)?;
         // A header edited while NVRTC read it: the output may be of
         // neither version, so it is not stored.
-        if let (Some(cache), Some(key)) = (&self.cache, &key)
+        if let Some(key) = &key
             && closure.unchanged()
         {
-            cache.store_entry(key, &encode_entry(&code, &log));
+            let entry = encode_entry(&code, &log);
+            if let Some(cache) = &self.cache {
+                cache.store_entry(key, &entry);
+            }
+            if self.memory_tier() {
+                MemoryCache::put(key, Arc::new(entry));
+            }
         }
         Ok(self.finish(code, log, false, &system, dependencies))
+    }
+
+    /// A compile's output from the in-memory tier, else from the cache
+    /// (kept in memory then).
+    fn cached(
+        &self,
+        key: &CacheKey,
+        program: &Program,
+        target: Target,
+    ) -> Option<(ObjectCode, String)> {
+        let memory = self.memory_tier();
+        if memory
+            && let Some(entry) = MemoryCache::get(key)
+            && let Ok(hit) = decode_hit(program, target, (*entry).clone())
+        {
+            return Some(hit);
+        }
+        self.cache.as_ref()?.load_with(key, |entry| {
+            let kept = memory.then(|| Arc::new(entry.clone()));
+            let hit = decode_hit(program, target, entry)?;
+            if let Some(kept) = kept {
+                MemoryCache::put(key, kept);
+            }
+            Ok::<_, cuda_link::ObjectError>(hit)
+        })
+    }
+
+    /// Whether the process's in-memory tier is asked and filled: on unless
+    /// its capacity is 0 or the cache turns it off.
+    fn memory_tier(&self) -> bool {
+        MemoryCache::capacity() > 0 && self.cache.as_ref().is_none_or(|c| c.memory_tier())
     }
 
     /// The automatic-PCH options [`with_precompiled_headers`] adds, when
@@ -510,7 +547,9 @@ impl Compiler {
         options: &ProgramOptions,
         closure: &Closure,
     ) -> Option<CacheKey> {
-        self.cache.as_ref()?;
+        if self.cache.is_none() && !self.memory_tier() {
+            return None;
+        }
         if options.uncacheable().is_some()
             || self.identity().contains('\0')
             || closure.unresolved.is_some()

@@ -640,7 +640,10 @@ mod tests {
             under_base("--include-path=/home/me/crate/kernels", Some(base)),
             "--include-path=$BASE/kernels"
         );
-        assert_eq!(under_base("/usr/include/x.h", Some(base)), "/usr/include/x.h");
+        assert_eq!(
+            under_base("/usr/include/x.h", Some(base)),
+            "/usr/include/x.h"
+        );
         assert_eq!(under_base("/a/b", Some(Path::new("/"))), "/a/b");
         assert_eq!(under_base("/a/b", None), "/a/b");
     }

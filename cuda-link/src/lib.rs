@@ -50,8 +50,8 @@ pub use arch::{Arch, ArchCode, ArchVariant, CodeKind, ParseArchError};
 pub use bytes::Bytes;
 #[cfg(feature = "cache")]
 pub use cache::{
-    CacheEntry, CacheKey, CacheStats, CachedLink, KeyBuilder, LinkCache, library_content_identity,
-    library_file_identity,
+    CacheEntry, CacheKey, CacheStats, CachedLink, KeyBuilder, LinkCache, MemoryCache, MemoryStats,
+    library_content_identity, library_file_identity,
 };
 #[cfg(feature = "remote")]
 pub use cache::{RemoteCache, RemoteError};

@@ -52,6 +52,7 @@ mod dir;
 mod entry;
 mod identity;
 mod ledger;
+mod memory;
 #[cfg(feature = "remote")]
 mod remote;
 #[cfg(feature = "remote")]
@@ -74,6 +75,7 @@ pub use entry::CacheEntry;
 #[cfg(feature = "link")]
 pub(crate) use identity::UNIDENTIFIED;
 pub use identity::{library_content_identity, library_file_identity};
+pub use memory::{MemoryCache, MemoryStats};
 #[cfg(feature = "remote")]
 pub use remote::{RemoteCache, RemoteError};
 
@@ -150,7 +152,7 @@ fn bump(counter: &AtomicU64, by: u64) {
 }
 
 /// A key: the SHA-256 of everything that decides a link's output.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct CacheKey([u8; 32]);
 
 impl CacheKey {
@@ -237,6 +239,8 @@ pub struct LinkCache {
     /// refused: the descriptor, not the path, is the verdict.
     opened: OnceLock<Result<Dir, String>>,
     usage: Mutex<Usage>,
+    /// Whether the process's [`MemoryCache`] answers in front of it.
+    memory_tier: bool,
     /// The store behind the folder, if any.
     #[cfg(feature = "remote")]
     remote: Option<RemoteCache>,
@@ -280,9 +284,23 @@ impl LinkCache {
             counters: Counters::default(),
             opened: OnceLock::new(),
             usage: Mutex::default(),
+            memory_tier: true,
             #[cfg(feature = "remote")]
             remote: None,
         }
+    }
+
+    /// Whether the process's [`MemoryCache`] answers in front of this
+    /// cache (on by default): off, every lookup reads the folder (and the
+    /// store), as a test of the folder itself needs.
+    pub fn with_memory_tier(mut self, on: bool) -> Self {
+        self.memory_tier = on;
+        self
+    }
+
+    /// Whether the in-memory tier answers in front of this cache.
+    pub fn memory_tier(&self) -> bool {
+        self.memory_tier
     }
 
     /// The variables [`open_default`](Self::open_default) reads.

@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use super::{LinkError, Linker, OutputKind, Resolved};
 use crate::cache::{
-    CacheKey, CachedLink, LinkCache, UNIDENTIFIED, library_content_identity, library_file_identity,
+    CacheEntry, CacheKey, CachedLink, LinkCache, MemoryCache, UNIDENTIFIED,
+    library_content_identity, library_file_identity,
 };
 use crate::kind::ObjectKind;
 use crate::object_code::ObjectCode;
@@ -71,14 +72,15 @@ impl Linker {
         ))
     }
 
-    /// The cache and the key of a link to `output` with `flags`, when a
-    /// cache is in use.
-    pub(super) fn cache_entry(
-        &self,
-        output: OutputKind,
-        flags: &[String],
-    ) -> Option<(Arc<LinkCache>, CacheKey)> {
-        let cache = self.cache.as_ref()?;
+    /// The key of a link to `output` with `flags`, and the persistent
+    /// cache, when a cache is in use: the in-memory tier ([`MemoryCache`]),
+    /// on unless its capacity is 0, or a [`LinkCache`].
+    pub(super) fn cache_entry(&self, output: OutputKind, flags: &[String]) -> Option<CachedAt> {
+        let memory = self.cache.as_ref().is_none_or(|cache| cache.memory_tier())
+            && MemoryCache::capacity() > 0;
+        if self.cache.is_none() && !memory {
+            return None;
+        }
         let _phase = phase!("cache_key");
         let identity = self.backend_identity();
         if identity.contains(UNIDENTIFIED) {
@@ -91,27 +93,66 @@ impl Linker {
             return None;
         }
         let key = CacheKey::for_link(identity, output, flags, &self.inputs);
-        Some((Arc::clone(cache), key))
+        Some(CachedAt {
+            cache: self.cache.clone(),
+            memory,
+            key,
+        })
     }
 
     /// The cached output of `entry`'s link, as `name`; an entry whose
     /// output fails validation is dropped, so the link runs again.
     pub(super) fn cache_hit(
         &mut self,
-        entry: Option<&(Arc<LinkCache>, CacheKey)>,
+        at: Option<&CachedAt>,
         kind: ObjectKind,
         name: &str,
     ) -> Option<ObjectCode> {
-        let (cache, key) = entry?;
-        let (code, info_log) = cache.load_with(key, |entry| {
+        let CachedAt { cache, memory, key } = at?;
+        let convert = |entry: CacheEntry| {
             let hit = CachedLink::try_from(entry)?;
             ObjectCode::with_kind(kind, hit.output, name)
                 .map(|code| (code, hit.info_log))
                 .map_err(|e| e.to_string())
-        })?;
+        };
+        let remembered = memory
+            .then(|| MemoryCache::get(key))
+            .flatten()
+            .and_then(|entry| convert((*entry).clone()).ok());
+        let (code, info_log) = match remembered {
+            Some(hit) => hit,
+            None => cache.as_ref()?.load_with(key, |entry| {
+                let kept = memory.then(|| Arc::new(entry.clone()));
+                let hit = convert(entry)?;
+                if let Some(kept) = kept {
+                    MemoryCache::put(key, kept);
+                }
+                Ok::<_, String>(hit)
+            })?,
+        };
         self.info_log = info_log;
         Some(code)
     }
+
+    /// Keeps a link's output in the in-memory tier and the cache.
+    pub(super) fn cache_store(&self, at: &CachedAt, linked: &ObjectCode) {
+        let entry = CachedLink::entry(linked.as_bytes(), &self.info_log);
+        if let Some(cache) = &at.cache {
+            cache.store_entry(&at.key, &entry);
+        }
+        if at.memory {
+            MemoryCache::put(&at.key, Arc::new(entry));
+        }
+    }
+}
+
+/// Where a link's output is looked up and kept: its key, in the
+/// in-memory tier and, when set, the persistent cache.
+pub(super) struct CachedAt {
+    cache: Option<Arc<LinkCache>>,
+    /// Whether the in-memory tier is asked and filled.
+    memory: bool,
+    key: CacheKey,
 }
 
 impl CacheKey {

@@ -455,8 +455,8 @@ impl Linker {
             ObjectCode::with_kind(kind, bytes, name)?
         };
         #[cfg(feature = "cache")]
-        if let Some((cache, key)) = cached {
-            cache.store(&key, linked.as_bytes(), &self.info_log);
+        if let Some(at) = &cached {
+            self.cache_store(at, &linked);
         }
         Ok(linked)
     }

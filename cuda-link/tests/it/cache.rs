@@ -64,7 +64,7 @@ fn hit_after_miss_returns_identical_bytes_and_log() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let cache = Arc::new(LinkCache::new(dir.path()));
+    let cache = Arc::new(LinkCache::new(dir.path()).with_memory_tier(false));
     let options = LinkerOptions::for_arch(Arch::sm(90)).verbose(true);
     let (first, first_log) = link_logged(&lib, &cache, options.clone(), &input);
     let (second, second_log) = link_logged(&lib, &cache, options, &input);
@@ -82,6 +82,31 @@ fn hit_after_miss_returns_identical_bytes_and_log() {
     assert_eq!(entries(dir.path()).len(), 1);
 }
 
+/// The in-memory tier answers in front of the folder: a repeated link is
+/// served from memory even after its file was corrupted, the same bytes
+/// and log, and the folder is not read (no hit, no corrupt entry).
+#[test]
+fn the_memory_tier_answers_before_the_folder() {
+    let _serial = cuda_link_tests::serial();
+    let (Some(input), Some(lib)) = (saxpy(), nvjitlink(13)) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let cache = Arc::new(LinkCache::new(dir.path()));
+    let options = LinkerOptions::for_arch(Arch::sm(90)).verbose(true);
+    let (first, first_log) = link_logged(&lib, &cache, options.clone(), &input);
+    for file in entries(dir.path()) {
+        std::fs::write(file, b"corrupt").unwrap();
+    }
+    let memory_hits = cuda_link::MemoryCache::stats().hits;
+    let (second, second_log) = link_logged(&lib, &cache, options, &input);
+    assert_eq!(first.as_bytes(), second.as_bytes());
+    assert_eq!(first_log, second_log);
+    assert!(cuda_link::MemoryCache::stats().hits > memory_hits);
+    let stats = cache.stats();
+    assert_eq!((stats.hits, stats.corrupt), (0, 0), "{stats:?}");
+}
+
 #[test]
 fn any_change_misses() {
     let _serial = cuda_link_tests::serial();
@@ -90,7 +115,7 @@ fn any_change_misses() {
     };
     let Some(lib12) = nvjitlink(12) else { return };
     let dir = tempfile::tempdir().unwrap();
-    let cache = Arc::new(LinkCache::new(dir.path()));
+    let cache = Arc::new(LinkCache::new(dir.path()).with_memory_tier(false));
     let sm90 = LinkerOptions::for_arch(Arch::sm(90));
     link_with(&lib13, &cache, sm90.clone(), &input);
 
@@ -130,7 +155,7 @@ fn order_dependent_flags_miss() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let cache = Arc::new(LinkCache::new(dir.path()));
+    let cache = Arc::new(LinkCache::new(dir.path()).with_memory_tier(false));
     let with = |level: u32, raw: &str| {
         LinkerOptions::for_arch(Arch::sm(90))
             .optimization_level(level)
@@ -234,7 +259,7 @@ fn corrupt_and_truncated_entries_are_relinked() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let cache = Arc::new(LinkCache::new(dir.path()));
+    let cache = Arc::new(LinkCache::new(dir.path()).with_memory_tier(false));
     let options = LinkerOptions::for_arch(Arch::sm(90));
     let good = link_with(&lib, &cache, options.clone(), &input);
     let entry = entries(dir.path()).remove(0);
@@ -274,7 +299,7 @@ fn a_checksummed_but_invalid_entry_is_relinked() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let cache = Arc::new(LinkCache::new(dir.path()));
+    let cache = Arc::new(LinkCache::new(dir.path()).with_memory_tier(false));
     let options = LinkerOptions::for_arch(Arch::sm(90));
     let key = key_of(&lib, options.clone(), std::slice::from_ref(&input));
     cache.store(&key, b"\x7fELF but not a cubin", "");
@@ -311,7 +336,7 @@ fn stale_temporaries_are_cleaned() {
         .unwrap()
         .set_modified(an_hour_ago)
         .unwrap();
-    let cache = Arc::new(LinkCache::new(dir.path()));
+    let cache = Arc::new(LinkCache::new(dir.path()).with_memory_tier(false));
     link_with(&lib, &cache, LinkerOptions::for_arch(Arch::sm(90)), &input);
     assert!(!stale.exists());
     assert!(fresh.exists());
@@ -342,12 +367,12 @@ fn planted_entries_are_never_served() {
     let options = LinkerOptions::for_arch(Arch::sm(90));
     let key = key_of(&lib, options.clone(), std::slice::from_ref(&input));
     let plant = |dir: &Path| {
-        let planter = LinkCache::new(dir);
+        let planter = LinkCache::new(dir).with_memory_tier(false);
         planter.store(&key, b"planted", "");
         entries(dir).remove(0)
     };
     let outcome = |dir: &Path| {
-        let cache = Arc::new(LinkCache::new(dir));
+        let cache = Arc::new(LinkCache::new(dir).with_memory_tier(false));
         let linked = link_with(&lib, &cache, options.clone(), &input);
         assert_eq!(linked.inspect().unwrap().kernels(), ["saxpy"]);
         cache.stats()
@@ -401,7 +426,7 @@ fn a_new_directory_is_private() {
     };
     let root = tempfile::tempdir().unwrap();
     let dir = root.path().join("new/cache");
-    let cache = Arc::new(LinkCache::new(&dir));
+    let cache = Arc::new(LinkCache::new(&dir).with_memory_tier(false));
     link_with(&lib, &cache, LinkerOptions::for_arch(Arch::sm(90)), &input);
     let mode = std::fs::metadata(&dir).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o700);
@@ -421,7 +446,7 @@ fn race_options(key: usize) -> LinkerOptions {
 /// A bound of about two and a half entries.
 fn race_bound(lib: &Arc<NvJitLink>, input: &ObjectCode) -> u64 {
     let probe = tempfile::tempdir().unwrap();
-    let cache = Arc::new(LinkCache::new(probe.path()));
+    let cache = Arc::new(LinkCache::new(probe.path()).with_memory_tier(false));
     link_with(lib, &cache, race_options(0), input);
     std::fs::metadata(&entries(probe.path())[0]).unwrap().len() * 5 / 2
 }
@@ -452,7 +477,11 @@ fn sixteen_threads_race_on_same_and_different_keys() {
     };
     let dir = tempfile::tempdir().unwrap();
     let bound = race_bound(&lib, &input);
-    let cache = Arc::new(LinkCache::new(dir.path()).with_max_bytes(bound));
+    let cache = Arc::new(
+        LinkCache::new(dir.path())
+            .with_memory_tier(false)
+            .with_max_bytes(bound),
+    );
     let reference = reference_outputs(&lib, &input);
     std::thread::scope(|scope| {
         for thread in 0..16 {
@@ -492,7 +521,11 @@ fn child_process_links_through_the_cache() {
         .unwrap()
         .parse()
         .unwrap();
-    let cache = Arc::new(LinkCache::new(dir).with_max_bytes(bound));
+    let cache = Arc::new(
+        LinkCache::new(dir)
+            .with_memory_tier(false)
+            .with_max_bytes(bound),
+    );
     let reference = reference_outputs(&lib, &input);
     for round in 0..8 {
         let key = (round + std::process::id() as usize) % 4;
@@ -536,7 +569,11 @@ fn four_processes_race_on_same_and_different_keys() {
     }
     // Each process sees the others' entries at its next scan; a new
     // process's first store is one.
-    let cache = Arc::new(LinkCache::new(dir.path()).with_max_bytes(bound));
+    let cache = Arc::new(
+        LinkCache::new(dir.path())
+            .with_memory_tier(false)
+            .with_max_bytes(bound),
+    );
     let extra = race_options(0).lineinfo(true);
     link_with(&lib, &cache, extra, &input);
     let (_, bytes) = cache.disk_usage().unwrap();
@@ -554,7 +591,7 @@ fn an_unwritable_directory_still_links() {
     // A path below a regular file cannot be created, even by root.
     let blocker = dir.path().join("not-a-directory");
     std::fs::write(&blocker, b"").unwrap();
-    let cache = Arc::new(LinkCache::new(blocker.join("cache")));
+    let cache = Arc::new(LinkCache::new(blocker.join("cache")).with_memory_tier(false));
     for _ in 0..2 {
         let linked = link_with(&lib, &cache, LinkerOptions::for_arch(Arch::sm(90)), &input);
         assert_eq!(linked.inspect().unwrap().kernels(), ["saxpy"]);
@@ -575,12 +612,16 @@ fn least_recently_used_entries_are_evicted() {
     };
     let dir = tempfile::tempdir().unwrap();
     let one = {
-        let probe = Arc::new(LinkCache::new(dir.path().join("probe")));
+        let probe = Arc::new(LinkCache::new(dir.path().join("probe")).with_memory_tier(false));
         link_with(&lib, &probe, LinkerOptions::for_arch(Arch::sm(90)), &input);
         std::fs::metadata(&entries(probe.dir())[0]).unwrap().len()
     };
     // Room for two entries of about this size.
-    let cache = Arc::new(LinkCache::new(dir.path().join("lru")).with_max_bytes(one * 2 + one / 2));
+    let cache = Arc::new(
+        LinkCache::new(dir.path().join("lru"))
+            .with_memory_tier(false)
+            .with_max_bytes(one * 2 + one / 2),
+    );
     let options = |registers| LinkerOptions::for_arch(Arch::sm(90)).max_register_count(registers);
     link_with(&lib, &cache, options(32), &input);
     std::thread::sleep(std::time::Duration::from_millis(20));
@@ -896,7 +937,7 @@ fn a_fallback_directory_pre_created_by_another_user_is_refused() {
             }
             "directory" => {
                 std::fs::remove_file(&fallback).unwrap();
-                let planter = LinkCache::new(&fallback);
+                let planter = LinkCache::new(&fallback).with_memory_tier(false);
                 planter.store(&test_key(1), b"planted cubin of B", "");
                 chmod(&fallback, 0o777);
                 chown_all(&fallback, ATTACKER_UID);
@@ -919,7 +960,7 @@ fn a_fifo_entry_is_refused_without_blocking() {
     use std::os::unix::ffi::OsStrExt;
     use std::os::unix::fs::OpenOptionsExt;
     let dir = tempfile::tempdir().unwrap();
-    let cache = Arc::new(LinkCache::new(dir.path()));
+    let cache = Arc::new(LinkCache::new(dir.path()).with_memory_tier(false));
     let key = test_key(0);
     let fifo = cache.entry_path(&key);
     let c_path = std::ffi::CString::new(fifo.as_os_str().as_bytes()).unwrap();
@@ -958,13 +999,13 @@ fn a_symlinked_entry_is_refused() {
     let _serial = cuda_link_tests::serial();
     let root = tempfile::tempdir().unwrap();
     let key = test_key(0);
-    let elsewhere = LinkCache::new(root.path().join("elsewhere"));
+    let elsewhere = LinkCache::new(root.path().join("elsewhere")).with_memory_tier(false);
     elsewhere.store(&key, b"cubin behind a link", "");
     assert_eq!(
         served(&elsewhere, &key).as_deref(),
         Some(&b"cubin behind a link"[..])
     );
-    let cache = LinkCache::new(root.path().join("cache"));
+    let cache = LinkCache::new(root.path().join("cache")).with_memory_tier(false);
     cache.store(&test_key(1), b"another entry", ""); // makes the directory
     std::os::unix::fs::symlink(elsewhere.entry_path(&key), cache.entry_path(&key)).unwrap();
     assert_eq!(served(&cache, &key), None);
@@ -993,7 +1034,7 @@ fn a_symlinked_entry_is_refused() {
 fn an_oversized_entry_is_refused_without_reading_it() {
     let _serial = cuda_link_tests::serial();
     let dir = tempfile::tempdir().unwrap();
-    let cache = LinkCache::new(dir.path());
+    let cache = LinkCache::new(dir.path()).with_memory_tier(false);
     let entry = cache.entry_path(&test_key(0));
     std::fs::File::create(&entry)
         .unwrap()
@@ -1016,7 +1057,7 @@ fn an_oversized_entry_is_refused_without_reading_it() {
 fn an_entry_renamed_to_another_key_is_refused() {
     let _serial = cuda_link_tests::serial();
     let dir = tempfile::tempdir().unwrap();
-    let cache = LinkCache::new(dir.path());
+    let cache = LinkCache::new(dir.path()).with_memory_tier(false);
     let (a, b) = (test_key(0), test_key(1));
     cache.store(&a, b"cubin of A", "log of A");
     cache.store(&b, b"cubin of B", "log of B");
@@ -1058,7 +1099,7 @@ fn victim_child() {
     let (a, b, c) = (test_key(0), test_key(1), test_key(2));
     match scenario.as_str() {
         "swap" => {
-            let cache = LinkCache::new(root.join("shared/cache"));
+            let cache = LinkCache::new(root.join("shared/cache")).with_memory_tier(false);
             cache.store(&a, b"cubin of A", "");
             assert_eq!(served(&cache, &a).as_deref(), Some(&b"cubin of A"[..]));
             ask_attacker("swap");
@@ -1112,7 +1153,7 @@ fn victim_child() {
             };
             // SAFETY: a valid limit, for this process only.
             assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_AS, &limit) }, 0);
-            let cache = LinkCache::new(&root);
+            let cache = LinkCache::new(&root).with_memory_tier(false);
             let started = std::time::Instant::now();
             assert_eq!(served(&cache, &a), None);
             assert!(started.elapsed() < std::time::Duration::from_secs(5));

@@ -516,7 +516,7 @@ fn multi_arch_links_bundle_a_fatbin() {
     };
     let input = ObjectCode::from_ltoir(ltoir, "saxpy.ltoir").unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let cache = Arc::new(LinkCache::new(dir.path()));
+    let cache = Arc::new(LinkCache::new(dir.path()).with_memory_tier(false));
     for (major, path) in nvjitlink_libraries() {
         if major < 13 {
             continue; // sm_100 needs nvJitLink 13.

@@ -331,3 +331,61 @@ fn worker_answered(lib: &Arc<NvJitLink>, name: &str) -> bool {
     let outcome = linker.link(OutputKind::Cubin);
     matches!(outcome, Err(LinkError::Input(_)))
 }
+
+/// The in-memory tier: a repeated link with the default (isolated)
+/// linker and no cache is served from this process's memory, bytes for
+/// bytes; a forked child starts with it empty and links for itself.
+#[test]
+fn a_repeated_link_comes_from_memory_but_never_across_a_fork() {
+    if !have_nvjitlink() {
+        return;
+    }
+    passes_in_own_process(
+        "memory_tier_child",
+        "memory tier: parent 1 hit, child 0 hits",
+    );
+}
+
+#[test]
+#[ignore = "run by a_repeated_link_comes_from_memory_but_never_across_a_fork in a process of its own"]
+fn memory_tier_child() {
+    use cuda_link::MemoryCache;
+    assert_in_child();
+    let link = || {
+        let mut linker = Linker::new(LinkerOptions::for_arch(Arch::sm(90))).unwrap();
+        linker.add(&program("remembered")).unwrap();
+        linker.link(OutputKind::Cubin).unwrap()
+    };
+    let first = link();
+    let before = MemoryCache::stats();
+    let again = link();
+    let hits = MemoryCache::stats().hits - before.hits;
+    assert_eq!(again.as_bytes(), first.as_bytes());
+    // SAFETY: this process runs this test alone; the child only links
+    // and leaves with `_exit`.
+    match unsafe { libc::fork() } {
+        -1 => panic!("fork: {}", std::io::Error::last_os_error()),
+        0 => {
+            let empty = MemoryCache::stats().entries == 0;
+            let linked = link();
+            let own = linked.inspect().unwrap().kernels() == ["remembered"];
+            let code = match (empty, own, MemoryCache::stats().hits) {
+                (true, true, 0) => 0,
+                (false, ..) => 1,
+                (_, false, _) => 2,
+                _ => 3,
+            };
+            // SAFETY: ends the child without the harness's handlers.
+            unsafe { libc::_exit(code) }
+        }
+        child => {
+            let mut status = 0;
+            // SAFETY: our child and an out-pointer.
+            assert_eq!(unsafe { libc::waitpid(child, &mut status, 0) }, child);
+            assert!(libc::WIFEXITED(status), "the child died: {status}");
+            let code = libc::WEXITSTATUS(status);
+            assert_eq!(code, 0, "1: inherited entries, 2: wrong kernels, 3: a hit");
+            println!("memory tier: parent {hits} hit, child 0 hits");
+        }
+    }
+}

@@ -1,0 +1,259 @@
+//! [`MemoryCache`]: this process's recent link and compile outputs, by
+//! the persistent cache's keys, in front of the cache folder and the
+//! shared store, and in front of no cache at all. Bounded by bytes, the
+//! least recently used entry out first. It never serves another process:
+//! a forked child finds it empty, whatever the parent held.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use super::{CacheEntry, CacheKey};
+
+/// The process-wide in-memory tier of the link and compile caches.
+///
+/// On by default, [`DEFAULT_BYTES`](Self::DEFAULT_BYTES) large: a
+/// [`Linker`](crate::Linker) or cuda-compile's `Compiler` asks it first
+/// and fills it after a miss, with or without a [`LinkCache`](super::LinkCache),
+/// in-process or isolated. A repeated link or compile then costs the key
+/// (hashing the inputs) and a copy of the output.
+///
+/// ```
+/// use cuda_link::MemoryCache;
+/// MemoryCache::set_capacity(64 << 20); // 0 turns it off
+/// assert_eq!(MemoryCache::capacity(), 64 << 20);
+/// # MemoryCache::set_capacity(MemoryCache::DEFAULT_BYTES);
+/// ```
+#[derive(Debug)]
+pub struct MemoryCache;
+
+/// What the in-memory tier holds and did, in this process.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct MemoryStats {
+    /// Entries held.
+    pub entries: usize,
+    /// Their bytes.
+    pub bytes: u64,
+    /// Lookups it answered.
+    pub hits: u64,
+    /// Lookups it could not.
+    pub misses: u64,
+    /// Entries dropped to stay within the capacity.
+    pub evictions: u64,
+}
+
+struct Tier {
+    /// The process the entries belong to.
+    owner: u32,
+    capacity: u64,
+    /// Recency: a counter bumped on every use.
+    clock: u64,
+    entries: BTreeMap<CacheKey, Held>,
+    /// Entries by last use, oldest first.
+    order: BTreeMap<u64, CacheKey>,
+    stats: MemoryStats,
+}
+
+struct Held {
+    entry: Arc<CacheEntry>,
+    used: u64,
+    bytes: u64,
+}
+
+static TIER: Mutex<Tier> = Mutex::new(Tier {
+    owner: 0,
+    capacity: MemoryCache::DEFAULT_BYTES,
+    clock: 0,
+    entries: BTreeMap::new(),
+    order: BTreeMap::new(),
+    stats: MemoryStats {
+        entries: 0,
+        bytes: 0,
+        hits: 0,
+        misses: 0,
+        evictions: 0,
+    },
+});
+
+impl MemoryCache {
+    /// The default bound: 256 MiB.
+    pub const DEFAULT_BYTES: u64 = 256 << 20;
+
+    /// Bounds the tier to `bytes` (entries are dropped, oldest use first,
+    /// until it fits); 0 turns it off and empties it.
+    pub fn set_capacity(bytes: u64) {
+        let mut tier = tier();
+        tier.capacity = bytes;
+        tier.evict_to(bytes);
+    }
+
+    /// The bound in bytes.
+    pub fn capacity() -> u64 {
+        tier().capacity
+    }
+
+    /// Drops every entry.
+    pub fn clear() {
+        let mut tier = tier();
+        tier.evict_to(0);
+    }
+
+    /// What it holds and did in this process.
+    pub fn stats() -> MemoryStats {
+        let tier = tier();
+        MemoryStats {
+            entries: tier.entries.len(),
+            bytes: tier.entries.values().map(|held| held.bytes).sum(),
+            ..tier.stats
+        }
+    }
+
+    /// The entry under `key`, made the most recently used.
+    pub fn get(key: &CacheKey) -> Option<Arc<CacheEntry>> {
+        let mut tier = tier();
+        tier.clock += 1;
+        let now = tier.clock;
+        let Some(held) = tier.entries.get_mut(key) else {
+            tier.stats.misses += 1;
+            return None;
+        };
+        let before = std::mem::replace(&mut held.used, now);
+        let entry = Arc::clone(&held.entry);
+        tier.order.remove(&before);
+        tier.order.insert(now, *key);
+        tier.stats.hits += 1;
+        Some(entry)
+    }
+
+    /// Keeps `entry` under `key`, unless it alone is over the capacity.
+    pub fn put(key: &CacheKey, entry: Arc<CacheEntry>) {
+        let bytes: u64 = entry
+            .blobs()
+            .map(|(name, blob)| (name.len() + blob.len()) as u64)
+            .sum();
+        let mut tier = tier();
+        if bytes > tier.capacity {
+            return;
+        }
+        tier.clock += 1;
+        let now = tier.clock;
+        if let Some(old) = tier.entries.remove(key) {
+            tier.order.remove(&old.used);
+        }
+        let capacity = tier.capacity;
+        tier.evict_to(capacity - bytes);
+        tier.entries.insert(
+            *key,
+            Held {
+                entry,
+                used: now,
+                bytes,
+            },
+        );
+        tier.order.insert(now, *key);
+    }
+}
+
+impl Tier {
+    /// Drops the least recently used entries until at most `bytes` stay.
+    fn evict_to(&mut self, bytes: u64) {
+        let mut held: u64 = self.entries.values().map(|h| h.bytes).sum();
+        while held > bytes {
+            let Some((_, key)) = self.order.pop_first() else {
+                break;
+            };
+            if let Some(gone) = self.entries.remove(&key) {
+                held -= gone.bytes;
+                self.stats.evictions += 1;
+            }
+        }
+    }
+}
+
+/// The tier, emptied first if a fork copied another process's.
+fn tier() -> MutexGuard<'static, Tier> {
+    hold_across_forks();
+    let mut tier = TIER.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let pid = std::process::id();
+    if tier.owner != pid {
+        tier.entries.clear();
+        tier.order.clear();
+        tier.stats = MemoryStats::default();
+        tier.owner = pid;
+    }
+    tier
+}
+
+#[cfg(unix)]
+thread_local! {
+    /// The tier's lock, held across a fork by the forking thread.
+    static HELD: std::cell::RefCell<Option<MutexGuard<'static, Tier>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Makes every fork happen while the forking thread holds the tier's
+/// lock, released after it on both sides: a child never starts with the
+/// lock held by a thread it does not have.
+fn hold_across_forks() {
+    #[cfg(unix)]
+    {
+        extern "C" fn before() {
+            let guard = TIER.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            let _ = HELD.try_with(|held| *held.borrow_mut() = Some(guard));
+        }
+        extern "C" fn after() {
+            let _ = HELD.try_with(|held| held.borrow_mut().take());
+        }
+        static REGISTERED: std::sync::Once = std::sync::Once::new();
+        REGISTERED.call_once(|| {
+            // SAFETY: three handlers that take and release one lock, run
+            // by the forking thread around each fork; they never unwind (a
+            // poisoned lock is taken as it is).
+            unsafe { libc::pthread_atfork(Some(before), Some(after), Some(after)) };
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(n: u8) -> CacheKey {
+        let mut key = CacheKey::builder("memory tier test");
+        key.field(&[n]);
+        key.finish()
+    }
+
+    fn entry(bytes: usize) -> Arc<CacheEntry> {
+        Arc::new(CacheEntry::default().with("o", vec![7u8; bytes]))
+    }
+
+    /// One test: the tier is process-wide, and tests run in threads.
+    #[test]
+    fn bounded_least_recently_used_and_settable() {
+        MemoryCache::set_capacity(3 * 1001);
+        MemoryCache::clear();
+        for n in 0..3 {
+            MemoryCache::put(&key(n), entry(1000));
+        }
+        // 0 is used, so 1 is the oldest when 3 comes.
+        assert!(MemoryCache::get(&key(0)).is_some());
+        MemoryCache::put(&key(3), entry(1000));
+        assert!(MemoryCache::get(&key(1)).is_none());
+        for n in [0, 2, 3] {
+            assert_eq!(
+                MemoryCache::get(&key(n)).unwrap().get("o").unwrap().len(),
+                1000
+            );
+        }
+        // Too big alone: not kept, nothing evicted for it.
+        MemoryCache::put(&key(9), entry(10_000));
+        assert!(MemoryCache::get(&key(9)).is_none());
+        assert_eq!(MemoryCache::stats().entries, 3);
+        MemoryCache::set_capacity(0);
+        assert_eq!(MemoryCache::stats().entries, 0);
+        MemoryCache::put(&key(0), entry(1));
+        assert!(MemoryCache::get(&key(0)).is_none());
+        MemoryCache::set_capacity(MemoryCache::DEFAULT_BYTES);
+    }
+}
