@@ -76,7 +76,9 @@ impl Linker {
     /// cache, when a cache is in use: the in-memory tier ([`MemoryCache`]),
     /// on unless its capacity is 0, or a [`LinkCache`].
     pub(super) fn cache_entry(&self, output: OutputKind, flags: &[String]) -> Option<CachedAt> {
+        // `-no-cache` asks for a fresh link: no memory of earlier ones.
         let memory = self.cache.as_ref().is_none_or(|cache| cache.memory_tier())
+            && !self.options.no_cache
             && MemoryCache::capacity() > 0;
         if self.cache.is_none() && !memory {
             return None;
