@@ -151,6 +151,18 @@ fn describe(raw: &[&str], line: usize, what: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::first_host_function;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Any text, real-looking or not, gives an answer without a panic,
+        /// and an answer's line is one of the text's.
+        #[test]
+        fn any_text_gets_a_verdict(text in "([{}();#<>a-z_ \n\"/*]|__global__|void |<<<|extern \"C\"){0,300}") {
+            if let Some((line, _)) = first_host_function(&text) {
+                prop_assert!(line >= 1 && line <= text.lines().count().max(1));
+            }
+        }
+    }
 
     #[test]
     fn a_launcher_is_named_at_its_definition() {
