@@ -20,6 +20,7 @@ pub fn parse_depfile(text: &str) -> Result<Vec<String>, DepfileError> {
     let mut after_colon = false;
     let mut word = String::new();
     let mut chars = text.chars().peekable();
+    let starts_with_colon = text.trim_start().starts_with(':');
     let mut end_word = |word: &mut String, after_colon: bool, found: &mut Vec<String>| {
         if after_colon && !word.is_empty() && seen.insert(word.clone()) {
             found.push(std::mem::take(word));
@@ -58,7 +59,7 @@ pub fn parse_depfile(text: &str) -> Result<Vec<String>, DepfileError> {
             ':' if !after_colon
                 && matches!(chars.peek(), None | Some(' ' | '\t' | '\n' | '\r')) =>
             {
-                if word.is_empty() && found.is_empty() && text.trim_start().starts_with(':') {
+                if word.is_empty() && found.is_empty() && starts_with_colon {
                     return Err(DepfileError("a rule has no target"));
                 }
                 word.clear();
@@ -96,6 +97,9 @@ mod tests {
         assert!(parse_depfile("just words\n").is_err());
         assert!(parse_depfile("a.o: b.h \\").is_err());
         assert_eq!(parse_depfile("").unwrap(), Vec::<String>::new());
+        // Was quadratic: a leading-colon check for every `:`.
+        let hostile = format!("{}a\n{}", " ".repeat(100_000), ":\n".repeat(100_000));
+        let _ = parse_depfile(&hostile);
     }
 
     proptest! {

@@ -262,10 +262,11 @@ pub(crate) fn guarded_lines(text: &str) -> Vec<(&str, bool)> {
     // Per open conditional: whether it hides its lines from NVRTC, and
     // whether it is an `__CUDACC_RTC__` test (whose `#else` flips it).
     let mut stack: Vec<(bool, bool)> = Vec::new();
+    // How many open conditionals hide their lines: kept, not recounted.
+    let mut hiding = 0usize;
     let mut lines = Vec::new();
     for line in text.lines() {
-        let hidden = stack.iter().any(|&(hides, _)| hides);
-        lines.push((line, hidden));
+        lines.push((line, hiding > 0));
         let Some(directive) = line.trim_start().strip_prefix('#') else {
             continue;
         };
@@ -274,16 +275,24 @@ pub(crate) fn guarded_lines(text: &str) -> Vec<(&str, bool)> {
         let negated = words.starts_with("ifndef") || words.replace(' ', "").contains("!defined");
         if words == "if 0" {
             stack.push((true, true));
+            hiding += 1;
         } else if words.starts_with("if") {
             stack.push((guard && negated, guard));
+            hiding += usize::from(guard && negated);
         } else if words.starts_with("else") || words.starts_with("elif") {
             if let Some(top) = stack.last_mut()
                 && top.1
             {
                 top.0 = !top.0;
+                match top.0 {
+                    true => hiding += 1,
+                    false => hiding -= 1,
+                }
             }
-        } else if words.starts_with("endif") {
-            stack.pop();
+        } else if words.starts_with("endif")
+            && let Some((hides, _)) = stack.pop()
+        {
+            hiding -= usize::from(hides);
         }
     }
     lines
@@ -324,6 +333,22 @@ pub(crate) fn without_comments_and_strings(source: &str) -> String {
                     last = c;
                 }
                 out.push(' ');
+            }
+            // A character literal, unless a digit separator (`1'000`).
+            '\'' if !out.ends_with(|p: char| p.is_ascii_alphanumeric()) => {
+                out.push('\'');
+                let mut escaped = false;
+                for c in chars.by_ref() {
+                    if c == '\n' {
+                        out.push('\n');
+                        break;
+                    }
+                    if !escaped && c == '\'' {
+                        break;
+                    }
+                    escaped = !escaped && c == '\\';
+                }
+                out.push('\'');
             }
             '"' => {
                 out.push('"');

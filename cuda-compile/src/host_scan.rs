@@ -25,69 +25,82 @@ pub(crate) fn first_host_function(source: &str) -> Option<(usize, String)> {
     let text = without_comments_and_strings(source);
     let raw: Vec<&str> = source.lines().collect();
     let mut stack: Vec<Block> = Vec::new();
+    // The host function being read: the stack's depth it opened at, and
+    // its signature's line.
+    let mut host: Option<(usize, usize)> = None;
     // The text since the last `;`, `{` or `}` outside a function, and the
     // line where it starts.
     let mut pending = String::new();
     let mut pending_line = 0;
-    // The body of the host function being read, and its line.
-    let mut body = String::new();
-    let host_at = |stack: &[Block]| {
-        stack.iter().find_map(|block| match block {
-            Block::Function { line, host: true } => Some(*line),
-            _ => None,
-        })
-    };
+    let mut pending_blank = true;
+    // Whether the last directive line goes on (`\` at its end).
+    let mut continued = false;
     for (index, (line, hidden)) in guarded_lines(&text).into_iter().enumerate() {
-        if hidden || line.trim_start().starts_with('#') {
+        if continued || line.trim_start().starts_with('#') {
+            continued = line.trim_end().ends_with('\\');
+            pending.clear();
+            pending_blank = true;
             continue;
         }
+        if hidden {
+            continue;
+        }
+        // This line's text inside a host function: checked as it ends.
+        let mut segment = String::new();
         for c in line.chars() {
-            if host_at(&stack).is_some() {
-                body.push(c);
+            if host.is_some() {
+                segment.push(c);
             }
+            let in_body = matches!(stack.last(), Some(Block::Function { .. } | Block::Other));
             match c {
                 '{' => {
-                    let block = match stack.last() {
-                        Some(Block::Function { .. } | Block::Other) => Block::Other,
-                        _ => classify(&pending, pending_line),
+                    let block = match in_body {
+                        true => Block::Other,
+                        false => classify(&pending, pending_line),
                     };
-                    if let Block::Function { line, host: true } = block
-                        && is_main(&pending)
-                    {
-                        return Some((line, "a `main` function".to_owned()));
+                    if let Block::Function { line, host: true } = block {
+                        if is_main(&pending) {
+                            return Some((line, "a `main` function".to_owned()));
+                        }
+                        if host.is_none() {
+                            host = Some((stack.len(), line));
+                        }
                     }
                     stack.push(block);
                     pending.clear();
+                    pending_blank = true;
                 }
                 '}' => {
-                    if let Some(at) = host_at(&stack) {
-                        if let Some(what) = host_construct(&body) {
+                    stack.pop();
+                    if let Some((depth, at)) = host
+                        && stack.len() <= depth
+                    {
+                        if let Some(what) = host_construct(&segment) {
                             return Some((at, describe(&raw, at, &what)));
                         }
-                        stack.pop();
-                        if host_at(&stack).is_none() {
-                            body.clear();
-                        }
-                    } else {
-                        stack.pop();
+                        host = None;
+                        segment.clear();
                     }
                     pending.clear();
+                    pending_blank = true;
                 }
-                ';' if !matches!(stack.last(), Some(Block::Function { .. } | Block::Other)) => {
+                ';' if !in_body => {
                     pending.clear();
+                    pending_blank = true;
                 }
-                c => {
-                    if pending.trim().is_empty() && !c.is_whitespace() {
+                c if !in_body => {
+                    if pending_blank && !c.is_whitespace() {
                         pending_line = index + 1;
+                        pending_blank = false;
                     }
                     pending.push(c);
                 }
+                _ => {}
             }
         }
         pending.push(' ');
-        body.push('\n');
-        if let Some(at) = host_at(&stack)
-            && let Some(what) = host_construct(&body)
+        if let Some((_, at)) = host
+            && let Some(what) = host_construct(&segment)
         {
             return Some((at, describe(&raw, at, &what)));
         }
@@ -97,31 +110,66 @@ pub(crate) fn first_host_function(source: &str) -> Option<(usize, String)> {
 
 /// What a `{` after `signature` opens.
 fn classify(signature: &str, line: usize) -> Block {
-    let words: Vec<&str> = signature
+    let signature = without_template_heads(signature);
+    let before_paren = signature.split('(').next().unwrap_or_default();
+    let words: Vec<&str> = before_paren
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
         .filter(|w| !w.is_empty())
         .collect();
-    let before_paren = signature.split('(').next().unwrap_or_default();
     let is_type = ["struct", "class", "union"]
         .iter()
-        .any(|kw| has_word(before_paren, kw));
-    if words.first() == Some(&"namespace") || is_type {
-        return Block::Scope;
-    }
+        .any(|kw| words.contains(kw));
+    let namespace =
+        words.first() == Some(&"namespace") || words.starts_with(&["inline", "namespace"]);
     // `extern "C" {` (the string is blanked to `""`).
-    if words == ["extern"] {
+    if namespace || is_type || words == ["extern"] {
         return Block::Scope;
     }
-    if signature.contains('(') && !signature.contains('=') {
-        let device = words
-            .iter()
-            .any(|w| *w == "__global__" || *w == "__device__");
+    // An initializer (`int x = f(...)`, `auto k = [](...)`) has its `=`
+    // before the first parenthesis; a default argument after it.
+    let assigns = before_paren.contains('=') && !words.contains(&"operator");
+    if signature.contains('(') && !assigns {
+        let device = signature
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .any(|w| w == "__global__" || w == "__device__");
         return Block::Function {
             line,
             host: !device,
         };
     }
     Block::Other
+}
+
+/// `signature` without its leading `template <...>` heads (whose default
+/// arguments hold `=`).
+fn without_template_heads(signature: &str) -> &str {
+    let mut rest = signature.trim_start();
+    while let Some(after) = rest.strip_prefix("template") {
+        let after = after.trim_start();
+        if !after.starts_with('<') {
+            break;
+        }
+        let mut depth = 0usize;
+        let mut end = None;
+        for (at, c) in after.char_indices() {
+            match c {
+                '<' => depth += 1,
+                '>' => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        end = Some(at + 1);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        match end {
+            Some(end) => rest = after[end..].trim_start(),
+            None => break,
+        }
+    }
+    rest
 }
 
 fn is_main(signature: &str) -> bool {
@@ -195,6 +243,61 @@ mod tests {
         ] {
             assert_eq!(first_host_function(source), None, "{source}");
         }
+    }
+
+    /// Launchers as real files write them: a default stream argument, a
+    /// template default, after a multi-line macro, in an inline
+    /// namespace, after a character literal that holds a quote or brace.
+    #[test]
+    fn launchers_with_defaults_and_after_macros_are_found() {
+        for (source, line) in [
+            (
+                "void launch(float *x, cudaStream_t s = 0) {\n  k<<<1, 1, 0, s>>>(x);\n}\n",
+                1,
+            ),
+            (
+                "template <int B = 256>\nvoid launch(float *x) {\n  k<B><<<1, B>>>(x);\n}\n",
+                1,
+            ),
+            (
+                "#define LOOP(i, n) \\\n  for (int i = 0; i < n; \\\n       i += 1)\n\
+                 void launch(float *x) {\n  k<<<1, 1>>>(x);\n}\n",
+                4,
+            ),
+            (
+                "inline namespace v1 {\nvoid launch() { k<<<1, 1>>>(); }\n}\n",
+                2,
+            ),
+            (
+                "__device__ bool q(const char *s) { return s[0] == '\"' || s[0] == '{'; }\n\
+                 void launch() { k<<<1, 1>>>(); }\n",
+                2,
+            ),
+        ] {
+            assert_eq!(
+                first_host_function(source).map(|f| f.0),
+                Some(line),
+                "{source}"
+            );
+        }
+        // `1'000'000` is a number, not a character literal.
+        let source = "__device__ int n() { return 1'000'000; }\nvoid run() { k<<<1, 1>>>(); }\n";
+        assert_eq!(first_host_function(source).map(|f| f.0), Some(2));
+    }
+
+    /// Inputs that were quadratic (a scan of the block stack per
+    /// character, of the whole body per line): they now finish at once.
+    #[test]
+    fn hostile_nesting_and_long_bodies_are_linear() {
+        let braces = "{".repeat(200_000);
+        assert_eq!(first_host_function(&braces), None);
+        let body: String = "  x += 1;\n".repeat(100_000);
+        let source = format!("void run() {{\n{body}  k<<<1, 1>>>();\n}}\n");
+        assert_eq!(first_host_function(&source).map(|f| f.0), Some(1));
+        let spaces = " ".repeat(200_000);
+        assert_eq!(first_host_function(&spaces), None);
+        let conditionals = "#if X\n".repeat(100_000);
+        assert_eq!(first_host_function(&conditionals), None);
     }
 
     #[test]
