@@ -25,6 +25,16 @@ const REMOTE: [&str; 8] = cuda_link::RemoteCache::VARIABLES;
 #[cfg(not(feature = "remote"))]
 const REMOTE: [&str; 1] = ["CUDA_LINK_CACHE_URL"];
 
+/// What nvcc (and the host compiler it runs) reads of the environment
+/// besides its arguments: part of every object's key, and watched.
+pub(crate) const NVCC_READS: [&str; 5] = [
+    "NVCC_PREPEND_FLAGS",
+    "NVCC_APPEND_FLAGS",
+    "CPATH",
+    "CPLUS_INCLUDE_PATH",
+    "C_INCLUDE_PATH",
+];
+
 /// Set by cargo for every run of a build script: never watched.
 const CARGO_SETS: &[&str] = &["OUT_DIR", "NUM_JOBS", "CARGO_MANIFEST_DIR"];
 
@@ -41,6 +51,7 @@ pub(crate) fn watched() -> Vec<&'static str> {
         .chain(cuda_dylib::SEARCH_VARIABLES)
         .chain(LinkCache::DIR_VARIABLES)
         .chain(&REMOTE)
+        .chain(&NVCC_READS)
         .copied()
         .filter(|var| seen.insert(*var))
         .collect()

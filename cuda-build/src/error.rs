@@ -20,6 +20,10 @@ pub enum BuildError {
         /// The second file.
         second: PathBuf,
     },
+    /// [`Build::route`](crate::Build::route) names a file the build does
+    /// not have.
+    #[error("Build::route names {}, which is not one of the build's files", .0.display())]
+    UnknownRoute(PathBuf),
     /// No `.cu` file was given.
     #[error("no CUDA files: call Build::file or Build::files")]
     NoFiles,

@@ -75,6 +75,7 @@ impl Toolchain {
             })
             .unwrap_or_else(|| PathBuf::from("ar"));
         let mut identity = identity_of(&nvcc)?;
+        identity.push_str(&companions(&root));
         match &host_compiler {
             Some(cxx) => identity.push_str(&identity_of(cxx)?),
             None => identity.push_str("host compiler: nvcc's default\n"),
@@ -100,18 +101,53 @@ fn cc_build() -> cc::Build {
     build
 }
 
-/// `CXX`, else the C++ compiler `cc` picks for the target, resolved on
-/// `PATH`.
+/// The tools nvcc runs, beside it: `nvcc.profile`'s text, and the size of
+/// each of the others (cicc and libdevice come from another wheel than
+/// nvcc; hashing their hundred megabytes on every build would cost more
+/// than it adds, and any real change of them changes their size).
+fn companions(root: &Path) -> String {
+    let mut text = std::fs::read_to_string(root.join("bin/nvcc.profile")).unwrap_or_default();
+    for tool in [
+        "bin/cudafe++",
+        "bin/ptxas",
+        "bin/fatbinary",
+        "bin/nvlink",
+        "nvvm/bin/cicc",
+    ] {
+        let size = std::fs::metadata(root.join(tool)).map_or(0, |m| m.len());
+        text.push_str(&format!("\n{tool} {size}"));
+    }
+    if let Ok(entries) = std::fs::read_dir(root.join("nvvm/libdevice")) {
+        let mut sizes: Vec<String> = entries
+            .filter_map(Result::ok)
+            .map(|e| {
+                format!(
+                    "{:?} {}",
+                    e.file_name(),
+                    e.metadata().map_or(0, |m| m.len())
+                )
+            })
+            .collect();
+        sizes.sort();
+        text.push_str(&sizes.join("\n"));
+    }
+    text
+}
+
+/// `CXX` (its compiler, past a launcher such as `ccache g++`), else the
+/// C++ compiler `cc` picks for the target, resolved on `PATH`.
 fn host_compiler() -> Option<PathBuf> {
-    let chosen = crate::env::var_os("CXX")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| {
-            cc_build()
-                .try_get_compiler()
-                .ok()
-                .map(|t| t.path().to_path_buf())
-        })?;
+    let from_cxx = crate::env::var("CXX").and_then(|cxx| {
+        cxx.split_whitespace()
+            .find(|word| !matches!(*word, "ccache" | "sccache" | "distcc" | "icecc"))
+            .map(PathBuf::from)
+    });
+    let chosen = from_cxx.or_else(|| {
+        cc_build()
+            .try_get_compiler()
+            .ok()
+            .map(|t| t.path().to_path_buf())
+    })?;
     if chosen.components().count() > 1 {
         return Some(chosen);
     }

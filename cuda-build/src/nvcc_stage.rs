@@ -167,7 +167,10 @@ impl Session<'_> {
         let stem = file.file_stem().unwrap_or_default().to_string_lossy();
         let path = dir.join(format!("{stem}-{index}.o"));
         let source = std::fs::read(file).map_err(|e| fail(e.to_string()))?;
-        let paths = Portable::new(toolchain);
+        let mut searched = self.build.includes.clone();
+        searched.extend(file.parent().map(Path::to_path_buf));
+        searched.extend(include_flags(&self.build.flags));
+        let paths = Portable::new(toolchain, searched);
         let mut base = CacheKey::builder(DOMAIN);
         base.field(toolchain.identity.as_bytes())
             .field(paths.name(file).as_bytes())
@@ -176,8 +179,14 @@ impl Session<'_> {
         for arg in args {
             base.field(paths.text(arg).as_bytes());
         }
+        // What nvcc and the host compiler read of the environment.
+        for var in crate::env::NVCC_READS {
+            let value = crate::env::var_os(var).unwrap_or_default();
+            base.field(var.as_bytes())
+                .field(paths.text(&value.to_string_lossy()).as_bytes());
+        }
         let base = base.finish();
-        if let Some((object, read)) = self.cached_object(&base, &paths) {
+        if let Some((object, read)) = self.cached_object(&base, &paths, file) {
             std::fs::write(&path, object).map_err(|e| fail(e.to_string()))?;
             return Ok(Object {
                 path,
@@ -186,6 +195,8 @@ impl Session<'_> {
             });
         }
         let depfile = path.with_extension("d");
+        // A list an earlier compile left must not stand for this one's.
+        let _ = std::fs::remove_file(&depfile);
         let started = SystemTime::now();
         let mut command = Command::new(&toolchain.nvcc);
         if !args.iter().any(|a| a == "-dc" || a == "--device-c") {
@@ -220,7 +231,10 @@ impl Session<'_> {
             .and_then(|text| cuda_compile::parse_depfile(&text).map_err(|e| e.to_string()))
             .map_err(|e| fail(format!("nvcc's dependency file: {e}")))?;
         let read: Vec<PathBuf> = listed.iter().map(PathBuf::from).collect();
-        if self.cache.is_writable()
+        // A list without the file itself is not what nvcc read.
+        let lists_source = read.iter().any(|p| paths.name(p) == paths.name(file));
+        if lists_source
+            && self.cache.is_writable()
             && let Ok(object) = std::fs::read(&path)
             && let Some(key) = closure_key(&base, &read, &paths, Some(started))
         {
@@ -238,7 +252,12 @@ impl Session<'_> {
     }
 
     /// The object cached under `base`'s closure list, with the closure.
-    fn cached_object(&self, base: &CacheKey, paths: &Portable) -> Option<(Vec<u8>, Vec<PathBuf>)> {
+    fn cached_object(
+        &self,
+        base: &CacheKey,
+        paths: &Portable,
+        file: &Path,
+    ) -> Option<(Vec<u8>, Vec<PathBuf>)> {
         let names = self.cache.load_with(base, |mut entry| {
             entry
                 .take("closure")
@@ -246,6 +265,10 @@ impl Session<'_> {
                 .ok_or("not a closure list")
         })?;
         let read: Vec<PathBuf> = names.lines().map(|name| paths.resolve(name)).collect();
+        // A list without the file itself is not what nvcc read.
+        if !read.iter().any(|p| paths.name(p) == paths.name(file)) {
+            return None;
+        }
         let key = closure_key(base, &read, paths, None)?;
         let object = self.cache.load_with(&key, |mut entry| {
             entry.take("object").ok_or("not an object")
@@ -263,12 +286,9 @@ impl Session<'_> {
     ) -> Result<PathBuf, BuildError> {
         let output = dir.join(format!("{}-dlink.o", self.name));
         let mut command = Command::new(&toolchain.nvcc);
-        let keep = args.iter().filter(|a| {
-            a.starts_with("-gencode") || a.starts_with("-ccbin") || a.starts_with("-Xcompiler")
-        });
         command
             .arg("-dlink")
-            .args(keep)
+            .args(device_link_args(args))
             .args(objects)
             .arg("-o")
             .arg(&output);
@@ -320,14 +340,59 @@ fn nvrtc_only(flag: &str) -> bool {
     )
 }
 
-/// Whether the flags ask for relocatable device code.
+/// The folders `-I` flags name, joined or as the next word.
+fn include_flags(flags: &[String]) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut words = flags.iter();
+    while let Some(flag) = words.next() {
+        match flag.strip_prefix("-I") {
+            Some("") => found.extend(words.next().map(PathBuf::from)),
+            Some(dir) => found.push(PathBuf::from(dir)),
+            None => {}
+        }
+    }
+    found
+}
+
+/// Whether the flags ask for relocatable device code (`-rdc=true`,
+/// `-rdc true`, `-dc`, and the long spellings).
 fn is_relocatable(flags: &[String]) -> bool {
-    flags.iter().any(|f| {
-        matches!(
-            f.as_str(),
-            "-rdc=true" | "--relocatable-device-code=true" | "-dc" | "--device-c"
-        )
-    })
+    let split = flags.windows(2).any(|pair| {
+        matches!(pair[0].as_str(), "-rdc" | "--relocatable-device-code") && pair[1] == "true"
+    });
+    split
+        || flags.iter().any(|f| {
+            matches!(
+                f.as_str(),
+                "-rdc=true" | "--relocatable-device-code=true" | "-dc" | "--device-c"
+            )
+        })
+}
+
+/// The arguments a device link needs of a compile's: the archs (as
+/// `-gencode`, `-arch` or their long spellings, with a value joined or as
+/// the next word) and the host compiler.
+fn device_link_args(args: &[String]) -> Vec<String> {
+    const TAKEN: [&str; 6] = [
+        "-gencode",
+        "--generate-code",
+        "-arch",
+        "--gpu-architecture",
+        "-ccbin",
+        "--compiler-bindir",
+    ];
+    let mut kept = Vec::new();
+    let mut words = args.iter();
+    while let Some(arg) = words.next() {
+        let name = arg.split('=').next().unwrap_or(arg);
+        if TAKEN.contains(&name) {
+            kept.push(arg.clone());
+            if !arg.contains('=') {
+                kept.extend(words.next().cloned());
+            }
+        }
+    }
+    kept
 }
 
 /// The object's key: `base` and the content of every file of the closure
@@ -341,15 +406,40 @@ fn closure_key(
 ) -> Option<CacheKey> {
     let mut key = CacheKey::builder(DOMAIN);
     key.field(base.to_hex().as_bytes()).count(read.len());
+    // Read, then checked: an edit after the compile started (or within a
+    // coarse timestamp's 2 s before) may not be what nvcc read.
+    let since = since.map(|t| t - std::time::Duration::from_secs(2));
     for path in read {
+        let bytes = std::fs::read(path).ok()?;
         if let Some(since) = since {
             let modified = std::fs::metadata(path).and_then(|m| m.modified()).ok()?;
             if modified >= since {
                 return None;
             }
         }
-        key.field(paths.name(path).as_bytes())
-            .field(&std::fs::read(path).ok()?);
+        key.field(paths.name(path).as_bytes()).field(&bytes);
+    }
+    // A header appearing beside one nvcc found, or in a folder searched
+    // before it, would shadow it: the names in those folders are keyed.
+    let folders: std::collections::BTreeSet<PathBuf> = read
+        .iter()
+        .filter(|path| !paths.is_toolchains(path))
+        .filter_map(|path| path.parent().map(Path::to_path_buf))
+        .chain(paths.searched.iter().cloned())
+        .collect();
+    key.count(folders.len());
+    for folder in &folders {
+        let mut names: Vec<String> = std::fs::read_dir(folder)
+            .map(|entries| {
+                entries
+                    .filter_map(Result::ok)
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        key.field(paths.name(folder).as_bytes())
+            .field(names.join("\n").as_bytes());
     }
     Some(key.finish())
 }
@@ -358,19 +448,17 @@ fn closure_key(
 /// nor the system's headers.
 fn own_files(read: &[PathBuf], paths: &Portable) -> Vec<PathBuf> {
     read.iter()
-        .filter(|path| {
-            let path = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
-            !path.starts_with(&paths.nvcc_root) && !path.starts_with("/usr")
-        })
-        .cloned()
+        .filter(|path| !paths.is_toolchains(path))
+        .map(|path| absolute(path))
         .collect()
 }
 
-/// nvcc's first error line, else its whole output.
+/// nvcc's first error line (`file(12): error: ...`, `nvcc fatal : ...`,
+/// a host compiler's `error:`), else its whole output.
 fn first_error(stderr: &str) -> String {
     stderr
         .lines()
-        .find(|line| line.contains("error"))
+        .find(|line| line.contains(": error") || line.contains("error:") || line.contains("fatal"))
         .map_or_else(|| stderr.trim().to_owned(), str::to_owned)
 }
 
@@ -379,35 +467,56 @@ fn first_error(stderr: &str) -> String {
 struct Portable {
     crate_root: Option<PathBuf>,
     nvcc_root: PathBuf,
+    /// The include folders the build names, and the files' own folders:
+    /// where a new header would shadow one nvcc found.
+    searched: Vec<PathBuf>,
 }
 
 impl Portable {
-    fn new(toolchain: &Toolchain) -> Self {
-        let crate_root = env::var_os("CARGO_MANIFEST_DIR")
-            .map(PathBuf::from)
-            .and_then(|root| root.canonicalize().ok());
+    fn new(toolchain: &Toolchain, searched: Vec<PathBuf>) -> Self {
+        let crate_root = env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from);
         Portable {
             crate_root,
             nvcc_root: toolchain.root.clone(),
+            searched: searched.into_iter().map(|dir| absolute(&dir)).collect(),
         }
     }
 
+    /// A path as nvcc named it, made absolute (not resolved: a symlink
+    /// switched to another tree is another path's content).
     fn name(&self, path: &Path) -> String {
-        let absolute = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
-        self.text(&absolute.display().to_string())
+        self.text(&absolute(path).display().to_string())
     }
 
-    /// `text` with the roots' paths replaced.
+    /// Whether `path` is nvcc's or the system's (its content is the
+    /// toolchain's, keyed by its identity).
+    fn is_toolchains(&self, path: &Path) -> bool {
+        let path = absolute(path);
+        path.starts_with(&self.nvcc_root) || path.starts_with("/usr")
+    }
+
+    /// `text` with the roots' paths replaced (a root of `/` or nothing is
+    /// left alone).
     fn text(&self, text: &str) -> String {
-        let mut text = text.replace(&self.nvcc_root.display().to_string(), "$NVCC");
+        let replace = |text: String, root: &Path, with: &str| {
+            let root = root.display().to_string();
+            match root.len() > 1 {
+                true => text.replace(&root, with),
+                false => text,
+            }
+        };
+        let mut text = replace(text.to_owned(), &self.nvcc_root, "$NVCC");
         if let Some(root) = &self.crate_root {
-            text = text.replace(&root.display().to_string(), "$CRATE");
+            text = replace(text, root, "$CRATE");
         }
         text
     }
 
     /// A name back to a path on this machine.
     fn resolve(&self, name: &str) -> PathBuf {
+        if self.nvcc_root.as_os_str().len() <= 1 {
+            return PathBuf::from(name);
+        }
         if let Some(rest) = name.strip_prefix("$NVCC") {
             return PathBuf::from(format!("{}{rest}", self.nvcc_root.display()));
         }
@@ -415,6 +524,16 @@ impl Portable {
             (Some(rest), Some(root)) => PathBuf::from(format!("{}{rest}", root.display())),
             _ => PathBuf::from(name),
         }
+    }
+}
+
+/// `path` joined to the working folder when relative.
+fn absolute(path: &Path) -> PathBuf {
+    match path.is_absolute() {
+        true => path.to_path_buf(),
+        false => std::env::current_dir()
+            .map(|dir| dir.join(path))
+            .unwrap_or_else(|_| path.to_path_buf()),
     }
 }
 

@@ -115,7 +115,7 @@ impl<'a> Session<'a> {
             cache,
             warned: Default::default(),
         };
-        session.route();
+        session.route()?;
         Ok(session)
     }
 
@@ -123,10 +123,22 @@ impl<'a> Session<'a> {
     /// says, else by the host-code verdict, which runs before any compile
     /// (under `-default-device` NVRTC would compile a launcher as device
     /// code and drop it).
-    fn route(&mut self) {
+    fn route(&mut self) -> Result<(), BuildError> {
         let arch = self.archs.first().copied().or(self.ptx);
+        // `./a.cu` and `a.cu` are one file.
+        let same = |a: &Path, b: &Path| {
+            a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
+        };
+        if let Some((file, _)) = self
+            .build
+            .routes
+            .iter()
+            .find(|(routed, _)| !self.build.files.iter().any(|f| same(f, routed)))
+        {
+            return Err(BuildError::UnknownRoute(file.clone()));
+        }
         for file in &self.build.files {
-            let given = self.build.routes.iter().find(|(f, _)| f == file);
+            let given = self.build.routes.iter().find(|(f, _)| same(f, file));
             let to_nvcc = match given.map(|(_, route)| *route) {
                 Some(Route::Nvcc) => true,
                 Some(Route::Nvrtc) => false,
@@ -137,6 +149,7 @@ impl<'a> Session<'a> {
                 false => self.device_files.push(file.clone()),
             }
         }
+        Ok(())
     }
 
     /// The verdict: whether `file` holds host code NVRTC cannot compile.

@@ -39,6 +39,9 @@ fn project(dir: &Path) -> Build {
     std::fs::write(kernels.join("moe.cu"), MOE_CU).unwrap();
     std::fs::write(kernels.join("moe.h"), MOE_H).unwrap();
     std::fs::write(kernels.join("affine.cu"), AFFINE_CU).unwrap();
+    for file in ["moe.cu", "moe.h", "affine.cu"] {
+        backdate(&kernels.join(file));
+    }
     Build::new()
         .files([kernels.join("moe.cu"), kernels.join("affine.cu")])
         .archs(["sm_80"])
@@ -46,6 +49,16 @@ fn project(dir: &Path) -> Build {
         .cache_dir(dir.join("cache"))
         .cargo_metadata(false)
         .clone()
+}
+
+/// Dates `file` a minute back: nvcc's objects are stored only when what
+/// it read is older than the compile by 2 s (a coarse timestamp could
+/// hide an edit made while it ran), and a test writes its files just
+/// before building.
+fn backdate(file: &Path) {
+    let past = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    let file = std::fs::File::options().append(true).open(file).unwrap();
+    file.set_modified(past).unwrap();
 }
 
 /// The global symbols an archive defines, by `nm`.
@@ -408,5 +421,62 @@ fn checkout_child() {
     println!(
         "counts {} {} {} {}",
         built.compiled, built.cached, built.nvcc_compiled, built.nvcc_cached
+    );
+}
+
+/// A header appearing in an include folder searched before the one where
+/// nvcc found its namesake shadows it: the cached object is not served.
+#[test]
+fn a_new_shadowing_header_misses() {
+    let Some(_) = nvcc() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (first, second) = (dir.path().join("inc1"), dir.path().join("inc2"));
+    std::fs::create_dir_all(&first).unwrap();
+    std::fs::create_dir_all(&second).unwrap();
+    std::fs::write(second.join("moe.h"), MOE_H).unwrap();
+    backdate(&second.join("moe.h"));
+    let build = |out: &str| {
+        project(dir.path())
+            .include(&first)
+            .include(&second)
+            .out_dir(dir.path().join(out))
+            .clone()
+    };
+    // project() writes kernels/moe.h too, found first (the file's folder):
+    // it goes, so that the -I folders decide.
+    let built = build("out1");
+    std::fs::remove_file(dir.path().join("kernels/moe.h")).unwrap();
+    let one = built.compile("kernels").unwrap();
+    assert_eq!((one.nvcc_compiled, one.nvcc_cached), (1, 0));
+    std::fs::write(first.join("moe.h"), "#pragma once\n#define MOE_FACTOR 5\n").unwrap();
+    let two = project_files_only(dir.path())
+        .include(&first)
+        .include(&second)
+        .out_dir(dir.path().join("out2"))
+        .compile("kernels")
+        .unwrap();
+    assert_eq!((two.nvcc_compiled, two.nvcc_cached), (1, 0));
+}
+
+/// A route names a file however it is spelled; one the build does not
+/// have is an error, not ignored.
+#[test]
+fn routes_name_the_builds_files() {
+    let Some(_) = nvcc() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let spelled = dir.path().join("kernels/./moe.cu");
+    let result = project(dir.path())
+        .route(&spelled, Route::Nvrtc)
+        .compile("kernels");
+    assert!(
+        matches!(result, Err(BuildError::HostCode { .. })),
+        "{result:?}"
+    );
+    let result = project(dir.path())
+        .route(dir.path().join("kernels/other.cu"), Route::Nvcc)
+        .compile("kernels");
+    assert!(
+        matches!(result, Err(BuildError::UnknownRoute(_))),
+        "{result:?}"
     );
 }
