@@ -417,6 +417,11 @@ fn repeated_link() {
 }
 
 fn main() {
+    // `cargo bench --bench link -- repeated_link`: that table alone.
+    if std::env::args().any(|a| a == "repeated_link") {
+        repeated_link();
+        return;
+    }
     benches();
     if std::env::args().all(|a| a != "--list") {
         paired_overhead();

@@ -40,6 +40,20 @@ pub fn library_file_identity(
     // library is loaded; it stays resident, and is copied at once.
     let mapped = unsafe { CStr::from_ptr(info.dli_fname) };
     let mapped = Path::new(OsStr::from_bytes(mapped.to_bytes()));
+    // A library stays mapped where it was loaded: its identity is read
+    // once per base address and name, not from `/proc/self/maps` (tens of
+    // microseconds) on every link.
+    type Loaded = (usize, std::path::PathBuf);
+    static READ: std::sync::Mutex<Vec<(Loaded, String)>> = std::sync::Mutex::new(Vec::new());
+    let loaded = (info.dli_fbase as usize, mapped.to_path_buf());
+    if let Some((_, identity)) = READ
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .iter()
+        .find(|(l, _)| *l == loaded)
+    {
+        return Ok(identity.clone());
+    }
     if let Some((device, inode)) = mapping_of(symbol as usize) {
         // Taken once per mapping: the path may be replaced after the load,
         // and this process still runs the mapped file.
@@ -71,6 +85,9 @@ pub fn library_file_identity(
             ),
         };
         taken.push((mapping, identity.clone()));
+        READ.lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((loaded, identity.clone()));
         return Ok(identity);
     }
     let real = std::fs::canonicalize(mapped).map_err(|e| format!("{}: {e}", mapped.display()))?;
