@@ -15,7 +15,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::SystemTime;
 
-use cuda_link::{CacheEntry, CacheKey};
+use std::sync::Arc;
+
+use cuda_link::{CacheEntry, CacheKey, MemoryCache};
 
 use crate::build::Cudart;
 use crate::error::BuildError;
@@ -240,9 +242,13 @@ impl Session<'_> {
         {
             let names: Vec<String> = read.iter().map(|p| paths.name(p)).collect();
             let list = CacheEntry::default().with("closure", names.join("\n"));
+            let object = CacheEntry::default().with("object", object);
             self.cache.store_entry(&base, &list);
-            self.cache
-                .store_entry(&key, &CacheEntry::default().with("object", object));
+            self.cache.store_entry(&key, &object);
+            if self.cache.memory_tier() {
+                MemoryCache::put(&base, Arc::new(list));
+                MemoryCache::put(&key, Arc::new(object));
+            }
         }
         Ok(Object {
             path,
@@ -258,7 +264,7 @@ impl Session<'_> {
         paths: &Portable,
         file: &Path,
     ) -> Option<(Vec<u8>, Vec<PathBuf>)> {
-        let names = self.cache.load_with(base, |mut entry| {
+        let names = self.remembered_or_loaded(base, |mut entry| {
             entry
                 .take("closure")
                 .and_then(|bytes| String::from_utf8(bytes).ok())
@@ -270,10 +276,34 @@ impl Session<'_> {
             return None;
         }
         let key = closure_key(base, &read, paths, None)?;
-        let object = self.cache.load_with(&key, |mut entry| {
+        let object = self.remembered_or_loaded(&key, |mut entry| {
             entry.take("object").ok_or("not an object")
         })?;
         Some((object, read))
+    }
+
+    /// An entry from the process's in-memory tier, else from the cache
+    /// (and then kept in memory).
+    fn remembered_or_loaded<T>(
+        &self,
+        key: &CacheKey,
+        convert: impl Fn(CacheEntry) -> Result<T, &'static str>,
+    ) -> Option<T> {
+        let memory = self.cache.memory_tier();
+        if memory
+            && let Some(entry) = MemoryCache::get(key)
+            && let Ok(value) = convert((*entry).clone())
+        {
+            return Some(value);
+        }
+        self.cache.load_with(key, |entry| {
+            let kept = memory.then(|| Arc::new(entry.clone()));
+            let value = convert(entry)?;
+            if let Some(kept) = kept {
+                MemoryCache::put(key, kept);
+            }
+            Ok::<_, &str>(value)
+        })
     }
 
     /// nvcc's device link of relocatable objects.
