@@ -78,6 +78,23 @@ pub enum BuildError {
         #[source]
         error: Box<cuda_compile::CompileError>,
     },
+    /// A file that failed under NVRTC and includes `<cub/cub.cuh>`, which
+    /// brings CUB's host-side dispatch: CCCL 12's fails on its host
+    /// functions, CCCL 13's refuses NVRTC outright.
+    #[error(
+        "{}: `#include <cub/cub.cuh>` brings CUB's host-side dispatch, which NVRTC cannot \
+         compile: include the block- or warp-level headers the kernels use \
+         (`<cub/block/block_reduce.cuh>`, `<cub/warp/warp_reduce.cuh>`, ...), or turn on \
+         Build::nvcc_fallback where nvcc is installed",
+        file.display()
+    )]
+    WholeCub {
+        /// The file.
+        file: PathBuf,
+        /// NVRTC's error, with its log.
+        #[source]
+        error: Box<cuda_compile::CompileError>,
+    },
     /// A file did not compile for an arch (the cause names the file, with
     /// NVRTC's log).
     #[error("compiling for {arch}")]

@@ -160,6 +160,11 @@ impl Session<'_> {
                         construct: host.construct,
                         error: Box::new(error),
                     },
+                    // CUB's umbrella header brings its host-side dispatch.
+                    None if includes_whole_cub(program.source()) => BuildError::WholeCub {
+                        file: file.to_path_buf(),
+                        error: Box::new(error),
+                    },
                     None => BuildError::Compile {
                         file: file.to_path_buf(),
                         arch: arch.to_string(),
@@ -195,4 +200,12 @@ impl Session<'_> {
             dependencies: None,
         })
     }
+}
+
+/// Whether `source` includes `<cub/cub.cuh>` (outside a comment).
+fn includes_whole_cub(source: &str) -> bool {
+    source.lines().any(|line| {
+        let line = line.trim_start();
+        line.starts_with('#') && line.contains("include") && line.contains("cub/cub.cuh")
+    })
 }

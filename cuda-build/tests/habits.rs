@@ -224,3 +224,24 @@ fn host_code_in_a_header_is_named_there() {
         other => panic!("{other:?}"),
     }
 }
+
+/// `#include <cub/cub.cuh>` under NVRTC (CCCL 12 fails on its host
+/// functions, CCCL 13 refuses it) is an error that says what to include
+/// instead, not CCCL's log alone.
+#[test]
+fn the_whole_cub_header_says_what_to_include() {
+    if !have_libraries() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let files = [(
+        "reduce.cu",
+        "#include <cub/cub.cuh>\nextern \"C\" __global__ void k(float *y) {\n\
+         typedef cub::BlockReduce<float, 128> R; __shared__ typename R::TempStorage t;\n\
+         float s = R(t).Sum(y[threadIdx.x]); if (threadIdx.x == 0) y[0] = s; }\n",
+    )];
+    let error = build_of(dir.path(), &files).compile("reduce").unwrap_err();
+    let text = error.to_string();
+    assert!(matches!(error, BuildError::WholeCub { .. }), "{error:?}");
+    assert!(text.contains("cub/block/block_reduce.cuh"), "{text}");
+}
