@@ -10,6 +10,9 @@
 #[doc(hidden)]
 #[macro_use]
 pub mod phase;
+#[cfg(any(feature = "cache", feature = "link"))]
+#[macro_use]
+mod forks;
 mod arch;
 #[cfg(feature = "cache")]
 mod cache;

@@ -184,35 +184,7 @@ fn tier() -> MutexGuard<'static, Tier> {
     tier
 }
 
-#[cfg(unix)]
-thread_local! {
-    /// The tier's lock, held across a fork by the forking thread.
-    static HELD: std::cell::RefCell<Option<MutexGuard<'static, Tier>>> =
-        const { std::cell::RefCell::new(None) };
-}
-
-/// Makes every fork happen while the forking thread holds the tier's
-/// lock, released after it on both sides: a child never starts with the
-/// lock held by a thread it does not have.
-fn hold_across_forks() {
-    #[cfg(unix)]
-    {
-        extern "C" fn before() {
-            let guard = TIER.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            let _ = HELD.try_with(|held| *held.borrow_mut() = Some(guard));
-        }
-        extern "C" fn after() {
-            let _ = HELD.try_with(|held| held.borrow_mut().take());
-        }
-        static REGISTERED: std::sync::Once = std::sync::Once::new();
-        REGISTERED.call_once(|| {
-            // SAFETY: three handlers that take and release one lock, run
-            // by the forking thread around each fork; they never unwind (a
-            // poisoned lock is taken as it is).
-            unsafe { libc::pthread_atfork(Some(before), Some(after), Some(after)) };
-        });
-    }
-}
+hold_across_forks!(hold_across_forks, TIER, Tier);
 
 #[cfg(test)]
 mod tests {

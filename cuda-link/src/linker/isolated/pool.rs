@@ -42,33 +42,9 @@ static POOL: Mutex<Pool> = Mutex::new(Pool {
     spawner: None,
 });
 
-thread_local! {
-    /// The pool's lock, held across a fork by the forking thread (see
-    /// `hold_across_forks`).
-    static HELD: std::cell::RefCell<Option<MutexGuard<'static, Pool>>> =
-        const { std::cell::RefCell::new(None) };
-}
-
-/// Makes every fork of this process happen while the forking thread holds
-/// the pool's lock, released after it on both sides: a child never starts
-/// with the lock held by a thread it does not have (its first link would
-/// wait forever).
-fn hold_across_forks() {
-    extern "C" fn before() {
-        let guard = POOL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let _ = HELD.try_with(|held| *held.borrow_mut() = Some(guard));
-    }
-    extern "C" fn after() {
-        let _ = HELD.try_with(|held| held.borrow_mut().take());
-    }
-    static REGISTERED: std::sync::Once = std::sync::Once::new();
-    REGISTERED.call_once(|| {
-        // SAFETY: three handlers that take and release one lock, run by
-        // the forking thread around each fork; they never unwind (a
-        // poisoned lock is taken as it is).
-        unsafe { libc::pthread_atfork(Some(before), Some(after), Some(after)) };
-    });
-}
+// Every fork of this process happens while the forking thread holds the
+// pool's lock (see `forks`).
+hold_across_forks!(hold_across_forks, POOL, Pool);
 
 /// The pool, made this process's own first if a fork copied another's.
 fn pool() -> MutexGuard<'static, Pool> {

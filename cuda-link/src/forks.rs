@@ -1,0 +1,39 @@
+//! A process-wide lock that a fork never copies held: the forking thread
+//! takes it before the fork and both sides release it after, so a child
+//! never starts with it held by a thread it does not have (its first use
+//! would wait forever). The pool of link workers and the in-memory tier
+//! each make their lock so.
+
+/// Defines `fn $name()`, which registers (once) `pthread_atfork`
+/// handlers that hold `$lock` (a `static Mutex<$ty>`) across every fork.
+/// Call it before each use of the lock; it does nothing off Unix.
+macro_rules! hold_across_forks {
+    ($name:ident, $lock:path, $ty:ty) => {
+        fn $name() {
+            #[cfg(unix)]
+            {
+                thread_local! {
+                    static HELD: std::cell::RefCell<Option<std::sync::MutexGuard<'static, $ty>>> =
+                        const { std::cell::RefCell::new(None) };
+                }
+                extern "C" fn before() {
+                    let guard = $lock
+                        .lock()
+                        .unwrap_or_else(|poisoned| poisoned.into_inner());
+                    let _ = HELD.try_with(|held| *held.borrow_mut() = Some(guard));
+                }
+                extern "C" fn after() {
+                    let _ = HELD.try_with(|held| held.borrow_mut().take());
+                }
+                static REGISTERED: std::sync::Once = std::sync::Once::new();
+                REGISTERED.call_once(|| {
+                    // SAFETY: three handlers that take and release one
+                    // lock, run by the forking thread around each fork;
+                    // they never unwind (a poisoned lock is taken as it
+                    // is).
+                    unsafe { libc::pthread_atfork(Some(before), Some(after), Some(after)) };
+                });
+            }
+        }
+    };
+}
