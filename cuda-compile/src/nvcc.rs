@@ -115,11 +115,19 @@ const TABLE: &[Entry] = &[
         host_side: true,
         meaning: Meaning::Nothing("nvcc's intermediate files"),
     },
+    // Not claimed from a command line of its own (`cuda-link --verbose`
+    // is the CLI's), only from nvcc's flags given as such.
     Entry {
-        spellings: &["--verbose", "-v", "--dryrun", "-dryrun"],
+        spellings: &["--verbose", "-v"],
+        value: Value::None,
+        host_side: false,
+        meaning: Meaning::Nothing("nvcc's report of the commands it runs"),
+    },
+    Entry {
+        spellings: &["--dryrun", "-dryrun"],
         value: Value::None,
         host_side: true,
-        meaning: Meaning::Nothing("nvcc's report of the commands it runs"),
+        meaning: Meaning::Nothing("nvcc's report of the commands it would run"),
     },
     Entry {
         spellings: &["--keep-dir", "-keep-dir"],
@@ -143,7 +151,8 @@ const TABLE: &[Entry] = &[
     Entry {
         spellings: &["-MD", "-MMD", "-M", "--generate-dependencies"],
         value: Value::None,
-        host_side: true,
+        // `cuda-link compile -MD` is the CLI's own.
+        host_side: false,
         meaning: Meaning::Nothing("nvcc's dependency file; cuda-build watches what NVRTC reads"),
     },
     Entry {
@@ -154,7 +163,7 @@ const TABLE: &[Entry] = &[
             "--dependency-target-name",
         ],
         value: Value::Next,
-        host_side: true,
+        host_side: false,
         meaning: Meaning::Nothing("nvcc's dependency file; cuda-build watches what NVRTC reads"),
     },
     Entry {
@@ -406,14 +415,21 @@ mod tests {
             1
         );
         assert_eq!(nvcc_host_option(&["--keep", "k.cu"]).unwrap().0, 1);
-        for driver in ["--verbose", "-v", "--dryrun", "-MD", "--resource-usage"] {
+        for driver in ["--dryrun", "--resource-usage"] {
             assert_eq!(
                 nvcc_host_option(&[driver, "k.cu"]).unwrap().0,
                 1,
                 "{driver}"
             );
         }
-        assert_eq!(nvcc_host_option(&["-MF", "k.d", "k.cu"]).unwrap().0, 2);
+        assert_eq!(nvcc_host_option(&["--keep-dir", "k", "k.cu"]).unwrap().0, 2);
+        // A command line's own `--verbose` or `-MD` stays its own; as
+        // nvcc's flags (cuda-build's `flag`), they are dropped with a note.
+        for own in ["--verbose", "-MD", "-M"] {
+            assert!(nvcc_host_option(&[own]).is_none(), "{own}");
+        }
+        let (_, dropped) = apply(&["--verbose", "-MD", "-MF", "k.d", "-lineinfo"]);
+        assert_eq!(dropped, ["--verbose", "-MD", "-MF k.d"]);
         for device in [
             "-O3",
             "--expt-extended-lambda",
