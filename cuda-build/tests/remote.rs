@@ -60,6 +60,9 @@ fn a_second_runner_takes_every_compile_from_the_shared_store() {
         "{}",
         first.summary()
     );
+    // The second runner is another machine: nothing of the first in
+    // this process's memory.
+    cuda_link::MemoryCache::clear();
     let second = runner(project.path(), b.path(), &redis.url())
         .compile("kernels")
         .unwrap();
