@@ -54,6 +54,29 @@ pub struct Built {
 }
 
 impl Built {
+    /// A build of `module` that wrote nothing else and compiled nothing.
+    pub(crate) fn empty(module: PathBuf) -> Self {
+        Built {
+            module,
+            fatbins: Vec::new(),
+            ptx_files: Vec::new(),
+            archive: None,
+            link: Vec::new(),
+            nvcc_compiled: 0,
+            nvcc_cached: 0,
+            kernels: Vec::new(),
+            archs: Vec::new(),
+            ptx: None,
+            compiled: 0,
+            cached: 0,
+            remote: 0,
+            processes: 0,
+            dependencies: Vec::new(),
+            unchanged: false,
+            cache: Default::default(),
+        }
+    }
+
     /// One line on the build, as cuda-build prints it: what was compiled
     /// and where the rest came from, and the shared store's traffic.
     pub fn summary(&self) -> String {

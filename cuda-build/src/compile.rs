@@ -153,23 +153,8 @@ impl Build {
         let module_path = out_dir.join(format!("{name}.rs"));
         write_if_changed(&module_path, &text)?;
         Ok(Built {
-            module: module_path,
-            fatbins: Vec::new(),
-            ptx_files: Vec::new(),
-            archive: None,
-            link: Vec::new(),
-            nvcc_compiled: 0,
-            nvcc_cached: 0,
             kernels: scanned(&self.files),
-            archs: Vec::new(),
-            ptx: None,
-            compiled: 0,
-            cached: 0,
-            remote: 0,
-            processes: 0,
-            dependencies: Vec::new(),
-            unchanged: false,
-            cache: Default::default(),
+            ..Built::empty(module_path)
         })
     }
 }

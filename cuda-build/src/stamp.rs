@@ -188,23 +188,8 @@ pub(crate) fn check(path: &Path, context: &str) -> Option<Built> {
     let (before, result) = text.split_once("---\n")?;
     let recorded_inputs = before.strip_prefix(context)?;
     let mut built = Built {
-        module: PathBuf::new(),
-        fatbins: Vec::new(),
-        ptx_files: Vec::new(),
-        archive: None,
-        link: Vec::new(),
-        nvcc_compiled: 0,
-        nvcc_cached: 0,
-        kernels: Vec::new(),
-        archs: Vec::new(),
-        ptx: None,
-        compiled: 0,
-        cached: 0,
-        remote: 0,
-        processes: 0,
-        dependencies: Vec::new(),
         unchanged: true,
-        cache: Default::default(),
+        ..Built::empty(PathBuf::new())
     };
     for line in result.lines() {
         let (kind, value) = line.split_once(' ')?;
