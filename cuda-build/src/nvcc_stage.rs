@@ -454,7 +454,7 @@ fn closure_key(
     let folders: std::collections::BTreeSet<PathBuf> = read
         .iter()
         .filter(|path| !paths.is_toolchains(path))
-        .filter_map(|path| path.parent().map(Path::to_path_buf))
+        .filter_map(|path| path.parent().map(absolute))
         .chain(paths.searched.iter().cloned())
         .collect();
     key.count(folders.len());

@@ -390,7 +390,10 @@ fn another_checkout_at_another_path_hits() {
     let mut counts = Vec::new();
     for checkout in ["one", "two/deeper"] {
         let root = dir.path().join(checkout);
+        // Written, then built from its root as cargo runs a build script.
+        drop(project(&root));
         let run = Command::new(std::env::current_exe().unwrap())
+            .current_dir(&root)
             .args(["--exact", "checkout_child", "--nocapture"])
             .env("CUDA_BUILD_TEST_CHILD", "1")
             .env("CARGO_MANIFEST_DIR", &root)
@@ -417,7 +420,16 @@ fn checkout_child() {
     }
     let root = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap());
     let cache = PathBuf::from(std::env::var_os("CUDA_BUILD_TEST_CACHE").unwrap());
-    let built = project(&root).cache_dir(cache).compile("kernels").unwrap();
+    // The files as a build script names them: relative to the crate root,
+    // its working folder.
+    let built = Build::new()
+        .files(["kernels/moe.cu", "kernels/affine.cu"])
+        .archs(["sm_80"])
+        .out_dir(root.join("out"))
+        .cache_dir(cache)
+        .cargo_metadata(false)
+        .compile("kernels")
+        .unwrap();
     println!(
         "counts {} {} {} {}",
         built.compiled, built.cached, built.nvcc_compiled, built.nvcc_cached
@@ -479,4 +491,30 @@ fn routes_name_the_builds_files() {
         matches!(result, Err(BuildError::UnknownRoute(_))),
         "{result:?}"
     );
+}
+
+/// candle's flags for its launcher files (`peers/candle`): a second build
+/// takes every object from the cache.
+#[test]
+fn candles_flags_cache_too() {
+    let Some(_) = nvcc() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let build = |out: &str| {
+        project(dir.path())
+            .flag("--expt-relaxed-constexpr")
+            .flag("-std=c++17")
+            .flag("-O3")
+            .flag("-Xcompiler")
+            .flag("-fPIC")
+            .archs(["sm_90a"])
+            .ptx(None)
+            .cudart(Cudart::Shared)
+            .out_dir(dir.path().join(out))
+            .clone()
+    };
+    let first = build("one").compile("moe").unwrap();
+    assert_eq!((first.nvcc_compiled, first.nvcc_cached), (1, 0));
+    cuda_link::MemoryCache::clear();
+    let second = build("two").compile("moe").unwrap();
+    assert_eq!((second.nvcc_compiled, second.nvcc_cached), (0, 1));
 }
