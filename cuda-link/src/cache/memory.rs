@@ -51,6 +51,8 @@ struct Tier {
     entries: BTreeMap<CacheKey, Held>,
     /// Entries by last use, oldest first.
     order: BTreeMap<u64, CacheKey>,
+    /// The bytes of the entries held, kept as they come and go.
+    held: u64,
     stats: MemoryStats,
 }
 
@@ -66,6 +68,7 @@ static TIER: Mutex<Tier> = Mutex::new(Tier {
     clock: 0,
     entries: BTreeMap::new(),
     order: BTreeMap::new(),
+    held: 0,
     stats: MemoryStats {
         entries: 0,
         bytes: 0,
@@ -103,7 +106,7 @@ impl MemoryCache {
         let tier = tier();
         MemoryStats {
             entries: tier.entries.len(),
-            bytes: tier.entries.values().map(|held| held.bytes).sum(),
+            bytes: tier.held,
             ..tier.stats
         }
     }
@@ -139,6 +142,7 @@ impl MemoryCache {
         let now = tier.clock;
         if let Some(old) = tier.entries.remove(key) {
             tier.order.remove(&old.used);
+            tier.held -= old.bytes;
         }
         let capacity = tier.capacity;
         tier.evict_to(capacity - bytes);
@@ -151,19 +155,19 @@ impl MemoryCache {
             },
         );
         tier.order.insert(now, *key);
+        tier.held += bytes;
     }
 }
 
 impl Tier {
     /// Drops the least recently used entries until at most `bytes` stay.
     fn evict_to(&mut self, bytes: u64) {
-        let mut held: u64 = self.entries.values().map(|h| h.bytes).sum();
-        while held > bytes {
+        while self.held > bytes {
             let Some((_, key)) = self.order.pop_first() else {
                 break;
             };
             if let Some(gone) = self.entries.remove(&key) {
-                held -= gone.bytes;
+                self.held -= gone.bytes;
                 self.stats.evictions += 1;
             }
         }
@@ -178,6 +182,7 @@ fn tier() -> MutexGuard<'static, Tier> {
     if tier.owner != pid {
         tier.entries.clear();
         tier.order.clear();
+        tier.held = 0;
         tier.stats = MemoryStats::default();
         tier.owner = pid;
     }
@@ -222,6 +227,8 @@ mod tests {
         MemoryCache::put(&key(9), entry(10_000));
         assert!(MemoryCache::get(&key(9)).is_none());
         assert_eq!(MemoryCache::stats().entries, 3);
+        // Name and bytes of each blob, kept as entries come and go.
+        assert_eq!(MemoryCache::stats().bytes, 3 * 1001);
         MemoryCache::set_capacity(0);
         assert_eq!(MemoryCache::stats().entries, 0);
         MemoryCache::put(&key(0), entry(1));
