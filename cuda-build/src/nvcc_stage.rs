@@ -15,8 +15,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::SystemTime;
 
-use std::sync::Arc;
-
 use cuda_link::{CacheEntry, CacheKey, MemoryCache};
 
 use crate::build::Cudart;
@@ -243,12 +241,9 @@ impl Session<'_> {
             let names: Vec<String> = read.iter().map(|p| paths.name(p)).collect();
             let list = CacheEntry::default().with("closure", names.join("\n"));
             let object = CacheEntry::default().with("object", object);
-            self.cache.store_entry(&base, &list);
-            self.cache.store_entry(&key, &object);
-            if self.cache.memory_tier() {
-                MemoryCache::put(&base, Arc::new(list));
-                MemoryCache::put(&key, Arc::new(object));
-            }
+            let memory = MemoryCache::fronts(Some(&self.cache));
+            MemoryCache::store(Some(&self.cache), memory, &base, list);
+            MemoryCache::store(Some(&self.cache), memory, &key, object);
         }
         Ok(Object {
             path,
@@ -264,7 +259,8 @@ impl Session<'_> {
         paths: &Portable,
         file: &Path,
     ) -> Option<(Vec<u8>, Vec<PathBuf>)> {
-        let names = self.remembered_or_loaded(base, |mut entry| {
+        let memory = MemoryCache::fronts(Some(&self.cache));
+        let names = MemoryCache::load_with(Some(&self.cache), memory, base, |mut entry| {
             entry
                 .take("closure")
                 .and_then(|bytes| String::from_utf8(bytes).ok())
@@ -276,34 +272,10 @@ impl Session<'_> {
             return None;
         }
         let key = closure_key(base, &read, paths, None)?;
-        let object = self.remembered_or_loaded(&key, |mut entry| {
+        let object = MemoryCache::load_with(Some(&self.cache), memory, &key, |mut entry| {
             entry.take("object").ok_or("not an object")
         })?;
         Some((object, read))
-    }
-
-    /// An entry from the process's in-memory tier, else from the cache
-    /// (and then kept in memory).
-    fn remembered_or_loaded<T>(
-        &self,
-        key: &CacheKey,
-        convert: impl Fn(CacheEntry) -> Result<T, &'static str>,
-    ) -> Option<T> {
-        let memory = self.cache.memory_tier();
-        if memory
-            && let Some(entry) = MemoryCache::get(key)
-            && let Ok(value) = convert((*entry).clone())
-        {
-            return Some(value);
-        }
-        self.cache.load_with(key, |entry| {
-            let kept = memory.then(|| Arc::new(entry.clone()));
-            let value = convert(entry)?;
-            if let Some(kept) = kept {
-                MemoryCache::put(key, kept);
-            }
-            Ok::<_, &str>(value)
-        })
     }
 
     /// nvcc's device link of relocatable objects.

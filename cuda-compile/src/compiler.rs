@@ -276,12 +276,7 @@ impl Compiler {
             && closure.unchanged()
         {
             let entry = encode_entry(&code, &log);
-            if let Some(cache) = &self.cache {
-                cache.store_entry(key, &entry);
-            }
-            if self.memory_tier() {
-                MemoryCache::put(key, Arc::new(entry));
-            }
+            MemoryCache::store(self.cache.as_deref(), self.memory_tier(), key, entry);
         }
         Ok(self.finish(code, log, false, &system, dependencies))
     }
@@ -294,27 +289,14 @@ impl Compiler {
         program: &Program,
         target: Target,
     ) -> Option<(ObjectCode, String)> {
-        let memory = self.memory_tier();
-        if memory
-            && let Some(entry) = MemoryCache::get(key)
-            && let Ok(hit) = decode_hit(program, target, (*entry).clone())
-        {
-            return Some(hit);
-        }
-        self.cache.as_ref()?.load_with(key, |entry| {
-            let kept = memory.then(|| Arc::new(entry.clone()));
-            let hit = decode_hit(program, target, entry)?;
-            if let Some(kept) = kept {
-                MemoryCache::put(key, kept);
-            }
-            Ok::<_, cuda_link::ObjectError>(hit)
+        MemoryCache::load_with(self.cache.as_deref(), self.memory_tier(), key, |entry| {
+            decode_hit(program, target, entry)
         })
     }
 
-    /// Whether the process's in-memory tier is asked and filled: on unless
-    /// its capacity is 0 or the cache turns it off.
+    /// Whether the process's in-memory tier is asked and filled.
     fn memory_tier(&self) -> bool {
-        MemoryCache::capacity() > 0 && self.cache.as_ref().is_none_or(|c| c.memory_tier())
+        MemoryCache::fronts(self.cache.as_deref())
     }
 
     /// The automatic-PCH options [`with_precompiled_headers`] adds, when

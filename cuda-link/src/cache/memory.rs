@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use super::{CacheEntry, CacheKey};
+use super::{CacheEntry, CacheKey, LinkCache};
 
 /// The process-wide in-memory tier of the link and compile caches.
 ///
@@ -108,6 +108,50 @@ impl MemoryCache {
             entries: tier.entries.len(),
             bytes: tier.held,
             ..tier.stats
+        }
+    }
+
+    /// Whether lookups in front of `cache` (or of no cache) go through
+    /// the tier: its capacity is not 0 and the cache does not turn it off
+    /// ([`LinkCache::with_memory_tier`]).
+    pub fn fronts(cache: Option<&LinkCache>) -> bool {
+        Self::capacity() > 0 && cache.is_none_or(LinkCache::memory_tier)
+    }
+
+    /// `key`'s entry through `convert`: from the tier when `memory`, else
+    /// from `cache` (then kept in the tier when `memory`). What `convert`
+    /// refuses in the tier is passed over; in the cache it is removed, as
+    /// [`LinkCache::load_with`] does. The one lookup of the link, compile
+    /// and nvcc caches.
+    pub fn load_with<T, E: std::fmt::Display>(
+        cache: Option<&LinkCache>,
+        memory: bool,
+        key: &CacheKey,
+        convert: impl Fn(CacheEntry) -> Result<T, E>,
+    ) -> Option<T> {
+        if memory
+            && let Some(entry) = Self::get(key)
+            && let Ok(value) = convert((*entry).clone())
+        {
+            return Some(value);
+        }
+        cache?.load_with(key, |entry| {
+            let kept = memory.then(|| Arc::new(entry.clone()));
+            let value = convert(entry)?;
+            if let Some(kept) = kept {
+                Self::put(key, kept);
+            }
+            Ok::<T, E>(value)
+        })
+    }
+
+    /// Keeps `entry` under `key` in `cache` and, when `memory`, in the tier.
+    pub fn store(cache: Option<&LinkCache>, memory: bool, key: &CacheKey, entry: CacheEntry) {
+        if let Some(cache) = cache {
+            cache.store_entry(key, &entry);
+        }
+        if memory {
+            Self::put(key, Arc::new(entry));
         }
     }
 

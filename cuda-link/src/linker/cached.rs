@@ -77,9 +77,7 @@ impl Linker {
     /// on unless its capacity is 0, or a [`LinkCache`].
     pub(super) fn cache_entry(&self, output: OutputKind, flags: &[String]) -> Option<CachedAt> {
         // `-no-cache` asks for a fresh link: no memory of earlier ones.
-        let memory = self.cache.as_ref().is_none_or(|cache| cache.memory_tier())
-            && !self.options.no_cache
-            && MemoryCache::capacity() > 0;
+        let memory = MemoryCache::fronts(self.cache.as_deref()) && !self.options.no_cache;
         if self.cache.is_none() && !memory {
             return None;
         }
@@ -117,21 +115,7 @@ impl Linker {
                 .map(|code| (code, hit.info_log))
                 .map_err(|e| e.to_string())
         };
-        let remembered = memory
-            .then(|| MemoryCache::get(key))
-            .flatten()
-            .and_then(|entry| convert((*entry).clone()).ok());
-        let (code, info_log) = match remembered {
-            Some(hit) => hit,
-            None => cache.as_ref()?.load_with(key, |entry| {
-                let kept = memory.then(|| Arc::new(entry.clone()));
-                let hit = convert(entry)?;
-                if let Some(kept) = kept {
-                    MemoryCache::put(key, kept);
-                }
-                Ok::<_, String>(hit)
-            })?,
-        };
+        let (code, info_log) = MemoryCache::load_with(cache.as_deref(), *memory, key, convert)?;
         self.info_log = info_log;
         Some(code)
     }
@@ -139,12 +123,7 @@ impl Linker {
     /// Keeps a link's output in the in-memory tier and the cache.
     pub(super) fn cache_store(&self, at: &CachedAt, linked: &ObjectCode) {
         let entry = CachedLink::entry(linked.as_bytes(), &self.info_log);
-        if let Some(cache) = &at.cache {
-            cache.store_entry(&at.key, &entry);
-        }
-        if at.memory {
-            MemoryCache::put(&at.key, Arc::new(entry));
-        }
+        MemoryCache::store(at.cache.as_deref(), at.memory, &at.key, entry);
     }
 }
 
