@@ -224,13 +224,14 @@ impl Build {
 
     /// The highest PTX ISA of the PTX slot: `Some("9.0")`, checked by
     /// ptxas (a kernel that needs a newer ISA is an error), or `None` for
-    /// the ISA nvJitLink writes (13.5: 9.5).
+    /// the ISA NVRTC or nvJitLink writes (13.5: 9.5).
     ///
     /// A driver JIT-compiles PTX only up to its own CUDA release's ISA
     /// (580, CUDA 13.0: 9.0). By default the PTX states the first ISA of
-    /// the loaded nvJitLink's major release (13.x: 9.0, 12.x: 8.0), which
-    /// every driver of that release takes; a kernel that needs a newer ISA
-    /// keeps nvJitLink's, with a `cargo:warning`.
+    /// the loaded nvJitLink's (else NVRTC's) major release (13.x: 9.0,
+    /// 12.x: 8.0), which every driver of that release takes; a kernel that
+    /// needs a newer ISA keeps the ISA it was written with, with a
+    /// `cargo:warning`. PTX that states no newer ISA is not checked again.
     pub fn ptx_isa(&mut self, isa: Option<&str>) -> &mut Self {
         self.ptx_isa = match isa {
             Some(isa) => PtxIsaChoice::Exactly(isa.to_owned()),

@@ -1,58 +1,52 @@
-//! Bundling and output: each group's per-target links into one fatbin,
-//! written beside the generated module, with its PTX text on request.
+//! Bundling and output: each group's slots, as NVRTC made them or as
+//! nvJitLink links them, into one fatbin, written beside the generated
+//! module, with its PTX text on request.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use cuda_link::inspect::Compression;
-use cuda_link::{Arch, Backend, LinkError, LinkTarget, Linker, LinkerOptions, ObjectCode};
+use cuda_link::{
+    Arch, Backend, FatbinBuilder, LinkCache, LinkError, LinkTarget, Linker, LinkerOptions,
+    ObjectCode, PtxIsa,
+};
 
 use crate::error::BuildError;
 use crate::jobs;
 use crate::session::Session;
 
+/// One slot of a group's fatbin: its code as NVRTC made it, or the
+/// LTO-IR nvJitLink links into it.
+pub(crate) enum SlotCode {
+    Compiled(ObjectCode),
+    Linked(Vec<ObjectCode>),
+}
+
 impl Session<'_> {
-    /// Links one group's files into a fatbin through the linker's
-    /// multi-arch pipeline, its per-target links under the jobserver and
-    /// through the link cache; returns the PTX slot's output too when
-    /// [`Build::write_ptx`] asks for the text.
-    pub(crate) fn link_fatbin(
+    /// One group's fatbin: each slot's code, as NVRTC made it or linked
+    /// through the linker's multi-arch pipeline (its links under the
+    /// jobserver and through the link cache), with the PTX slot's ISA
+    /// lowered as [`Build::ptx_isa`] says; returns the PTX slot's code too
+    /// when [`Build::write_ptx`] asks for the text.
+    ///
+    /// [`Build::ptx_isa`]: crate::Build::ptx_isa
+    /// [`Build::write_ptx`]: crate::Build::write_ptx
+    pub(crate) fn fatbin(
         &self,
         name: &str,
-        per_target: Vec<(LinkTarget, Vec<ObjectCode>)>,
+        slots: &[(LinkTarget, SlotCode)],
     ) -> Result<(ObjectCode, Option<ObjectCode>), BuildError> {
         let fail = |error: Box<LinkError>| BuildError::Link {
             name: name.to_owned(),
             error,
         };
-        let link = |ptx_isa| -> Result<(ObjectCode, Option<ObjectCode>), Box<LinkError>> {
-            // nvJitLink only: a build script never falls back to a driver.
-            let mut options = LinkerOptions::default()
-                .backend(Backend::NvJitLink)
-                .targets(per_target.iter().map(|(target, _)| *target))
-                .name(format!("{name}.fatbin"));
-            options.ptx_isa = ptx_isa;
-            if self.build.compress {
-                options.fatbin_compression = Some(Compression::Lz4);
-            }
-            let mut linker = Linker::new(options)?
-                .with_cache(Arc::clone(&self.cache))
-                .with_executor(Arc::new(jobs::Jobserver));
-            let linked = linker.link_each(per_target.clone())?;
-            let ptx = self.build.write_ptx.then(|| {
-                linked
-                    .iter()
-                    .find(|(target, _)| matches!(target, LinkTarget::Ptx(_)))
-                    .map(|(_, ptx)| ptx.clone())
-            });
-            Ok((linker.bundle(&linked)?, ptx.flatten()))
-        };
-        let error = match link(self.ptx_isa.map(|(isa, _)| isa)) {
-            Ok(linked) => return Ok(linked),
+        let error = match self.slot_codes(name, slots, self.ptx_isa.map(|(isa, _)| isa)) {
+            Ok(codes) => return self.bundle(name, codes).map_err(fail),
             Err(error) => *error,
         };
-        match error {
-            // The default ISA is best effort: else nvJitLink's, said once.
+        let codes = match error {
+            // The default ISA is best effort: else the one it was written
+            // with, said once.
             LinkError::ForTarget { target, source } => match *source {
                 LinkError::PtxIsaTooLow { isa, stated, log }
                     if self.ptx_isa == Some((isa, false)) =>
@@ -63,15 +57,104 @@ impl Session<'_> {
                              which older drivers cannot JIT: ptxas refuses it at {isa}: {log}"
                         );
                     }
-                    link(None).map_err(fail)
+                    self.slot_codes(name, slots, None).map_err(fail)?
                 }
-                source => Err(fail(Box::new(LinkError::ForTarget {
-                    target,
-                    source: Box::new(source),
-                }))),
+                source => {
+                    return Err(fail(Box::new(LinkError::ForTarget {
+                        target,
+                        source: Box::new(source),
+                    })));
+                }
             },
-            error => Err(fail(Box::new(error))),
+            error => return Err(fail(Box::new(error))),
+        };
+        self.bundle(name, codes).map_err(fail)
+    }
+
+    /// Each slot's code, in the slots' order: the linked ones linked, the
+    /// PTX lowered to `ptx_isa`.
+    fn slot_codes(
+        &self,
+        name: &str,
+        slots: &[(LinkTarget, SlotCode)],
+        ptx_isa: Option<PtxIsa>,
+    ) -> Result<Vec<(LinkTarget, ObjectCode)>, Box<LinkError>> {
+        let to_link: Vec<(LinkTarget, Vec<ObjectCode>)> = slots
+            .iter()
+            .filter_map(|(target, code)| match code {
+                SlotCode::Linked(inputs) => Some((*target, inputs.clone())),
+                SlotCode::Compiled(_) => None,
+            })
+            .collect();
+        let mut linked = match to_link.is_empty() {
+            true => Vec::new(),
+            false => {
+                // nvJitLink only: a build script never falls back to a driver.
+                let mut options = LinkerOptions::default()
+                    .backend(Backend::NvJitLink)
+                    .targets(to_link.iter().map(|(target, _)| *target))
+                    .name(format!("{name}.fatbin"));
+                options.ptx_isa = ptx_isa;
+                Linker::new(options)?
+                    .with_cache(Arc::clone(&self.cache))
+                    .with_executor(Arc::new(jobs::Jobserver))
+                    .link_each(to_link)?
+            }
+        };
+        let mut codes = Vec::with_capacity(slots.len());
+        for (target, code) in slots {
+            let code = match code {
+                SlotCode::Linked(_) => {
+                    let at = linked.iter().position(|(t, _)| t == target);
+                    let Some(at) = at else {
+                        return Err(Box::new(LinkError::NotRun));
+                    };
+                    linked.swap_remove(at).1
+                }
+                SlotCode::Compiled(code) => match (target, ptx_isa) {
+                    (LinkTarget::Ptx(arch), Some(isa)) => lowered(code, *arch, isa, &self.cache)
+                        .map_err(|source| LinkError::ForTarget {
+                            target: target.to_string(),
+                            source,
+                        })?,
+                    _ => code.clone(),
+                },
+            };
+            codes.push((*target, code));
         }
+        Ok(codes)
+    }
+
+    /// The fatbin of one group's slot codes, named and compressed as the
+    /// build says.
+    fn bundle(
+        &self,
+        name: &str,
+        codes: Vec<(LinkTarget, ObjectCode)>,
+    ) -> Result<(ObjectCode, Option<ObjectCode>), Box<LinkError>> {
+        let mut builder = FatbinBuilder::new();
+        if self.build.compress {
+            builder = builder.compression(Compression::Lz4);
+        }
+        for (target, code) in &codes {
+            builder =
+                builder
+                    .add(code, Some(target.arch()))
+                    .map_err(|error| LinkError::ForTarget {
+                        target: target.to_string(),
+                        source: Box::new(LinkError::Fatbin(error)),
+                    })?;
+        }
+        let fatbin = builder
+            .build(format!("{name}.fatbin"))
+            .map_err(LinkError::Fatbin)?;
+        let ptx = self.build.write_ptx.then(|| {
+            codes
+                .into_iter()
+                .find(|(target, _)| matches!(target, LinkTarget::Ptx(_)))
+                .map(|(_, ptx)| ptx)
+        });
+        Ok((fatbin, ptx.flatten()))
     }
 
     /// Writes one group's fatbin to `{stem}.fatbin` unless it holds that
@@ -136,4 +219,22 @@ impl Session<'_> {
             parts.join(", ")
         )
     }
+}
+
+/// NVRTC's PTX for `arch`, lowered to `isa` and checked by ptxas where it
+/// states a newer ISA; nvJitLink is loaded only then.
+fn lowered(
+    ptx: &ObjectCode,
+    arch: Arch,
+    isa: PtxIsa,
+    cache: &Arc<LinkCache>,
+) -> Result<ObjectCode, Box<LinkError>> {
+    if PtxIsa::stated_by(ptx.as_bytes()).is_some_and(|stated| stated <= isa) {
+        return Ok(ptx.clone());
+    }
+    let mut options = LinkerOptions::for_arch(arch).backend(Backend::NvJitLink);
+    options.ptx_isa = Some(isa);
+    Ok(Linker::new(options)?
+        .with_cache(Arc::clone(cache))
+        .lower_ptx_isa(ptx.clone())?)
 }

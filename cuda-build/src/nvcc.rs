@@ -5,9 +5,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use cuda_link::{Arch, ObjectCode};
+use cuda_link::ObjectCode;
 
 use crate::error::BuildError;
+use crate::session::Unit;
 
 /// The pip wheels' nvcc folders (13.x, 12.x), under a site-packages folder.
 const WHEEL_BINS: &[&str] = &["nvidia/cu13/bin", "nvidia/cuda_nvcc/bin"];
@@ -177,12 +178,12 @@ fn identity_of(tool: &Path) -> Result<String, String> {
     ))
 }
 
-/// `file` compiled by `nvcc` to LTO-IR for `arch`, in a fatbin:
+/// `file` compiled by `nvcc` to LTO-IR for `unit`'s arch, in a fatbin:
 /// `nvcc -fatbin -rdc=true -gencode arch=compute_XX,code=lto_XX`.
 pub(crate) fn compile_ltoir(
     nvcc: &Path,
     file: &Path,
-    arch: Arch,
+    unit: Unit,
     includes: &[PathBuf],
     defines: &[String],
     undefines: &[String],
@@ -192,8 +193,14 @@ pub(crate) fn compile_ltoir(
         file: file.to_path_buf(),
         detail,
     };
+    let arch = unit.arch();
     let stem = file.file_stem().unwrap_or_default().to_string_lossy();
-    let output = out_dir.join(format!("{stem}.nvcc.{arch}.fatbin"));
+    // A file per unit: a cubin's and the PTX's of one arch compile at once.
+    let slot = match unit {
+        Unit::Ltoir(_) => String::new(),
+        Unit::Slot(_) | Unit::CubinAndPtx(_) => format!(".{}", unit.name().replace(' ', "_")),
+    };
+    let output = out_dir.join(format!("{stem}.nvcc.{arch}{slot}.fatbin"));
     let mut command = Command::new(nvcc);
     command
         .arg("-fatbin")

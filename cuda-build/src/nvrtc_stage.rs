@@ -1,27 +1,30 @@
-//! The NVRTC stage: every (file, arch) to LTO-IR, spread over child
-//! processes into the compile cache first where that can be done, then
-//! compiled here from it; nvcc stands in where the fallback is on.
+//! The NVRTC stage: every (file, unit) compiled, to LTO-IR for a group's
+//! link or straight to a slot's code for a file alone in its group,
+//! spread over child processes into the compile cache first where that
+//! can be done, then compiled here from it; nvcc stands in where the
+//! fallback is on.
 
 use std::collections::HashSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use cuda_compile::{CompileError, HostCode, Program, ProgramOptions, Target};
-use cuda_link::Arch;
+use cuda_compile::{CompileError, Compiler, HostCode, Program, ProgramOptions, Target, Warning};
+use cuda_link::ObjectCode;
 
 use crate::error::BuildError;
-use crate::session::{Compiled, Session};
+use crate::session::{Compiled, Session, Unit};
 use crate::{nvcc, processes};
 
 impl Session<'_> {
-    /// Compiles every (file, arch) into the compile cache in child
+    /// Compiles every (file, unit) into the compile cache in child
     /// processes as well as this one, when that can be done (see
-    /// `processes`), arch by arch so that each process reuses its
-    /// precompiled headers. Returns how many processes compiled, and the
-    /// pairs they compiled rather than found cached.
-    pub(crate) fn compile_in_processes<'p>(
-        &'p self,
-        archs: &[Arch],
-    ) -> (usize, HashSet<(&'p Path, Arch)>, usize) {
+    /// `processes`), the largest files first, each process taking the next
+    /// unit as it finishes one. Returns how many processes compiled, the
+    /// indices of the units they compiled rather than found cached, and
+    /// how many came from the shared store.
+    pub(crate) fn compile_in_processes(
+        &self,
+        units: &[(PathBuf, Unit)],
+    ) -> (usize, HashSet<usize>, usize) {
         const FRESH: u8 = 1;
         const REMOTE: u8 = 2;
         let Some(compiler) = &self.compiler else {
@@ -30,25 +33,19 @@ impl Session<'_> {
         if !self.cache.is_writable() {
             return (1, HashSet::new(), 0);
         }
-        let by_arch: Vec<(&Path, Arch)> = archs
-            .iter()
-            .flat_map(|&arch| {
-                self.device_files
-                    .iter()
-                    .map(move |file| (file.as_path(), arch))
-            })
-            .collect();
+        // The longest compiles start first, so that none starts last.
+        let mut order: Vec<usize> = (0..units.len()).collect();
+        order.sort_by_key(|&index| std::cmp::Reverse(source_size(&units[index].0)));
         // Each process compiles one file at a time, so the remote hits
         // counted around a compile are its own.
-        let into_cache = |&(file, arch): &(&Path, Arch)| {
+        let into_cache = |&index: &usize| {
+            let (file, unit) = &units[index];
             let remote_before = self.cache.stats().remote_hits;
             let compiled = Program::from_path(file).ok().and_then(|program| {
-                compiler
-                    .compile(&program, Target::Ltoir, &self.options(arch))
-                    .ok()
+                compile_unit(compiler, &program, *unit, &self.options(*unit)).ok()
             });
             match compiled {
-                Some(compiled) if !compiled.from_cache => FRESH,
+                Some((compiled, _)) if !compiled.from_cache => FRESH,
                 Some(_) if self.cache.stats().remote_hits > remote_before => REMOTE,
                 _ => 0,
             }
@@ -58,10 +55,10 @@ impl Session<'_> {
         // NVIDIA's header folders (NVRTC 13.3+ installs its bundled ones)
         // are set up once, before the fork, rather than by every child.
         let set_up_headers = || {
-            if let (Some(file), Some(&arch)) = (self.device_files.first(), archs.first())
+            if let Some((file, unit)) = units.first()
                 && let Ok(program) = Program::from_path(file)
             {
-                let _ = compiler.dependencies(&program, &self.options(arch));
+                let _ = compiler.dependencies(&program, &self.options(*unit));
             }
         };
         // A child's precompiled headers, in its folder of the PCH folder
@@ -74,14 +71,14 @@ impl Session<'_> {
                 let _ = std::fs::remove_dir_all(root.join(pid.to_string()));
             }
         };
-        match processes::spread(&by_arch, into_cache, set_up_headers, flush, remove_pch) {
+        match processes::spread(&order, into_cache, set_up_headers, flush, remove_pch) {
             Some(spread) => {
                 let marked = |wanted: u8| {
                     spread
                         .marked
                         .iter()
                         .filter(move |(_, mark)| *mark == wanted)
-                        .filter_map(|(index, _)| by_arch.get(*index).copied())
+                        .filter_map(|(at, _)| order.get(*at).copied())
                 };
                 let remote = marked(REMOTE).count();
                 (spread.processes, marked(FRESH).collect(), remote)
@@ -90,14 +87,17 @@ impl Session<'_> {
         }
     }
 
-    /// The program options of one compile.
-    pub(crate) fn options(&self, arch: Arch) -> ProgramOptions {
+    /// The program options of one compile: LTO-IR is relocatable, to be
+    /// linked; a slot's code is whole-program, as nvcc compiles a file.
+    /// NVRTC optimises in parallel (`--split-compile`) on the cores the
+    /// build may use, unless the options set it.
+    pub(crate) fn options(&self, unit: Unit) -> ProgramOptions {
         let mut options = self
             .build
             .options
             .clone()
-            .arch(arch)
-            .relocatable_device_code(true);
+            .arch(unit.arch())
+            .relocatable_device_code(matches!(unit, Unit::Ltoir(_)));
         options.include_path.extend(
             self.build
                 .includes
@@ -112,24 +112,34 @@ impl Session<'_> {
             .extend(self.build.undefines.iter().cloned());
         // nvcc's spellings too; what they drop was said once per build.
         let _ = options.nvcc_options(&self.build.flags);
+        if options.split_compile.is_none() && unit.target() != Target::Ltoir {
+            options.split_compile = Some(self.split_threads);
+        }
         options
     }
 
-    /// `file` for `arch` to LTO-IR: NVRTC, else (opted in) nvcc.
-    pub(crate) fn compile(&self, file: &Path, arch: Arch) -> Result<Compiled, BuildError> {
+    /// `file` to `unit`: NVRTC, else (opted in) nvcc's LTO-IR, which the
+    /// group's link then makes each slot's code of.
+    pub(crate) fn compile(&self, file: &Path, unit: Unit) -> Result<Compiled, BuildError> {
         let Some(compiler) = &self.compiler else {
-            return self.with_nvcc(file, arch);
+            return self.with_nvcc(file, unit);
         };
         let program = Program::from_path(file).map_err(|error| BuildError::Compile {
             file: file.to_path_buf(),
-            arch: arch.to_string(),
+            arch: unit.name(),
             error: Box::new(error),
         })?;
-        match compiler.compile(&program, Target::Ltoir, &self.options(arch)) {
-            Ok(compiled) => {
+        match compile_unit(compiler, &program, unit, &self.options(unit)) {
+            Ok((compiled, ptx)) => {
                 if self.build.cargo_metadata && self.build.warnings {
                     let mut warned = self.warned.lock().unwrap_or_else(|p| p.into_inner());
-                    for warning in &compiled.warnings {
+                    // PTX newer than this machine's driver takes is lowered
+                    // to the slot's ISA before it is bundled.
+                    let lowered = |warning: &Warning| {
+                        self.ptx_isa.is_some()
+                            && matches!(warning, Warning::PtxNewerThanDriver { .. })
+                    };
+                    for warning in compiled.warnings.iter().filter(|w| !lowered(w)) {
                         // NVRTC's lines start with the file's name.
                         if warned.insert(warning.to_string()) {
                             println!("cargo:warning={warning}");
@@ -138,6 +148,7 @@ impl Session<'_> {
                 }
                 Ok(Compiled {
                     code: compiled.code,
+                    ptx,
                     from_cache: compiled.from_cache,
                     dependencies: Some(compiled.dependencies),
                 })
@@ -145,10 +156,10 @@ impl Session<'_> {
             Err(CompileError::Compilation { .. })
                 if self.build.nvcc_fallback && self.nvcc.is_some() =>
             {
-                self.with_nvcc(file, arch)
+                self.with_nvcc(file, unit)
             }
             Err(error @ CompileError::Compilation { .. }) => {
-                let options = self.options(arch);
+                let options = self.options(unit);
                 // The definition of the first launcher, where the scan
                 // finds one, else what NVRTC's log points at.
                 let host = HostCode::scan(compiler, &program, &options)
@@ -167,20 +178,21 @@ impl Session<'_> {
                     },
                     None => BuildError::Compile {
                         file: file.to_path_buf(),
-                        arch: arch.to_string(),
+                        arch: unit.name(),
                         error: Box::new(error),
                     },
                 })
             }
             Err(error) => Err(BuildError::Compile {
                 file: file.to_path_buf(),
-                arch: arch.to_string(),
+                arch: unit.name(),
                 error: Box::new(error),
             }),
         }
     }
 
-    pub(crate) fn with_nvcc(&self, file: &Path, arch: Arch) -> Result<Compiled, BuildError> {
+    /// `file`'s LTO-IR for `unit`'s arch from nvcc, in a fatbin.
+    pub(crate) fn with_nvcc(&self, file: &Path, unit: Unit) -> Result<Compiled, BuildError> {
         let nvcc = self.nvcc.as_deref().ok_or_else(|| BuildError::Nvcc {
             file: file.to_path_buf(),
             detail: "nvcc was not found (NVCC, CUDA_HOME/bin, PATH)".into(),
@@ -188,7 +200,7 @@ impl Session<'_> {
         let code = nvcc::compile_ltoir(
             nvcc,
             file,
-            arch,
+            unit,
             &self.build.includes,
             &self.build.defines,
             &self.build.undefines,
@@ -196,6 +208,7 @@ impl Session<'_> {
         )?;
         Ok(Compiled {
             code,
+            ptx: None,
             from_cache: false,
             dependencies: None,
         })
@@ -208,4 +221,28 @@ fn includes_whole_cub(source: &str) -> bool {
         let line = line.trim_start();
         line.starts_with('#') && line.contains("include") && line.contains("cub/cub.cuh")
     })
+}
+
+/// One unit's compile: its output, and a cubin's PTX for
+/// [`Unit::CubinAndPtx`].
+fn compile_unit(
+    compiler: &Compiler,
+    program: &Program,
+    unit: Unit,
+    options: &ProgramOptions,
+) -> Result<(cuda_compile::Compiled, Option<ObjectCode>), CompileError> {
+    match unit {
+        Unit::CubinAndPtx(_) => compiler
+            .compile_cubin_and_ptx(program, options)
+            .map(|(compiled, ptx)| (compiled, Some(ptx))),
+        _ => compiler
+            .compile(program, unit.target(), options)
+            .map(|compiled| (compiled, None)),
+    }
+}
+
+/// A file's size in bytes, 0 when it cannot be read: what orders the
+/// compiles, largest first.
+fn source_size(file: &Path) -> u64 {
+    std::fs::metadata(file).map_or(0, |metadata| metadata.len())
 }

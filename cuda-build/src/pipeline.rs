@@ -1,21 +1,23 @@
-//! The pipeline of one build: every (file, arch) compiled, each group of
-//! files linked into a fatbin, the fatbins, PTX text and module written.
+//! The pipeline of one build: every (file, unit) compiled, each group of
+//! files made into a fatbin (a file alone straight from NVRTC, several
+//! linked), the fatbins, PTX text and module written.
 
 use std::path::{Path, PathBuf};
 
 use cuda_compile::ProgramOptions;
-use cuda_link::{Arch, LinkTarget, ObjectCode};
+use cuda_link::{LinkTarget, ObjectCode, ObjectKind};
 
 use crate::built::Built;
+use crate::bundle::SlotCode;
 use crate::error::BuildError;
 use crate::output::{module_name, write_if_changed};
-use crate::session::{Compiled, Session};
+use crate::session::{Compiled, Session, Unit};
 use crate::{jobs, names};
 
-/// The NVRTC stage's outcome: every (file, arch) of the files that
+/// The NVRTC stage's outcome: every (file, unit) of the files that
 /// compiled, in order, with what it made.
 struct DeviceCompiles {
-    pairs: Vec<(PathBuf, Arch)>,
+    units: Vec<(PathBuf, Unit)>,
     compiled: Vec<Compiled>,
     processes: usize,
     remote: usize,
@@ -59,14 +61,6 @@ impl Session<'_> {
         if !errors.is_empty() {
             return Err(BuildError::Files { errors });
         }
-        let for_pair = |file: &Path, arch: Arch| {
-            let index = device
-                .pairs
-                .iter()
-                .position(|(f, a)| f == file && *a == arch)
-                .expect("every pair was compiled");
-            &device.compiled[index].code
-        };
         let files = &self.device_files;
         // Groups of files linked together: all, or each alone; a fatbin
         // each, of a cubin per arch and the PTX.
@@ -75,24 +69,17 @@ impl Session<'_> {
             false if files.is_empty() => Vec::new(),
             false => vec![files.iter().map(PathBuf::as_path).collect()],
         };
-        let mut targets: Vec<LinkTarget> =
-            self.archs.iter().map(|&a| LinkTarget::Cubin(a)).collect();
-        targets.extend(self.ptx.map(LinkTarget::Ptx));
+        let targets = self.targets();
         let linked: Vec<(ObjectCode, Option<ObjectCode>)> = jobs::run_all(&groups, |files| {
-            let per_target = targets
+            let slots: Vec<(LinkTarget, SlotCode)> = targets
                 .iter()
-                .map(|&target| {
-                    let inputs = files
-                        .iter()
-                        .map(|file| for_pair(file, target.arch()).clone());
-                    (target, inputs.collect())
-                })
+                .map(|&target| (target, device.slot_code(files, target)))
                 .collect();
             let name = match build.per_file {
                 true => files[0].display().to_string(),
                 false => self.name.to_owned(),
             };
-            self.link_fatbin(&name, per_target)
+            self.fatbin(&name, &slots)
         })
         .into_iter()
         .collect::<Result<_, _>>()?;
@@ -155,12 +142,8 @@ impl Session<'_> {
         let module_path = self.out_dir.join(format!("{}.rs", self.name));
         write_if_changed(&module_path, &text)?;
 
-        let first_arch = device.pairs.first().map(|(_, arch)| *arch);
         let mut dependencies = self.dependencies(|file| {
-            let index = device
-                .pairs
-                .iter()
-                .position(|(f, a)| f == file && Some(*a) == first_arch)?;
+            let index = device.units.iter().position(|(f, _)| f == file)?;
             device.compiled[index].dependencies.as_ref()
         });
         if let Some(host) = &host {
@@ -201,29 +184,23 @@ impl Session<'_> {
         Ok(built)
     }
 
-    /// Every (file, arch) of the device files through NVRTC; a failing
+    /// Every (file, unit) of the device files through NVRTC; a failing
     /// file is left out, its first error in `errors`.
     fn compile_device_files(&mut self, errors: &mut Vec<BuildError>) -> DeviceCompiles {
-        let mut compile_archs = self.archs.clone();
-        compile_archs.extend(self.ptx);
-        compile_archs.sort_by_key(|arch| (arch.sm, arch.suffix()));
-        compile_archs.dedup();
-        let pairs: Vec<(PathBuf, Arch)> = self
-            .device_files
-            .iter()
-            .flat_map(|file| compile_archs.iter().map(move |&arch| (file.clone(), arch)))
-            .collect();
-        let (processes, fresh, remote_in_children) = self.compile_in_processes(&compile_archs);
+        let units = self.units();
+        let (processes, fresh, remote_in_children) = self.compile_in_processes(&units);
         let remote_before = self.cache.stats().remote_hits;
-        let results: Vec<Result<Compiled, BuildError>> = jobs::run_all(&pairs, |(file, arch)| {
-            let mut compiled = self.compile(file, *arch)?;
-            compiled.from_cache &= !fresh.contains(&(file.as_path(), *arch));
+        let indices: Vec<usize> = (0..units.len()).collect();
+        let results: Vec<Result<Compiled, BuildError>> = jobs::run_all(&indices, |&index| {
+            let (file, unit) = &units[index];
+            let mut compiled = self.compile(file, *unit)?;
+            compiled.from_cache &= !fresh.contains(&index);
             Ok(compiled)
         });
         let remote = remote_in_children
             + usize::try_from(self.cache.stats().remote_hits - remote_before).unwrap_or(0);
         let mut failed: Vec<PathBuf> = Vec::new();
-        for ((file, _), result) in pairs.iter().zip(&results) {
+        for ((file, _), result) in units.iter().zip(&results) {
             if result.is_ok() {
                 continue;
             }
@@ -233,22 +210,22 @@ impl Session<'_> {
             failed.push(file.clone());
         }
         let mut kept = DeviceCompiles {
-            pairs: Vec::new(),
+            units: Vec::new(),
             compiled: Vec::new(),
             processes,
             remote,
         };
         // Each failing file's first error.
         let mut reported: Vec<PathBuf> = Vec::new();
-        for (pair, result) in pairs.into_iter().zip(results) {
+        for (unit, result) in units.into_iter().zip(results) {
             match result {
-                Ok(compiled) if !failed.contains(&pair.0) => {
-                    kept.pairs.push(pair);
+                Ok(compiled) if !failed.contains(&unit.0) => {
+                    kept.units.push(unit);
                     kept.compiled.push(compiled);
                 }
                 Ok(_) => {}
-                Err(error) if !reported.contains(&pair.0) => {
-                    reported.push(pair.0);
+                Err(error) if !reported.contains(&unit.0) => {
+                    reported.push(unit.0);
                     errors.push(error);
                 }
                 Err(_) => {}
@@ -256,5 +233,42 @@ impl Session<'_> {
         }
         self.device_files.retain(|file| !failed.contains(file));
         kept
+    }
+}
+
+impl DeviceCompiles {
+    /// What makes `target`'s slot of a group's fatbin: a file's own code
+    /// for it when the file is alone and NVRTC made that code, else the
+    /// group's LTO-IR for the target's arch, to link.
+    fn slot_code(&self, files: &[&Path], target: LinkTarget) -> SlotCode {
+        let compiled = |file: &Path, wanted: &dyn Fn(Unit) -> bool| {
+            let index = self
+                .units
+                .iter()
+                .position(|(f, u)| f == file && wanted(*u))?;
+            Some(&self.compiled[index])
+        };
+        let made = match target {
+            LinkTarget::Cubin(_) => ObjectKind::Cubin,
+            LinkTarget::Ptx(_) => ObjectKind::Ptx,
+        };
+        if let [file] = files
+            && let Some(compiled) = compiled(file, &|unit| unit.makes(target))
+        {
+            let code = match (target, &compiled.ptx) {
+                (LinkTarget::Ptx(_), Some(ptx)) => ptx,
+                _ => &compiled.code,
+            };
+            if code.kind() == made {
+                return SlotCode::Compiled(code.clone());
+            }
+        }
+        // LTO-IR, from NVRTC, or nvcc's (in a fatbin) where it stood in.
+        let inputs = files.iter().filter_map(|file| {
+            compiled(file, &|unit| unit == Unit::Ltoir(target.arch()))
+                .or_else(|| compiled(file, &|unit| unit.makes(target)))
+                .map(|compiled| compiled.code.clone())
+        });
+        SlotCode::Linked(inputs.collect())
     }
 }

@@ -2,8 +2,8 @@
 //! per process, whatever the threads (measured with NVRTC 13.0 and 13.5:
 //! two threads take as long as one, two processes half), and its
 //! precompiled headers live at one fixed address per process. So a build
-//! forks a child per lent job; each compiles its share into the compile
-//! cache, and the build then compiles every file as before, from the
+//! forks a child per lent job; each takes the next compile as it finishes
+//! one, into the compile cache, and the build then compiles every file as before, from the
 //! cache. What the build uses is always what its own `Compiler` returns:
 //! a child that fails or stores nothing costs time, never a wrong output.
 //!
@@ -20,14 +20,16 @@ pub(crate) struct Spread {
     pub(crate) marked: Vec<(usize, u8)>,
 }
 
-/// Runs `work` on every item, the items split in order into one share per
-/// process: the first here, each other in a child forked for it, when this
-/// process has one thread and cargo lends jobs. `before_fork` runs once,
-/// only when children will be forked (to set up what they would each set
-/// up at once); `in_child_at_end` runs in each child after its share (to
-/// finish what it started: the cache's remote writes); `after_child` gets
-/// each child's process id once it has ended, however it ended (to remove
-/// what it left). `None` when nothing was spread (and nothing run).
+/// Runs `work` on every item, in order, over this process and a child
+/// forked per lent job, when this process has one thread and cargo lends
+/// jobs: each process takes the next item not yet taken as it finishes
+/// one, so the processes end together however long each item takes.
+/// `before_fork` runs once, only when children will be forked (to set up
+/// what they would each set up at once); `in_child_at_end` runs in each
+/// child after its last item (to finish what it started: the cache's
+/// remote writes); `after_child` gets each child's process id once it has
+/// ended, however it ended (to remove what it left). `None` when nothing
+/// was spread (and nothing run).
 #[cfg(target_os = "linux")]
 pub(crate) fn spread<T>(
     items: &[T],
@@ -43,33 +45,35 @@ pub(crate) fn spread<T>(
     if lent.helpers == 0 {
         return None;
     }
+    let next = child::SharedCounter::new()?;
     before_fork();
-    let per_process = items.len().div_ceil(lent.helpers + 1);
-    let mut shares = items.chunks(per_process);
-    let own = shares.next()?;
+    let take = || {
+        let mut marked = Vec::new();
+        loop {
+            let index = next.take();
+            let Some(item) = items.get(index) else { break };
+            let mark = work(item);
+            if mark != 0 {
+                marked.push((index, mark));
+            }
+        }
+        marked
+    };
     let mut children = Vec::new();
-    for (n, share) in shares.enumerate() {
-        let first = (n + 1) * per_process;
+    for _ in 0..lent.helpers {
         let run = || {
-            let marked = marks(share, &work)
-                .map(|(index, mark)| (index + first, mark))
-                .collect();
+            let marked = take();
             in_child_at_end();
             marked
         };
         match child::Child::fork(run) {
             Some(child) => children.push(child),
-            // No process or pipe to be had: this process does the rest.
+            // No process or pipe to be had: the others do the rest.
             None => break,
         }
     }
-    let done = children.len() + 1;
-    let mut marked: Vec<(usize, u8)> = marks(own, &work).collect();
-    // Shares no child took, after this process's own.
-    for (n, share) in items.chunks(per_process).enumerate().skip(done) {
-        let first = n * per_process;
-        marked.extend(marks(share, &work).map(|(index, mark)| (index + first, mark)));
-    }
+    let mut marked = take();
+    let processes = children.len() + 1;
     for child in children {
         let pid = child.pid();
         marked.extend(child.wait());
@@ -78,10 +82,7 @@ pub(crate) fn spread<T>(
     // The tokens go back only now: a child dropped unwaited (this process
     // unwinding) is killed and reaped first.
     drop(lent);
-    Some(Spread {
-        processes: done,
-        marked,
-    })
+    Some(Spread { processes, marked })
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -93,18 +94,6 @@ pub(crate) fn spread<T>(
     _after_child: impl Fn(u32),
 ) -> Option<Spread> {
     None
-}
-
-/// The indices, within `share`, of the items `work` marks, with the mark.
-fn marks<'a, T>(
-    share: &'a [T],
-    work: &'a impl Fn(&T) -> u8,
-) -> impl Iterator<Item = (usize, u8)> + 'a {
-    share
-        .iter()
-        .enumerate()
-        .map(|(n, item)| (n, work(item)))
-        .filter(|&(_, mark)| mark != 0)
 }
 
 /// A mark and its index in one word for the pipe: the mark in the top
@@ -128,6 +117,62 @@ fn single_threaded() -> bool {
 mod child {
     use std::io::{Read, Write};
     use std::os::fd::AsRawFd;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A count shared by this process and the children it forks: the
+    /// next item to take. It lives in an anonymous shared page, which
+    /// forked children share rather than copy.
+    pub(super) struct SharedCounter {
+        page: std::ptr::NonNull<AtomicUsize>,
+    }
+
+    impl SharedCounter {
+        /// A counter at 0; `None` when no page could be mapped.
+        pub(super) fn new() -> Option<SharedCounter> {
+            // SAFETY: mmap(2) with no address hint and no file asks for a
+            // fresh zero-filled shared mapping of one counter's size (a
+            // page); it touches no existing memory and returns the mapping
+            // or MAP_FAILED.
+            let page = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    std::mem::size_of::<AtomicUsize>(),
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                    -1,
+                    0,
+                )
+            };
+            if page == libc::MAP_FAILED {
+                return None;
+            }
+            std::ptr::NonNull::new(page.cast()).map(|page| SharedCounter { page })
+        }
+
+        /// The count before this call, which adds one.
+        pub(super) fn take(&self) -> usize {
+            // SAFETY: the page is mapped until this counter drops (a
+            // child's copy never drops: it ends in `_exit`), page-aligned
+            // and so aligned for an `AtomicUsize`, zero-filled (a valid
+            // 0), and only ever accessed through this atomic, here and in
+            // the children that share it.
+            let counter = unsafe { self.page.as_ref() };
+            counter.fetch_add(1, Ordering::Relaxed)
+        }
+    }
+
+    impl Drop for SharedCounter {
+        fn drop(&mut self) {
+            // SAFETY: the mapping made in `new`, of that length, unmapped
+            // once: no reference to it outlives this counter.
+            unsafe {
+                libc::munmap(
+                    self.page.as_ptr().cast(),
+                    std::mem::size_of::<AtomicUsize>(),
+                );
+            }
+        }
+    }
 
     /// A forked child, and the pipe its report comes back on. Dropped
     /// without [`wait`](Self::wait) (the parent unwinding), it is killed

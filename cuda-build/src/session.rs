@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use cuda_compile::{Compiler, Dependencies, HostCode, Program};
-use cuda_link::{Arch, LinkCache, ObjectCode, PtxIsa};
+use cuda_compile::{Compiler, Dependencies, HostCode, Program, Target};
+use cuda_link::{Arch, LinkCache, LinkTarget, ObjectCode, PtxIsa};
 
 use crate::archs::{parse_arch, resolve_archs};
 use crate::build::{Build, Ptx, PtxIsaChoice, Route};
@@ -34,13 +34,69 @@ pub(crate) struct Session<'a> {
     /// The PTX slot's ISA, and whether a refusal by ptxas is an error.
     pub(crate) ptx_isa: Option<(PtxIsa, bool)>,
     pub(crate) cache: Arc<LinkCache>,
+    /// The threads each NVRTC compile optimises on (`--split-compile`).
+    pub(crate) split_threads: u32,
     /// NVRTC's warnings printed so far: each once, not once per arch.
     pub(crate) warned: std::sync::Mutex<std::collections::HashSet<String>>,
 }
 
-/// One (file, arch) compile's output.
+/// What one NVRTC compile of a file makes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Unit {
+    /// LTO-IR for an arch, which nvJitLink links with the other files of
+    /// its group into each slot.
+    Ltoir(Arch),
+    /// A slot's code itself, for a file alone in its group: a cubin or
+    /// PTX straight from NVRTC, whole-program as nvcc compiles a file, with
+    /// no link after it.
+    Slot(LinkTarget),
+    /// The cubin slot of an arch and the PTX slot of the same arch, from
+    /// one compile (nvcc's `code=[sm_80,compute_80]`), for a file alone.
+    CubinAndPtx(Arch),
+}
+
+impl Unit {
+    /// The arch NVRTC compiles for.
+    pub(crate) fn arch(self) -> Arch {
+        match self {
+            Unit::Ltoir(arch) | Unit::CubinAndPtx(arch) => arch,
+            Unit::Slot(target) => target.arch(),
+        }
+    }
+
+    /// What errors name: the arch (`sm_90`), or the slot (`compute_90`).
+    pub(crate) fn name(self) -> String {
+        match self {
+            Unit::Ltoir(arch) => arch.to_string(),
+            Unit::Slot(target) => target.to_string(),
+            Unit::CubinAndPtx(arch) => format!("{arch} and {}", arch.compute()),
+        }
+    }
+
+    /// What NVRTC writes (besides the PTX of a cubin and its PTX).
+    pub(crate) fn target(self) -> Target {
+        match self {
+            Unit::Ltoir(_) => Target::Ltoir,
+            Unit::Slot(LinkTarget::Cubin(_)) | Unit::CubinAndPtx(_) => Target::Cubin,
+            Unit::Slot(LinkTarget::Ptx(_)) => Target::Ptx,
+        }
+    }
+
+    /// Whether this compile makes `target`'s slot code.
+    pub(crate) fn makes(self, target: LinkTarget) -> bool {
+        match (self, target) {
+            (Unit::Slot(slot), _) => slot == target,
+            (Unit::CubinAndPtx(arch), _) => target.arch() == arch,
+            (Unit::Ltoir(_), _) => false,
+        }
+    }
+}
+
+/// One (file, unit) compile's output.
 pub(crate) struct Compiled {
     pub(crate) code: ObjectCode,
+    /// A cubin's PTX, from [`Unit::CubinAndPtx`].
+    pub(crate) ptx: Option<ObjectCode>,
     pub(crate) from_cache: bool,
     /// What NVRTC's compile read of the program's files; `None` from nvcc.
     pub(crate) dependencies: Option<Dependencies>,
@@ -98,7 +154,9 @@ impl<'a> Session<'a> {
             )),
             PtxIsaChoice::FirstOfRelease => nvjitlink_sys::NvJitLink::global()
                 .ok()
-                .and_then(|lib| PtxIsa::first_of_cuda(lib.version().0))
+                .map(|lib| lib.version().0)
+                .or_else(|| compiler.as_ref().map(|c| c.nvrtc().version().0))
+                .and_then(PtxIsa::first_of_cuda)
                 .map(|isa| (isa, false)),
         };
         let mut session = Session {
@@ -113,10 +171,48 @@ impl<'a> Session<'a> {
             ptx,
             ptx_isa,
             cache,
+            split_threads: u32::try_from(crate::jobs::local_parallelism()).unwrap_or(u32::MAX),
             warned: Default::default(),
         };
         session.route()?;
         Ok(session)
+    }
+
+    /// The slots of each fatbin: a cubin per arch, then the PTX.
+    pub(crate) fn targets(&self) -> Vec<LinkTarget> {
+        let mut targets: Vec<LinkTarget> =
+            self.archs.iter().map(|&a| LinkTarget::Cubin(a)).collect();
+        targets.extend(self.ptx.map(LinkTarget::Ptx));
+        targets
+    }
+
+    /// What NVRTC compiles: each slot's code of a file alone in its group
+    /// (one compile for a cubin and the PTX of one arch); LTO-IR per arch
+    /// of files linked together.
+    pub(crate) fn units(&self) -> Vec<(PathBuf, Unit)> {
+        let alone = self.build.per_file || self.device_files.len() == 1;
+        let both = |arch: Arch| self.archs.contains(&arch) && self.ptx == Some(arch);
+        let mut per_file: Vec<Unit> = match alone {
+            true => self
+                .targets()
+                .into_iter()
+                .map(|target| match target.arch() {
+                    arch if both(arch) => Unit::CubinAndPtx(arch),
+                    _ => Unit::Slot(target),
+                })
+                .collect(),
+            false => self
+                .targets()
+                .into_iter()
+                .map(|target| Unit::Ltoir(target.arch()))
+                .collect(),
+        };
+        let mut seen = std::collections::HashSet::new();
+        per_file.retain(|unit| seen.insert(*unit));
+        self.device_files
+            .iter()
+            .flat_map(|file| per_file.iter().map(move |&unit| (file.clone(), unit)))
+            .collect()
     }
 
     /// Splits the files between NVRTC and nvcc: as [`Build::route`]
@@ -159,7 +255,9 @@ impl<'a> Session<'a> {
         };
         Program::from_path(file)
             .ok()
-            .and_then(|program| HostCode::scan(compiler, &program, &self.options(arch)))
+            .and_then(|program| {
+                HostCode::scan(compiler, &program, &self.options(Unit::Ltoir(arch)))
+            })
             .is_some()
     }
 
@@ -198,7 +296,8 @@ impl<'a> Session<'a> {
                 None => self.compiler.as_ref().and_then(|compiler| {
                     let program = Program::from_path(file).ok()?;
                     let arch = self.archs.first().copied().or(self.ptx)?;
-                    compiler.dependencies(&program, &self.options(arch)).ok()
+                    let options = self.options(Unit::Ltoir(arch));
+                    compiler.dependencies(&program, &options).ok()
                 }),
             };
             match watched {

@@ -188,15 +188,23 @@ fn ptx_text_for_loaders_that_take_ptx() {
         add.contains(".target sm_90") && add.contains(".entry add("),
         "{add}"
     );
+    // NVRTC's own PTX, at its ISA or lowered to the release's first.
     let major = nvjitlink_sys::NvJitLink::global().unwrap().version().0;
-    let isa = cuda_link::PtxIsa::first_of_cuda(major).unwrap();
-    assert!(add.contains(&format!(".version {isa}")), "{add}");
+    let first = cuda_link::PtxIsa::first_of_cuda(major).unwrap();
+    let stated: cuda_link::PtxIsa = add
+        .lines()
+        .find_map(|line| line.strip_prefix(".version "))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(stated <= first, "{add}");
     let fatbin = ObjectCode::from_path(&built.fatbins[0]).unwrap();
     let info = fatbin.inspect().unwrap();
     let entries: Vec<_> = info.fatbin_entries().collect();
     assert_eq!(entries.len(), 1);
     assert_eq!(entries[0].kind, EntryKind::Ptx);
-    assert_eq!(entries[0].version, isa.to_string());
+    assert_eq!(entries[0].version, stated.to_string());
     let module = std::fs::read_to_string(&built.module).unwrap();
     assert!(
         module.contains("pub const PTX: &str = include_str!(\"kernels/add.ptx\");"),
@@ -268,7 +276,10 @@ fn host_code_and_bad_code_say_where() {
     match build.compile("kernels") {
         Err(error @ BuildError::Compile { .. }) => {
             let text = format!("{error:?}");
-            assert!(text.contains("compiling for sm_90: "), "{text}");
+            assert!(
+                text.contains("compiling for sm_90 and compute_90: "),
+                "{text}"
+            );
             assert_eq!(
                 text.matches("host.cu does not compile").count(),
                 1,
@@ -295,6 +306,62 @@ fn host_code_and_bad_code_say_where() {
         build.compile("my kernels"),
         Err(BuildError::BadName(_))
     ));
+}
+
+/// A file alone in its fatbin goes straight from NVRTC to each slot, with
+/// no link after it: the build needs no nvJitLink (where the PTX keeps
+/// the ISA NVRTC wrote: lowering it is checked by ptxas, in nvJitLink),
+/// the cubin and the PTX of one arch come from one compile, and the PTX
+/// slot is NVRTC's text.
+#[test]
+fn a_file_alone_needs_no_link() {
+    if !have_libraries() {
+        return;
+    }
+    in_child(
+        "no_link_child",
+        &[(
+            "CUDA_LINK_NVJITLINK_PATH",
+            "/nonexistent/libnvJitLink.so.13",
+        )],
+    );
+}
+
+#[test]
+fn no_link_child() {
+    if !is_child() {
+        return;
+    }
+    assert!(nvjitlink_sys::NvJitLink::global().is_err());
+    let dir = tempfile::tempdir().unwrap();
+    let built = project(dir.path())
+        .per_file(true)
+        .ptx(Some("compute_80"))
+        .ptx_isa(None)
+        .write_ptx(true)
+        .compile("kernels")
+        .unwrap();
+    // Two files, each: sm_80 with the compute_80 PTX, then sm_90.
+    assert_eq!((built.compiled, built.cached), (4, 0));
+    for (fatbin, kernel) in built.fatbins.iter().zip(["add", "_Z5scaleIfEvPT_i"]) {
+        let fatbin = ObjectCode::from_path(fatbin).unwrap();
+        let info = fatbin.inspect().unwrap();
+        let mut slots: Vec<_> = info
+            .fatbin_entries()
+            .map(|entry| format!("{:?} {}", entry.kind, entry.arch))
+            .collect();
+        slots.sort();
+        assert_eq!(slots, ["Cubin sm_80", "Cubin sm_90", "Ptx sm_80"]);
+        assert_eq!(info.kernels(), [kernel]);
+    }
+    let add = std::fs::read_to_string(&built.ptx_files[0]).unwrap();
+    assert!(
+        add.contains(".target sm_80") && add.contains(".entry add("),
+        "{add}"
+    );
+    // Files linked together need nvJitLink, and say so.
+    let linked = project(dir.path()).compile("linked");
+    assert!(matches!(linked, Err(BuildError::Link { .. })), "{linked:?}");
 }
 
 /// Runs this test binary again for one test, with `env` set: the tests

@@ -10,6 +10,7 @@ use nvrtc_sys::Nvrtc;
 use crate::dependencies::Dependencies;
 use crate::error::CompileError;
 use crate::headers::{self, Closure, SearchPath};
+use crate::made::{Made, Wanted, output_code};
 use crate::nvrtc::{RawProgram, Target, c_string};
 use crate::options::ProgramOptions;
 use crate::program::{Compiled, Program, Warning, log_warnings, newest_ptx_isa};
@@ -236,6 +237,48 @@ impl Compiler {
         target: Target,
         options: &ProgramOptions,
     ) -> Result<Compiled, CompileError> {
+        let (compiled, _) = self.compile_for(program, Wanted { target, ptx: false }, options)?;
+        Ok(compiled)
+    }
+
+    /// Compiles `program` to a cubin for `options.arch` and keeps the PTX
+    /// NVRTC compiled it from: the PTX a [`Target::Ptx`] compile for the
+    /// arch's `compute_XX` gives, from one compile, as nvcc's
+    /// `code=[sm_90,compute_90]` makes both. Cached as one entry.
+    ///
+    /// # Errors
+    /// As [`compile`](Self::compile).
+    pub fn compile_cubin_and_ptx(
+        &self,
+        program: &Program,
+        options: &ProgramOptions,
+    ) -> Result<(Compiled, ObjectCode), CompileError> {
+        let wanted = Wanted {
+            target: Target::Cubin,
+            ptx: true,
+        };
+        let (compiled, ptx) = self.compile_for(program, wanted, options)?;
+        // Always there: the compile and the cache entry both hold it.
+        let ptx = ptx.ok_or_else(|| CompileError::Output {
+            program: program.name.clone(),
+            error: cuda_link::ObjectError {
+                name: program.name.clone(),
+                reason: cuda_link::Reason::Malformed {
+                    what: "compile",
+                    detail: "no PTX".to_owned(),
+                },
+            },
+        })?;
+        Ok((compiled, ptx))
+    }
+
+    fn compile_for(
+        &self,
+        program: &Program,
+        wanted: Wanted,
+        options: &ProgramOptions,
+    ) -> Result<(Compiled, Option<ObjectCode>), CompileError> {
+        let target = wanted.target;
         let version = self.nvrtc.version();
         let arch = options
             .arch
@@ -260,37 +303,33 @@ impl Compiler {
         let dependencies = Dependencies::new(&program.name, &closure, search.folders());
 
         let key_args = self.key_args(&args, &system);
-        let key = self.cache_key(program, target, &key_args, &memory, options, &closure);
+        let key = self.cache_key(program, wanted, &key_args, &memory, options, &closure);
         if let Some(key) = &key
-            && let Some(hit) = self.cached(key, program, target)
+            && let Some(hit) = self.cached(key, program, wanted)
         {
-            return Ok(self.finish(hit.0, hit.1, true, &system, dependencies));
+            let compiled = self.finish(hit.code, hit.log, true, &system, dependencies);
+            return Ok((compiled, hit.ptx));
         }
         let mut nvrtc_args = args.clone();
         nvrtc_args.extend(self.pch_args(options)?);
-        let (code, log) =
-            self.compile_with_implicit_constants(program, target, &nvrtc_args, &memory)?;
+        let made = self.compile_with_implicit_constants(program, wanted, &nvrtc_args, &memory)?;
         // A header edited while NVRTC read it: the output may be of
         // neither version, so it is not stored.
         if let Some(key) = &key
             && closure.unchanged()
         {
-            let entry = encode_entry(&code, &log);
+            let entry = made.entry();
             MemoryCache::store(self.cache.as_deref(), self.memory_tier(), key, entry);
         }
-        Ok(self.finish(code, log, false, &system, dependencies))
+        let compiled = self.finish(made.code, made.log, false, &system, dependencies);
+        Ok((compiled, made.ptx))
     }
 
     /// A compile's output from the in-memory tier, else from the cache
     /// (kept in memory then).
-    fn cached(
-        &self,
-        key: &CacheKey,
-        program: &Program,
-        target: Target,
-    ) -> Option<(ObjectCode, String)> {
+    fn cached(&self, key: &CacheKey, program: &Program, wanted: Wanted) -> Option<Made> {
         MemoryCache::load_with(self.cache.as_deref(), self.memory_tier(), key, |entry| {
-            decode_hit(program, target, entry)
+            Made::from_entry(program, wanted, entry)
         })
     }
 
@@ -338,12 +377,12 @@ impl Compiler {
     fn compile_with_implicit_constants(
         &self,
         program: &Program,
-        target: Target,
+        wanted: Wanted,
         args: &[String],
         memory: &[(String, String)],
-    ) -> Result<(ObjectCode, String), CompileError> {
+    ) -> Result<Made, CompileError> {
         let given = |name: &str| memory.iter().any(|(given, _)| given == name);
-        match self.compile_now(program, target, args, memory) {
+        match self.compile_now(program, wanted, args, memory) {
             Err(CompileError::Compilation { log, .. }) => {
                 let mut headers = Vec::new();
                 if crate::builtin::needs_math_constants(&log) {
@@ -361,7 +400,7 @@ impl Compiler {
                 }
                 let mut args = args.to_vec();
                 args.extend(headers.iter().map(|name| format!("--pre-include={name}")));
-                self.compile_now(program, target, &args, memory)
+                self.compile_now(program, wanted, &args, memory)
             }
             result => result,
         }
@@ -371,10 +410,11 @@ impl Compiler {
     fn compile_now(
         &self,
         program: &Program,
-        target: Target,
+        wanted: Wanted,
         args: &[String],
         memory: &[(String, String)],
-    ) -> Result<(ObjectCode, String), CompileError> {
+    ) -> Result<Made, CompileError> {
+        let target = wanted.target;
         let source = c_string(&program.source, "source")?;
         let headers = memory
             .iter()
@@ -391,6 +431,10 @@ impl Compiler {
         raw.compile(&c_args)?;
         let log = raw.log();
         let bytes = raw.output(target)?;
+        let ptx = match wanted.ptx {
+            true => Some(raw.output(Target::Ptx)?),
+            false => None,
+        };
         let lowered = program
             .name_expressions
             .iter()
@@ -398,7 +442,10 @@ impl Compiler {
             .collect::<Result<Vec<_>, CompileError>>()?;
         drop(raw);
         let code = output_code(program, target, bytes)?.with_name_expressions(lowered);
-        Ok((code, log))
+        let ptx = ptx
+            .map(|bytes| output_code(program, Target::Ptx, bytes))
+            .transpose()?;
+        Ok(Made { code, ptx, log })
     }
 
     /// The result, with its warnings.
@@ -506,15 +553,21 @@ impl Compiler {
     fn key_args(&self, args: &[String], system: &[PathBuf]) -> Vec<String> {
         let portable = self.portable();
         args.iter()
-            .map(|arg| {
+            .filter_map(|arg| {
+                // Split compilation writes the same code for any thread
+                // count (NVRTC 13.0, 2, 4 and 8 threads: the same PTX),
+                // and one thread turns it off: the key says on or off.
+                if let Some(threads) = arg.strip_prefix("--split-compile=") {
+                    return (threads != "1").then(|| "--split-compile".to_owned());
+                }
                 let folder = arg
                     .strip_prefix("--include-path=")
                     .and_then(|dir| system.iter().position(|s| s.as_os_str() == dir))
                     .filter(|_| portable);
-                match folder {
+                Some(match folder {
                     Some(n) => format!("--include-path=<NVIDIA folder {n}>"),
                     None => arg.clone(),
-                }
+                })
             })
             .collect()
     }
@@ -523,7 +576,7 @@ impl Compiler {
     fn cache_key(
         &self,
         program: &Program,
-        target: Target,
+        wanted: Wanted,
         args: &[String],
         memory: &[(String, String)],
         options: &ProgramOptions,
@@ -540,7 +593,7 @@ impl Compiler {
         }
         let mut key = CacheKey::builder(CACHE_DOMAIN);
         key.field(self.identity().as_bytes())
-            .field(target.name().as_bytes())
+            .field(wanted.name().as_bytes())
             .count(args.len());
         let base = self.base_dir.as_deref();
         for arg in args {
@@ -617,85 +670,6 @@ fn target_arch(target: Target, arch: Arch) -> String {
         Target::Cubin => format!("-arch={arch}"),
         Target::Ptx | Target::Ltoir => format!("-arch={}", arch.compute()),
     }
-}
-
-/// NVRTC's output as validated device code.
-fn output_code(
-    program: &Program,
-    target: Target,
-    bytes: Vec<u8>,
-) -> Result<ObjectCode, CompileError> {
-    let name = format!("{} ({})", program.name, target.name());
-    let code = match target {
-        Target::Ptx => ObjectCode::from_ptx(bytes, name),
-        Target::Ltoir => ObjectCode::from_ltoir(bytes, name),
-        Target::Cubin => ObjectCode::from_cubin(bytes, name),
-    };
-    code.map_err(|error| CompileError::Output {
-        program: program.name.clone(),
-        error,
-    })
-}
-
-/// A compile's cache entry: the output, NVRTC's log, and each name
-/// expression with its lowered name, NUL-separated.
-fn encode_entry(code: &ObjectCode, log: &str) -> cuda_link::CacheEntry {
-    let mut lowered = Vec::new();
-    for (expression, name) in code.name_expressions() {
-        for part in [expression, name] {
-            lowered.extend_from_slice(part.as_bytes());
-            lowered.push(0);
-        }
-    }
-    cuda_link::CacheEntry::default()
-        .with("output", code.as_bytes())
-        .with("log", log.as_bytes())
-        .with("lowered", lowered)
-}
-
-/// A cache hit as a compile's result; `Err` (so the entry is dropped and
-/// the program compiled again) when it does not validate or decode.
-fn decode_hit(
-    program: &Program,
-    target: Target,
-    mut entry: cuda_link::CacheEntry,
-) -> Result<(ObjectCode, String), cuda_link::ObjectError> {
-    let corrupt = |detail: &str| cuda_link::ObjectError {
-        name: program.name.clone(),
-        reason: cuda_link::Reason::Malformed {
-            what: "compile cache entry",
-            detail: detail.to_owned(),
-        },
-    };
-    let text = |bytes: &[u8]| String::from_utf8(bytes.to_vec()).map_err(|_| corrupt("not UTF-8"));
-    let log = text(entry.get("log").ok_or_else(|| corrupt("no log"))?)?;
-    let lowered = text(
-        entry
-            .get("lowered")
-            .ok_or_else(|| corrupt("no lowered names"))?,
-    )?;
-    let mut parts = lowered.split_terminator('\0').map(str::to_owned);
-    let mut pairs = Vec::new();
-    while let Some(expression) = parts.next() {
-        let name = parts
-            .next()
-            .ok_or_else(|| corrupt("a name expression without its name"))?;
-        pairs.push((expression, name));
-    }
-    let names_match = pairs.len() == program.name_expressions.len()
-        && pairs
-            .iter()
-            .zip(&program.name_expressions)
-            .all(|((given, _), expected)| given == expected);
-    if !names_match {
-        return Err(corrupt("name expressions differ from the program's"));
-    }
-    let output = entry.take("output").ok_or_else(|| corrupt("no output"))?;
-    let code = output_code(program, target, output).map_err(|e| match e {
-        CompileError::Output { error, .. } => error,
-        other => corrupt(&other.to_string()),
-    })?;
-    Ok((code.with_name_expressions(pairs), log))
 }
 
 /// A warning when PTX's ISA is newer than the installed driver takes.

@@ -9,6 +9,7 @@ mod headers;
 mod host_code;
 mod host_scan;
 mod lex;
+mod made;
 mod nvcc;
 mod nvrtc;
 mod options;

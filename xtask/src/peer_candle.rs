@@ -386,7 +386,7 @@ impl BuildEnv<'_> {
 
 /// The kernel part alone, cold, on this machine: nvcc's PTX of the eleven
 /// files (cudaforge's command line, one process per core) against cuda-build's (NVRTC
-/// and nvJitLink, an empty cache), as a markdown table.
+/// straight to PTX, an empty cache), as a markdown table.
 fn kernel_times(workspace: &Path, nvcc: &Path, peer: &Path) -> Result<String> {
     let scratch = crate::bench_build::scratch_dir(workspace, "peer-candle/kernels")?;
     let src = peer.join("candle-kernels/src");
@@ -418,7 +418,7 @@ fn kernel_times(workspace: &Path, nvcc: &Path, peer: &Path) -> Result<String> {
     Ok(format!(
         "| kernel part: PTX of candle's {} files for compute_90a, cold | seconds |\n|---|---|\n\
          | nvcc 13.0 --ptx, a process per file, one per core | {nvcc_seconds:.1} |\n\
-         | cuda-build (NVRTC 13.0, nvJitLink 13) | {ours_seconds:.1} ({}) |\n\
+         | cuda-build (NVRTC 13.0, straight to PTX) | {ours_seconds:.1} ({}) |\n\
          | ratio cuda-build / nvcc | {:.2} |",
         PTX_FILES.len(),
         lines.get(1).map_or("", String::as_str),

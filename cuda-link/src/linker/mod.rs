@@ -331,6 +331,23 @@ impl Linker {
         }
     }
 
+    /// PTX made elsewhere (NVRTC's) as [`link`](Self::link) returns its
+    /// own: its `.version` lowered to [`LinkerOptions::ptx_isa`] where it
+    /// states a newer one, once ptxas has assembled the lowered text for
+    /// this linker's arch. Without `ptx_isa`, or for PTX that states no
+    /// newer ISA, `ptx` comes back as it is, and nvJitLink is not called.
+    ///
+    /// # Errors
+    /// [`LinkError::PtxIsaTooLow`] with ptxas's words when the code needs
+    /// the newer ISA; [`LinkError::Input`] when `ptx` is not PTX;
+    /// otherwise as [`link`](Self::link).
+    pub fn lower_ptx_isa(&self, ptx: ObjectCode) -> Result<ObjectCode, LinkError> {
+        match self.options.ptx_isa {
+            Some(isa) => self.lower_ptx(ptx, isa),
+            None => Ok(ptx),
+        }
+    }
+
     /// `ptx` with its `.version` lowered to `isa` when it states a newer
     /// one, after ptxas (inside nvJitLink) has assembled the lowered text
     /// for the link's arch, unoptimised: ptxas refuses what the older ISA

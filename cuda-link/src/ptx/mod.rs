@@ -52,6 +52,16 @@ impl PtxIsa {
         PtxIsa { major, minor }
     }
 
+    /// The ISA `ptx` states in its `.version`, its first directive; `None`
+    /// when it states none or is not PTX text.
+    pub fn stated_by(ptx: &[u8]) -> Option<Self> {
+        let mut tokens = Tokens::new(text(ptx).ok()?);
+        if tokens.next()? != ".version" {
+            return None;
+        }
+        tokens.next()?.parse().ok()
+    }
+
     /// The first ISA of a CUDA major release, which every driver of that
     /// release JIT-compiles: 12 → 8.0, 13 → 9.0 (the ISA's major is the
     /// release's minus four since CUDA 11).

@@ -1,8 +1,8 @@
 //! candle-kernels' build with cuda-build.
 //!
 //! The eleven files candle loads as PTX modules are device code only:
-//! NVRTC compiles them and nvJitLink links each to PTX, the text written
-//! to `OUT_DIR/ptx.rs` as upstream's builder writes it. The MoE and GGUF
+//! NVRTC compiles each straight to PTX, the text written to
+//! `OUT_DIR/ptx.rs` as upstream's builder writes it. The MoE and GGUF
 //! files launch their kernels from host functions (`ffi.rs`): cuda-build
 //! sends them to nvcc, into `libmoe.a`, with upstream's flags, through
 //! the same cache. No cudaforge.
