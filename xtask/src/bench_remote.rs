@@ -108,13 +108,13 @@ pub fn bench_remote(workspace: &Path, pairs: usize) -> Result<()> {
 }
 
 /// A `redis-server` for the bench, stopped when dropped.
-struct Redis {
+pub(crate) struct Redis {
     child: Child,
     port: u16,
 }
 
 impl Redis {
-    fn start(scratch: &Path) -> Result<Redis> {
+    pub(crate) fn start(scratch: &Path) -> Result<Redis> {
         let port = TcpListener::bind(("127.0.0.1", 0))?.local_addr()?.port();
         let child = Command::new("redis-server")
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
@@ -135,7 +135,7 @@ impl Redis {
         Err(format!("redis-server did not answer on port {port}").into())
     }
 
-    fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("redis://127.0.0.1:{}/0", self.port)
     }
 

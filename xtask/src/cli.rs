@@ -78,6 +78,9 @@ pub enum Command {
         /// Only time the kernel part: the eleven PTX files, nvcc against cuda-build, cold
         #[arg(long)]
         kernels_only: bool,
+        /// Then time candle-kernels' build script cold in this many ABBA pairs (upstream, ours), a second runner with a warm shared store, and a no-op rebuild
+        #[arg(long, default_value_t = 0)]
+        pairs: usize,
     },
     /// The CPU test suites under AddressSanitizer
     Sanitize,

@@ -143,6 +143,14 @@ const LOAD_GAP_SH: &str = r#"for mode in EAGER LAZY; do
 done
 "#;
 
+/// `load_held.sh [SECONDS] [THREADS]`: the default path held under load
+/// (`cuda-module/benches/load_held.rs`), each configuration for SECONDS
+/// (60) on THREADS threads (8), once per loading mode.
+const LOAD_HELD_SH: &str = r#"for mode in EAGER LAZY; do
+    CUDA_MODULE_LOADING=$mode ./load-held "${1:-60}" "${2:-8}" || exit 1
+done
+"#;
+
 /// `compile_bench.sh [PAIRS] [includes]`: a warm compile-cache hit plus
 /// load and first lookup, ours (`compile-bench`) against cuda.core's
 /// (`compile_bench.py`, with cuda.core's program cache when it has one),
@@ -348,6 +356,7 @@ pub fn test_gpu(workspace: &Path, run_here: bool) -> Result<()> {
     crate::corpus::ensure(workspace)?;
     let fuzzer = build_example(workspace, "gpu_fuzz")?;
     let load_gap = build_bench(workspace, "load_gap")?;
+    let load_held = build_bench(workspace, "load_held")?;
     let compile_bench = build_bench(workspace, "compile_bench")?;
     let fatbin_stress = build_example(workspace, "fatbin_stress")?;
     let cubin_options = build_example(workspace, "cubin_options")?;
@@ -372,6 +381,8 @@ pub fn test_gpu(workspace: &Path, run_here: bool) -> Result<()> {
     copy_executable(&fuzzer, bundle.join("gpu-fuzz"))?;
     copy_executable(&load_gap, bundle.join("load-gap"))?;
     write_script(&bundle.join("load_gap.sh"), LOAD_GAP_SH)?;
+    copy_executable(&load_held, bundle.join("load-held"))?;
+    write_script(&bundle.join("load_held.sh"), LOAD_HELD_SH)?;
     copy_executable(&compile_bench, bundle.join("compile-bench"))?;
     copy_executable(&fatbin_stress, bundle.join("fatbin-stress"))?;
     write_script(&bundle.join("fatbin_stress.sh"), FATBIN_STRESS_SH)?;

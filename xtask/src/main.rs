@@ -21,6 +21,7 @@ mod loaders;
 mod map;
 mod msrv;
 mod peer_candle;
+mod peer_candle_numbers;
 mod redist;
 mod vendor;
 
@@ -75,7 +76,10 @@ fn try_main() -> Result<()> {
             save,
         } => fuzz_link(&workspace, seconds, seed, count, &save),
         Task::Msrv => msrv::check(&workspace),
-        Task::PeerCandle { kernels_only } => peer_candle::peer_candle(&workspace, kernels_only),
+        Task::PeerCandle {
+            kernels_only,
+            pairs,
+        } => peer_candle::peer_candle(&workspace, kernels_only, pairs),
     }
 }
 

@@ -67,7 +67,7 @@ const VARIANTS: [Variant; 2] = [
     },
 ];
 
-pub fn peer_candle(workspace: &Path, kernels_only: bool) -> Result<()> {
+pub fn peer_candle(workspace: &Path, kernels_only: bool, pairs: usize) -> Result<()> {
     redist::ensure(workspace, &[])?;
     let nvcc = redist::install(workspace, &redist::NVCC)?;
     let peer = workspace.join("peers/candle");
@@ -93,7 +93,8 @@ pub fn peer_candle(workspace: &Path, kernels_only: bool) -> Result<()> {
     let mut times = Vec::new();
     for variant in &VARIANTS {
         let dir = root.join(variant.name);
-        write_workspace(&dir, &peer, &candle_core, variant.ours)?;
+        let kernels = peer.join("candle-kernels");
+        write_workspace(&dir, &peer, &candle_core, variant.ours.then_some(&*kernels))?;
         let env = BuildEnv {
             workspace,
             nvcc: &nvcc,
@@ -160,6 +161,17 @@ pub fn peer_candle(workspace: &Path, kernels_only: bool) -> Result<()> {
         println!("| {name} | {seconds:.1} | {script} |");
     }
     println!("{kernel_times}");
+    if pairs > 0 {
+        let numbers = crate::peer_candle_numbers::Numbers {
+            workspace,
+            nvcc: &nvcc,
+            stubs: &stubs,
+            root: &root,
+            peer: &peer,
+            candle_core: &candle_core,
+        };
+        println!("{}", numbers.measure(pairs)?);
+    }
     let size = std::fs::metadata(bundle.join("bin.tar.xz"))?.len();
     eprintln!(
         "xtask: bundle in {} ({} MiB); on the GPU machine: bash run.sh",
@@ -171,7 +183,7 @@ pub fn peer_candle(workspace: &Path, kernels_only: bool) -> Result<()> {
 
 /// How long candle-kernels' build script ran in the last build, from
 /// cargo's `--timings` report; `None` when it did not run.
-fn build_script_seconds(report: &Path) -> Result<Option<f64>> {
+pub(crate) fn build_script_seconds(report: &Path) -> Result<Option<f64>> {
     let html = std::fs::read_to_string(report)?;
     let start = html
         .find("const UNIT_DATA = ")
@@ -228,9 +240,14 @@ fn registry_source(peer: &Path, name: &str) -> Result<PathBuf> {
 /// The workspace of one build: candle-core's published source as a member
 /// (its tests build only so), the probe, and `peers/candle`'s lock (the
 /// probe's dependencies hold candle-core's dev-dependencies, so it pins
-/// every crate of both builds); ours patches candle-kernels to the peer
-/// crate.
-fn write_workspace(dir: &Path, peer: &Path, candle_core: &Path, ours: bool) -> Result<()> {
+/// every crate of both builds); ours patches candle-kernels to `kernels`,
+/// the peer crate or a copy of it.
+pub(crate) fn write_workspace(
+    dir: &Path,
+    peer: &Path,
+    candle_core: &Path,
+    kernels: Option<&Path>,
+) -> Result<()> {
     // Copied again unless a whole copy of this source is there: a copy
     // the build has seen keeps its times, and candle-core stays built.
     let copied = dir.join("candle-core/.copied-from");
@@ -240,12 +257,12 @@ fn write_workspace(dir: &Path, peer: &Path, candle_core: &Path, ours: bool) -> R
         std::fs::write(&copied, &source)?;
     }
     crate::copy_dir(&peer.join("probe"), &dir.join("probe"))?;
-    let kernels = match ours {
-        true => format!(
+    let kernels = match kernels {
+        Some(kernels) => format!(
             "candle-kernels = {{ path = {:?} }}\n",
-            peer.join("candle-kernels").display().to_string()
+            kernels.display().to_string()
         ),
-        false => String::new(),
+        None => String::new(),
     };
     std::fs::write(
         dir.join("Cargo.toml"),
@@ -300,17 +317,17 @@ fn link_stubs(dir: &Path, cudarc: &Path, nvcc: &Path) -> Result<PathBuf> {
 }
 
 /// What both builds share: the toolchain, the stubs and the target folder.
-struct BuildEnv<'a> {
-    workspace: &'a Path,
-    nvcc: &'a Path,
-    stubs: &'a Path,
-    target: &'a Path,
+pub(crate) struct BuildEnv<'a> {
+    pub(crate) workspace: &'a Path,
+    pub(crate) nvcc: &'a Path,
+    pub(crate) stubs: &'a Path,
+    pub(crate) target: &'a Path,
     /// cuda-build's cache, empty: the timed build compiles.
-    cache: &'a Path,
+    pub(crate) cache: &'a Path,
 }
 
 impl BuildEnv<'_> {
-    fn cargo(&self, dir: &Path) -> Command {
+    pub(crate) fn cargo(&self, dir: &Path) -> Command {
         let redist = redist::root(self.workspace);
         let nvcc_bin = self.nvcc.parent().unwrap_or(Path::new("."));
         let path = std::env::var_os("PATH").unwrap_or_default();
