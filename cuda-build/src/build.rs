@@ -6,10 +6,12 @@ use std::path::{Path, PathBuf};
 use cuda_compile::ProgramOptions;
 
 /// Compiles `.cu` files in a build script, as `cc::Build` compiles C:
-/// every file for every arch with NVRTC (to LTO-IR, in parallel under
-/// cargo's jobserver), linked per arch with nvJitLink, bundled into one
-/// fatbin with a cubin per arch and PTX for later GPUs, and a Rust module
-/// that names its kernels, for [`include_kernels!`](crate::include_kernels).
+/// every file for every arch with NVRTC (in parallel under cargo's
+/// jobserver; files compiled together to LTO-IR, linked per arch with
+/// nvJitLink; a file alone straight to its cubins and PTX), bundled into
+/// one fatbin with a cubin per arch and PTX for later GPUs, and a Rust
+/// module that names its kernels, for
+/// [`include_kernels!`](crate::include_kernels).
 ///
 /// ```no_run
 /// // build.rs
@@ -95,9 +97,10 @@ pub(crate) enum Ptx {
 /// The PTX ISA of the PTX slot.
 #[derive(Debug, Clone)]
 pub(crate) enum PtxIsaChoice {
-    /// The first of nvJitLink's major release, where ptxas takes it.
+    /// The first of nvJitLink's (else NVRTC's) major release, where
+    /// ptxas takes it.
     FirstOfRelease,
-    /// As nvJitLink writes it.
+    /// As NVRTC or nvJitLink writes it.
     AsLinked,
     /// This one (`"9.0"`), or an error.
     Exactly(String),

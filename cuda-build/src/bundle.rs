@@ -59,6 +59,20 @@ impl Session<'_> {
                     }
                     self.slot_codes(name, slots, None).map_err(fail)?
                 }
+                // NVRTC's PTX, which only nvJitLink's ptxas could check at
+                // the lower ISA.
+                LinkError::NvJitLinkUnavailable(error)
+                    if matches!(self.ptx_isa, Some((_, false))) =>
+                {
+                    if self.build.cargo_metadata {
+                        println!(
+                            "cargo:warning={name}: the PTX for {target} keeps the PTX ISA NVRTC \
+                             wrote, which older drivers may not JIT: lowering it needs nvJitLink \
+                             to check it ({error})"
+                        );
+                    }
+                    self.slot_codes(name, slots, None).map_err(fail)?
+                }
                 source => {
                     return Err(fail(Box::new(LinkError::ForTarget {
                         target,

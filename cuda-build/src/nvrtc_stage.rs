@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use cuda_compile::{CompileError, Compiler, HostCode, Program, ProgramOptions, Target, Warning};
-use cuda_link::ObjectCode;
+use cuda_link::{ObjectCode, PtxIsa};
 
 use crate::error::BuildError;
 use crate::session::{Compiled, Session, Unit};
@@ -89,8 +89,8 @@ impl Session<'_> {
 
     /// The program options of one compile: LTO-IR is relocatable, to be
     /// linked; a slot's code is whole-program, as nvcc compiles a file.
-    /// NVRTC optimises in parallel (`--split-compile`) on the cores the
-    /// build may use, unless the options set it.
+    /// NVRTC optimises a slot's code in parallel (`--split-compile`),
+    /// unless the options set it.
     pub(crate) fn options(&self, unit: Unit) -> ProgramOptions {
         let mut options = self
             .build
@@ -134,10 +134,15 @@ impl Session<'_> {
                 if self.build.cargo_metadata && self.build.warnings {
                     let mut warned = self.warned.lock().unwrap_or_else(|p| p.into_inner());
                     // PTX newer than this machine's driver takes is lowered
-                    // to the slot's ISA before it is bundled.
-                    let lowered = |warning: &Warning| {
-                        self.ptx_isa.is_some()
-                            && matches!(warning, Warning::PtxNewerThanDriver { .. })
+                    // to the slot's ISA before it is bundled: said only
+                    // where that ISA is newer than the driver's too.
+                    let lowered = |warning: &Warning| match (warning, self.ptx_isa) {
+                        (Warning::PtxNewerThanDriver { driver_isa, .. }, Some((isa, _))) => {
+                            driver_isa
+                                .parse::<PtxIsa>()
+                                .is_ok_and(|driver| isa <= driver)
+                        }
+                        _ => false,
                     };
                     for warning in compiled.warnings.iter().filter(|w| !lowered(w)) {
                         // NVRTC's lines start with the file's name.

@@ -47,6 +47,10 @@ pub(crate) fn spread<T>(
     }
     let next = child::SharedCounter::new()?;
     before_fork();
+    // Again: `before_fork` may have started a thread.
+    if !single_threaded() {
+        return None;
+    }
     let take = || {
         let mut marked = Vec::new();
         loop {
@@ -66,7 +70,9 @@ pub(crate) fn spread<T>(
             in_child_at_end();
             marked
         };
-        match child::Child::fork(run) {
+        // SAFETY: checked above, after `before_fork`, that this process
+        // has one thread; nothing here since starts one.
+        match unsafe { child::Child::fork(run) } {
             Some(child) => children.push(child),
             // No process or pipe to be had: the others do the rest.
             None => break,
@@ -196,12 +202,15 @@ mod child {
 
     impl Child {
         /// Forks a child that runs `run`, sends back what it returns and
-        /// exits; `None` when no pipe or process could be made. Call only
-        /// where this process has one thread.
-        pub(super) fn fork(run: impl FnOnce() -> Vec<(usize, u8)>) -> Option<Child> {
+        /// exits; `None` when no pipe or process could be made.
+        ///
+        /// # Safety
+        /// This process has one thread: a lock another thread held would
+        /// stay held in the child forever.
+        pub(super) unsafe fn fork(run: impl FnOnce() -> Vec<(usize, u8)>) -> Option<Child> {
             let (report, mut writer) = std::io::pipe().ok()?;
             let parent = std::process::id();
-            // SAFETY: fork(2) takes no pointers. The caller checked that
+            // SAFETY: fork(2) takes no pointers. The caller vouches that
             // this process has one thread, so no lock (the allocator's,
             // stdout's, NVRTC's) is held by a thread the child lacks: the
             // child may allocate, do I/O and call NVRTC (it never touches

@@ -40,6 +40,14 @@ pub(crate) struct Session<'a> {
     pub(crate) warned: std::sync::Mutex<std::collections::HashSet<String>>,
 }
 
+/// The threads one NVRTC compile optimises on (`--split-compile`). The
+/// same on every machine: the cubin records the count (NVRTC passes it to
+/// ptxas), so a build's output, and its cache key, do not depend on the
+/// cores; and a machine of many cores does not run cores² threads at
+/// once. On two cores, 4 threads compile candle's `quantized.cu` as fast
+/// as 2 (9.99 s against 9.81 s; 16.8 s without).
+const SPLIT_THREADS: u32 = 4;
+
 /// What one NVRTC compile of a file makes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Unit {
@@ -171,7 +179,7 @@ impl<'a> Session<'a> {
             ptx,
             ptx_isa,
             cache,
-            split_threads: u32::try_from(crate::jobs::local_parallelism()).unwrap_or(u32::MAX),
+            split_threads: SPLIT_THREADS,
             warned: Default::default(),
         };
         session.route()?;
@@ -190,7 +198,28 @@ impl<'a> Session<'a> {
     /// (one compile for a cubin and the PTX of one arch); LTO-IR per arch
     /// of files linked together.
     pub(crate) fn units(&self) -> Vec<(PathBuf, Unit)> {
-        let alone = self.build.per_file || self.device_files.len() == 1;
+        // Flags that ask for relocatable code or LTO-IR (`-rdc=true`,
+        // `-dlto`) keep the link: NVRTC's own cubin would be unlinked.
+        let relocatable = self
+            .archs
+            .first()
+            .or(self.ptx.as_ref())
+            .is_some_and(|&arch| {
+                let options = self.options(Unit::Slot(LinkTarget::Ptx(arch)));
+                let spelled = |option: &String| {
+                    matches!(
+                        option.as_str(),
+                        "-rdc=true"
+                            | "--relocatable-device-code=true"
+                            | "-dlto"
+                            | "--dlink-time-opt"
+                    )
+                };
+                options.relocatable_device_code == Some(true)
+                    || options.link_time_optimization
+                    || options.extra_options.iter().any(spelled)
+            });
+        let alone = (self.build.per_file || self.device_files.len() == 1) && !relocatable;
         let both = |arch: Arch| self.archs.contains(&arch) && self.ptx == Some(arch);
         let mut per_file: Vec<Unit> = match alone {
             true => self

@@ -359,9 +359,18 @@ fn no_link_child() {
         add.contains(".target sm_80") && add.contains(".entry add("),
         "{add}"
     );
-    // Files linked together need nvJitLink, and say so.
+    // Files linked together need nvJitLink, and say so; so does a file
+    // alone compiled relocatable (NVRTC's cubin would be unlinked).
     let linked = project(dir.path()).compile("linked");
     assert!(matches!(linked, Err(BuildError::Link { .. })), "{linked:?}");
+    let relocatable = project(dir.path())
+        .per_file(true)
+        .flag("-rdc=true")
+        .compile("relocatable");
+    assert!(
+        matches!(relocatable, Err(BuildError::Link { .. })),
+        "{relocatable:?}"
+    );
 }
 
 /// Runs this test binary again for one test, with `env` set: the tests

@@ -553,21 +553,15 @@ impl Compiler {
     fn key_args(&self, args: &[String], system: &[PathBuf]) -> Vec<String> {
         let portable = self.portable();
         args.iter()
-            .filter_map(|arg| {
-                // Split compilation writes the same code for any thread
-                // count (NVRTC 13.0, 2, 4 and 8 threads: the same PTX),
-                // and one thread turns it off: the key says on or off.
-                if let Some(threads) = arg.strip_prefix("--split-compile=") {
-                    return (threads != "1").then(|| "--split-compile".to_owned());
-                }
+            .map(|arg| {
                 let folder = arg
                     .strip_prefix("--include-path=")
                     .and_then(|dir| system.iter().position(|s| s.as_os_str() == dir))
                     .filter(|_| portable);
-                Some(match folder {
+                match folder {
                     Some(n) => format!("--include-path=<NVIDIA folder {n}>"),
                     None => arg.clone(),
-                })
+                }
             })
             .collect()
     }

@@ -4,14 +4,18 @@
 //! Usage, on a GPU machine, after `gpu_bench prepare DATA_DIR`:
 //! `gpu_phases DATA_DIR` links `small.ptx` for sm_90, loads the cubin and
 //! looks up `saxpy`, 40 times per isolation setting, with the `tracing`
-//! spans of cuda-link and cuda-module recorded. It prints, per span path,
-//! the median time per iteration (JSON on stdout, a table on stderr).
+//! spans of cuda-link and cuda-module recorded; then the same with the
+//! link a warm hit of the persistent cache (its in-memory tier off: open,
+//! read, checksum, validation). It prints, per span path, the median time
+//! per iteration (JSON on stdout, a table on stderr).
 
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use cuda_link::{Arch, Isolation, Linker, LinkerOptions, ObjectCode, OutputKind};
+use std::sync::Arc;
+
+use cuda_link::{Arch, Isolation, LinkCache, Linker, LinkerOptions, ObjectCode, OutputKind};
 use cuda_link_tests::phases::PhaseTimes;
 use cuda_module::{Context, Library};
 
@@ -24,18 +28,30 @@ fn main() {
     let _current = context.make_current().unwrap();
     let times = PhaseTimes::install();
 
+    // A fresh cache, filled by the warm-up of its configuration.
+    let cache_dir = data_dir.join("phases-cache");
+    let _ = std::fs::remove_dir_all(&cache_dir);
+    let persistent = Arc::new(LinkCache::new(&cache_dir).with_memory_tier(false));
     let mut report = serde_json::Map::new();
-    for (label, isolation) in [
-        ("isolated (default)", Isolation::default()),
-        ("in-process", Isolation::InProcess),
+    for (label, isolation, cache) in [
+        ("isolated (default)", Isolation::default(), None),
+        ("in-process", Isolation::InProcess, None),
+        (
+            "warm persistent hit",
+            Isolation::default(),
+            Some(&persistent),
+        ),
     ] {
         let once = || {
             let _e2e = tracing::debug_span!("e2e").entered();
             let ptx = ObjectCode::from_ptx(ptx.clone(), "saxpy.cu").unwrap();
             let options = LinkerOptions::for_arch(Arch::sm(90))
-                .no_cache(true)
+                .no_cache(cache.is_none())
                 .isolation(isolation);
             let mut linker = Linker::new(options).unwrap();
+            if let Some(cache) = cache {
+                linker = linker.with_cache(Arc::clone(cache));
+            }
             linker.add(&ptx).unwrap();
             let cubin = linker.link(OutputKind::Cubin).unwrap();
             let library = Library::load(&cubin).unwrap();

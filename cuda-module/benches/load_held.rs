@@ -8,7 +8,8 @@
 //! `load_held SECONDS THREADS` prints one row per configuration: rounds a
 //! second, the round's p50 and p99, failures and wrong numbers, and what
 //! the process holds before and after (RSS, descriptors) and at the end
-//! (live link workers, zombies).
+//! (live link workers, zombies, and the bytes our in-memory tier holds:
+//! it keeps up to 256 MiB of outputs by default).
 
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -90,14 +91,21 @@ fn held() -> (u64, usize) {
 /// This process's children: (alive, zombies).
 fn children() -> (usize, usize) {
     let mut pids = Vec::new();
-    for task in std::fs::read_dir("/proc/self/task").into_iter().flatten().flatten() {
+    for task in std::fs::read_dir("/proc/self/task")
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
         let listed = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
         pids.extend(listed.split_whitespace().map(str::to_owned));
     }
     let zombie = |pid: &String| {
         std::fs::read_to_string(format!("/proc/{pid}/stat"))
             .ok()
-            .and_then(|stat| stat.rsplit_once(") ").map(|(_, rest)| rest.starts_with('Z')))
+            .and_then(|stat| {
+                stat.rsplit_once(") ")
+                    .map(|(_, rest)| rest.starts_with('Z'))
+            })
             .unwrap_or(false)
     };
     let zombies = pids.iter().filter(|pid| zombie(pid)).count();
@@ -132,9 +140,9 @@ fn main() {
     ];
     println!(
         "| mode | programs | linker | threads | s | rounds/s | p50 ms | p99 ms | failed | wrong | \
-         RSS MiB before → after | fds before → after | workers, zombies after |"
+         RSS MiB before → after | fds before → after | workers, zombies after | tier MiB after |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let next_unique = AtomicUsize::new(REPEATED);
     for (programs, linker, isolation) in configs {
         let options = LinkerOptions::for_arch(arch).isolation(isolation);
@@ -193,7 +201,7 @@ fn main() {
         let (workers, zombies) = children();
         println!(
             "| {mode:?} | {programs} | {linker} | {threads} | {elapsed:.0} | {:.0} | {:.2} | {:.2} \
-             | {} | {} | {} → {} | {} → {} | {workers}, {zombies} |",
+             | {} | {} | {} → {} | {} → {} | {workers}, {zombies} | {} |",
             all.len() as f64 / elapsed,
             percentile(&all, 0.5),
             percentile(&all, 0.99),
@@ -203,6 +211,7 @@ fn main() {
             after.0 / 1024,
             before.1,
             after.1,
+            cuda_link::MemoryCache::stats().bytes >> 20,
         );
     }
 }

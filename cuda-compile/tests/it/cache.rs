@@ -625,51 +625,30 @@ fn deep_edit_child(root: &std::path::Path) {
     );
 }
 
-/// Split compilation is keyed on or off, not by its thread count (NVRTC
-/// writes the same code for any count, and one thread is off); a cubin
-/// with its PTX is one entry, whose PTX is the PTX a `compute_XX` compile
-/// gives.
+/// A cubin with its PTX is one entry, whose PTX is the PTX a
+/// `compute_XX` compile gives.
 #[test]
-fn split_compiles_share_entries_and_a_cubin_keeps_its_ptx() {
+fn a_cubin_keeps_its_ptx() {
     let cache_dir = tempfile::tempdir().unwrap();
+    let project = Project::new();
+    let program = project.program();
     for (major, compiler) in compilers() {
         let compiler = compiler.with_cache(Arc::new(LinkCache::new(cache_dir.path())));
-        let project = Project::new();
-        let program = project.program();
-        let split = |threads: Option<u32>| {
-            let mut options = project.options();
-            options.split_compile = threads;
-            options
-        };
-        assert!(
-            !compile(&compiler, &program, &split(Some(2))),
-            "NVRTC {major}"
-        );
-        assert!(
-            compile(&compiler, &program, &split(Some(4))),
-            "NVRTC {major}"
-        );
-        assert!(
-            compile(&compiler, &program, &split(Some(0))),
-            "NVRTC {major}"
-        );
-        assert!(!compile(&compiler, &program, &split(None)), "NVRTC {major}");
-        assert!(
-            compile(&compiler, &program, &split(Some(1))),
-            "NVRTC {major}"
-        );
-
         let (cubin, ptx) = compiler
             .compile_cubin_and_ptx(&program, &project.options())
             .unwrap();
-        assert!(!cubin.from_cache, "NVRTC {major}: its own entry");
+        assert!(!cubin.from_cache, "NVRTC {major}: cold");
         let alone = compiler
             .compile(&program, Target::Ptx, &project.options())
             .unwrap();
         assert_eq!(ptx.as_bytes(), alone.code.as_bytes(), "NVRTC {major}");
+        let plain = compiler
+            .compile(&program, Target::Cubin, &project.options())
+            .unwrap();
+        assert!(!plain.from_cache, "NVRTC {major}: an entry of its own");
         assert_eq!(
-            cubin.code.kind(),
-            cuda_link::ObjectKind::Cubin,
+            plain.code.as_bytes(),
+            cubin.code.as_bytes(),
             "NVRTC {major}"
         );
         let (again, ptx_again) = compiler

@@ -558,6 +558,7 @@ impl LinkCache {
         };
         let found = self.read_entry(dir, key).map(|read| {
             read.and_then(|(entry, file)| {
+                let _phase = phase!("cache_convert");
                 convert(entry)
                     .map(|value| (value, file))
                     .map_err(|e| e.to_string())
@@ -568,6 +569,7 @@ impl LinkCache {
                 bump(&self.counters.hits, 1);
                 // Recency for LRU eviction, on the file that was read;
                 // failing to touch is harmless.
+                let _phase = phase!("cache_touch");
                 let _ = file.set_modified(SystemTime::now());
                 Some(value)
             }
@@ -645,11 +647,14 @@ impl LinkCache {
             bump(&self.counters.refused, 1);
             None
         };
+        let opened = phase!("cache_open");
         let (file, len) = match dir.open_entry(&entry_name(key), Self::MAX_ENTRY_BYTES) {
             Found::Missing => return None,
             Found::Refused(why) => return refuse(&why),
             Found::File(file, len) => (file, len),
         };
+        drop(opened);
+        let read = phase!("cache_read");
         // Bounded by the size the open file had, itself within the bound,
         // and by the bound itself should the file grow meanwhile.
         let mut bytes = Vec::with_capacity(usize::try_from(len).ok()?);
@@ -661,6 +666,9 @@ impl LinkCache {
         if bytes.len() as u64 > Self::MAX_ENTRY_BYTES {
             return refuse("it grew past the size bound while read");
         }
+        drop(read);
+        // The checksum and the key it holds, then the blobs.
+        let _phase = phase!("cache_checksum");
         match entry::decode(&bytes, &key.0) {
             Ok(entry) => Some(Ok((entry, file))),
             Err(entry::Rejected::Corrupt) => Some(Err("corrupt or truncated".to_owned())),
