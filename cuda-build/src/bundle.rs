@@ -7,8 +7,7 @@ use std::sync::Arc;
 
 use cuda_link::inspect::Compression;
 use cuda_link::{
-    Arch, Backend, FatbinBuilder, LinkCache, LinkError, LinkTarget, Linker, LinkerOptions,
-    ObjectCode, PtxIsa,
+    Arch, Backend, LinkCache, LinkError, LinkTarget, Linker, LinkerOptions, ObjectCode, PtxIsa,
 };
 
 use crate::error::BuildError;
@@ -146,22 +145,8 @@ impl Session<'_> {
         name: &str,
         codes: Vec<(LinkTarget, ObjectCode)>,
     ) -> Result<(ObjectCode, Option<ObjectCode>), Box<LinkError>> {
-        let mut builder = FatbinBuilder::new();
-        if self.build.compress {
-            builder = builder.compression(Compression::Lz4);
-        }
-        for (target, code) in &codes {
-            builder =
-                builder
-                    .add(code, Some(target.arch()))
-                    .map_err(|error| LinkError::ForTarget {
-                        target: target.to_string(),
-                        source: Box::new(LinkError::Fatbin(error)),
-                    })?;
-        }
-        let fatbin = builder
-            .build(format!("{name}.fatbin"))
-            .map_err(LinkError::Fatbin)?;
+        let compression = self.build.compress.then_some(Compression::Lz4);
+        let fatbin = Linker::bundle_outputs(&codes, format!("{name}.fatbin"), compression)?;
         let ptx = self.build.write_ptx.then(|| {
             codes
                 .into_iter()

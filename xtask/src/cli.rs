@@ -78,9 +78,12 @@ pub enum Command {
         /// Only time the kernel part: the eleven PTX files, nvcc against cuda-build, cold
         #[arg(long)]
         kernels_only: bool,
-        /// Then time candle-kernels' build script cold in this many ABBA pairs (upstream, ours), a second runner with a warm shared store, and a no-op rebuild
+        /// Then time candle-kernels' build script cold in this many ABBA pairs (upstream, ours); with --kernels-only, the pairs of the kernel part
         #[arg(long, default_value_t = 0)]
         pairs: usize,
+        /// Then a second runner through a real redis-server store after a first, and the no-op rebuild
+        #[arg(long)]
+        runners: bool,
     },
     /// The CPU test suites under AddressSanitizer
     Sanitize,

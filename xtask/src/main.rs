@@ -79,7 +79,8 @@ fn try_main() -> Result<()> {
         Task::PeerCandle {
             kernels_only,
             pairs,
-        } => peer_candle::peer_candle(&workspace, kernels_only, pairs),
+            runners,
+        } => peer_candle::peer_candle(&workspace, kernels_only, pairs, runners),
     }
 }
 

@@ -67,12 +67,17 @@ const VARIANTS: [Variant; 2] = [
     },
 ];
 
-pub fn peer_candle(workspace: &Path, kernels_only: bool, pairs: usize) -> Result<()> {
+pub fn peer_candle(
+    workspace: &Path,
+    kernels_only: bool,
+    pairs: usize,
+    runners: bool,
+) -> Result<()> {
     redist::ensure(workspace, &[])?;
     let nvcc = redist::install(workspace, &redist::NVCC)?;
     let peer = workspace.join("peers/candle");
     if kernels_only {
-        println!("{}", kernel_times(workspace, &nvcc, &peer)?);
+        println!("{}", kernel_times(workspace, &nvcc, &peer, pairs)?);
         return Ok(());
     }
     let root = workspace.join("target/peer-candle");
@@ -143,7 +148,7 @@ pub fn peer_candle(workspace: &Path, kernels_only: bool, pairs: usize) -> Result
     for script in ["run.sh", "compare.py"] {
         std::fs::copy(peer.join(script), bundle.join(script))?;
     }
-    let kernel_times = kernel_times(workspace, &nvcc, &peer)?;
+    let kernel_times = kernel_times(workspace, &nvcc, &peer, 1)?;
     // One archive: each test's two builds side by side share most bytes.
     run(Command::new("tar")
         .current_dir(&bundle)
@@ -161,7 +166,7 @@ pub fn peer_candle(workspace: &Path, kernels_only: bool, pairs: usize) -> Result
         println!("| {name} | {seconds:.1} | {script} |");
     }
     println!("{kernel_times}");
-    if pairs > 0 {
+    if pairs > 0 || runners {
         let numbers = crate::peer_candle_numbers::Numbers {
             workspace,
             nvcc: &nvcc,
@@ -170,7 +175,7 @@ pub fn peer_candle(workspace: &Path, kernels_only: bool, pairs: usize) -> Result
             peer: &peer,
             candle_core: &candle_core,
         };
-        println!("{}", numbers.measure(pairs)?);
+        println!("{}", numbers.measure(pairs, runners)?);
     }
     let size = std::fs::metadata(bundle.join("bin.tar.xz"))?.len();
     eprintln!(
@@ -401,17 +406,16 @@ impl BuildEnv<'_> {
     }
 }
 
-/// The kernel part alone, cold, on this machine: nvcc's PTX of the eleven
-/// files (cudaforge's command line, one process per core) against cuda-build's (NVRTC
-/// straight to PTX, an empty cache), as a markdown table.
-fn kernel_times(workspace: &Path, nvcc: &Path, peer: &Path) -> Result<String> {
-    let scratch = crate::bench_build::scratch_dir(workspace, "peer-candle/kernels")?;
+/// The kernel part alone, cold, on this machine, in `pairs` ABBA pairs:
+/// nvcc's PTX of the eleven files (cudaforge's command line, one process
+/// per core) against cuda-build's (NVRTC straight to PTX, an empty cache),
+/// as a markdown table.
+fn kernel_times(workspace: &Path, nvcc: &Path, peer: &Path, pairs: usize) -> Result<String> {
     let src = peer.join("candle-kernels/src");
     let files: Vec<PathBuf> = PTX_FILES
         .iter()
         .map(|f| src.join(format!("{f}.cu")))
         .collect();
-    let start = Instant::now();
     // cudaforge's `build_ptx` command line.
     let args = [
         "-gencode=arch=compute_90a,code=sm_90a",
@@ -422,23 +426,50 @@ fn kernel_times(workspace: &Path, nvcc: &Path, peer: &Path) -> Result<String> {
         "-std=c++17",
         "-O3",
     ];
-    crate::bench_build::nvcc_all(nvcc, &args, &files, &scratch, "ptx")?;
-    let nvcc_seconds = start.elapsed().as_secs_f64();
     let bench = crate::bench_build::BuildBench::new(workspace, "candle", true, "build")?
-        .with_files(files, "compute_90a");
+        .with_files(files.clone(), "compute_90a");
     let flags = (
         "CUDA_BUILD_BENCH_FLAGS",
         "-default-device --std=c++17".to_owned(),
     );
-    let (ours_seconds, lines) =
-        bench.run(&scratch.join("ours"), &scratch.join("cache"), &[flags])?;
-    Ok(format!(
-        "| kernel part: PTX of candle's {} files for compute_90a, cold | seconds |\n|---|---|\n\
-         | nvcc 13.0 --ptx, a process per file, one per core | {nvcc_seconds:.1} |\n\
-         | cuda-build (NVRTC 13.0, straight to PTX) | {ours_seconds:.1} ({}) |\n\
-         | ratio cuda-build / nvcc | {:.2} |",
-        PTX_FILES.len(),
-        lines.get(1).map_or("", String::as_str),
-        ours_seconds / nvcc_seconds
-    ))
+    let mut table = format!(
+        "| kernel part: PTX of candle's {} files for compute_90a, cold | nvcc 13.0 --ptx, a \
+         process per file, one per core, s | cuda-build (NVRTC 13.0, straight to PTX), s | \
+         ratio |\n|---|---|---|---|\n",
+        PTX_FILES.len()
+    );
+    let mut ratios = Vec::new();
+    for pair in 0..pairs.max(1) {
+        let mut seconds = [0.0; 2];
+        // A B B A: nvcc first in even pairs.
+        let order = if pair % 2 == 0 { [0, 1] } else { [1, 0] };
+        for side in order {
+            let scratch = crate::bench_build::scratch_dir(workspace, "peer-candle/kernels")?;
+            let start = Instant::now();
+            match side {
+                0 => crate::bench_build::nvcc_all(nvcc, &args, &files, &scratch, "ptx")?,
+                _ => {
+                    bench.run(
+                        &scratch.join("ours"),
+                        &scratch.join("cache"),
+                        &[flags.clone()],
+                    )?;
+                }
+            }
+            seconds[side] = start.elapsed().as_secs_f64();
+        }
+        let ratio = seconds[1] / seconds[0];
+        ratios.push(ratio);
+        table.push_str(&format!(
+            "| pair {pair} | {:.1} | {:.1} | {ratio:.2} |\n",
+            seconds[0], seconds[1]
+        ));
+    }
+    ratios.sort_by(f64::total_cmp);
+    table.push_str(&format!(
+        "| median of {} | | | **{:.2}** |",
+        ratios.len(),
+        ratios[ratios.len() / 2]
+    ));
+    Ok(table)
 }

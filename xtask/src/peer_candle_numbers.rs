@@ -1,12 +1,13 @@
-//! `cargo xtask peer-candle --pairs N`: the whole-framework numbers, on
-//! this machine, after the test builds (which leave every dependency
-//! built):
+//! `cargo xtask peer-candle --pairs N --runners`: the whole-framework
+//! numbers, on this machine, after the test builds (which leave every
+//! dependency built):
 //!
 //! - candle-kernels' build script cold, upstream's (cudaforge and nvcc)
 //!   against ours (cuda-build), in N ABBA pairs: each run cleans the crate
 //!   and empties its cache, and the script's own time comes from cargo's
 //!   `--timings`;
-//! - a second runner: a copy of the peer crate at another path, an empty
+//! - with `--runners`, a second runner: a copy of the peer crate at
+//!   another path, an empty
 //!   cache folder, and the shared store (a real `redis-server`, a team key)
 //!   that a first runner filled, against that first runner's cold build;
 //! - a no-op rebuild after it: the whole `cargo build`, nothing changed.
@@ -34,8 +35,8 @@ pub(crate) struct Numbers<'a> {
 }
 
 impl Numbers<'_> {
-    /// Every measurement, as markdown.
-    pub(crate) fn measure(&self, pairs: usize) -> Result<String> {
+    /// The ABBA pairs, and the runners when asked, as markdown.
+    pub(crate) fn measure(&self, pairs: usize, runners: bool) -> Result<String> {
         let mut table = String::from(
             "| candle-kernels' build script, cold, in this order | upstream (cudaforge, nvcc), s \
              | ours (cuda-build), s | ours / upstream |\n|---|---|---|---|\n",
@@ -63,8 +64,10 @@ impl Numbers<'_> {
         if let Some(median) = ratios.get(ratios.len() / 2) {
             table.push_str(&format!("| median of {pairs} | | | **{median:.2}** |\n"));
         }
-        table.push('\n');
-        table.push_str(&self.runners()?);
+        if runners {
+            table.push('\n');
+            table.push_str(&self.runners()?);
+        }
         Ok(table)
     }
 
@@ -107,6 +110,12 @@ impl Numbers<'_> {
             let dir = scratch.join(format!("runner-{runner}"));
             let kernels = dir.join("checkout/candle-kernels");
             crate::copy_dir(&self.peer.join("candle-kernels"), &kernels)?;
+            // Its path to cuda-build is relative to the peer's place.
+            let manifest = kernels.join("Cargo.toml");
+            let cuda_build = self.workspace.join("cuda-build").display().to_string();
+            let text = std::fs::read_to_string(&manifest)?
+                .replace("\"../../../cuda-build\"", &format!("{cuda_build:?}"));
+            std::fs::write(&manifest, text)?;
             write_workspace(&dir, self.peer, self.candle_core, Some(&kernels))?;
             let cache = dir.join("cache");
             let target = self.root.join("target");

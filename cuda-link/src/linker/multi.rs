@@ -93,16 +93,31 @@ impl Linker {
     /// [`LinkError::NoTargets`] for none; [`LinkError::Fatbin`] where an
     /// output does not fit its slot.
     pub fn bundle(&self, linked: &[(LinkTarget, ObjectCode)]) -> Result<ObjectCode, LinkError> {
-        if linked.is_empty() {
-            return Err(LinkError::NoTargets);
-        }
         let name = self
             .options
             .name
             .clone()
             .unwrap_or_else(|| "linked.fatbin".to_owned());
+        Self::bundle_outputs(linked, name, self.options.fatbin_compression)
+    }
+
+    /// The fatbin of per-target outputs made anywhere (a link's, or
+    /// NVRTC's cubins and PTX), one slot per target, as
+    /// [`bundle`](Self::bundle) writes it; no linker needed.
+    ///
+    /// # Errors
+    /// [`LinkError::NoTargets`] for none; [`LinkError::Fatbin`] where an
+    /// output does not fit its slot.
+    pub fn bundle_outputs(
+        linked: &[(LinkTarget, ObjectCode)],
+        name: impl Into<String>,
+        compression: Option<crate::inspect::Compression>,
+    ) -> Result<ObjectCode, LinkError> {
+        if linked.is_empty() {
+            return Err(LinkError::NoTargets);
+        }
         let mut builder = FatbinBuilder::new();
-        if let Some(compression) = self.options.fatbin_compression {
+        if let Some(compression) = compression {
             builder = builder.compression(compression);
         }
         for (target, output) in linked {
