@@ -91,6 +91,19 @@ pub fn peer_candle(
     }
     let cudarc = registry_source(&peer, "cudarc")?;
     let stubs = link_stubs(&root.join("stubs"), &cudarc, &nvcc)?;
+    let numbers = crate::peer_candle_numbers::Numbers {
+        workspace,
+        nvcc: &nvcc,
+        stubs: &stubs,
+        root: &root,
+        peer: &peer,
+        candle_core: &candle_core,
+    };
+    // The runners alone build in a target folder of their own.
+    if runners && pairs == 0 {
+        println!("{}", numbers.measure(0, true)?);
+        return Ok(());
+    }
     let bundle = crate::bench_build::scratch_dir(workspace, "peer-candle/bundle")?;
     let executables = bundle.join("bin");
     std::fs::create_dir_all(&executables)?;
@@ -167,14 +180,6 @@ pub fn peer_candle(
     }
     println!("{kernel_times}");
     if pairs > 0 || runners {
-        let numbers = crate::peer_candle_numbers::Numbers {
-            workspace,
-            nvcc: &nvcc,
-            stubs: &stubs,
-            root: &root,
-            peer: &peer,
-            candle_core: &candle_core,
-        };
         println!("{}", numbers.measure(pairs, runners)?);
     }
     let size = std::fs::metadata(bundle.join("bin.tar.xz"))?.len();
