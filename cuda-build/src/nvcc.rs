@@ -5,10 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use cuda_link::ObjectCode;
+use cuda_link::{Arch, ObjectCode};
 
 use crate::error::BuildError;
-use crate::session::Unit;
 
 /// The pip wheels' nvcc folders (13.x, 12.x), under a site-packages folder.
 const WHEEL_BINS: &[&str] = &["nvidia/cu13/bin", "nvidia/cuda_nvcc/bin"];
@@ -178,29 +177,23 @@ fn identity_of(tool: &Path) -> Result<String, String> {
     ))
 }
 
-/// `file` compiled by `nvcc` to LTO-IR for `unit`'s arch, in a fatbin:
+/// `file` compiled by `nvcc` to LTO-IR for `arch`, in a fatbin written to
+/// `output` (each compile of a build its own file):
 /// `nvcc -fatbin -rdc=true -gencode arch=compute_XX,code=lto_XX`.
 pub(crate) fn compile_ltoir(
     nvcc: &Path,
     file: &Path,
-    unit: Unit,
+    arch: Arch,
     includes: &[PathBuf],
     defines: &[String],
     undefines: &[String],
-    out_dir: &Path,
+    output: &Path,
 ) -> Result<ObjectCode, BuildError> {
     let fail = |detail: String| BuildError::Nvcc {
         file: file.to_path_buf(),
         detail,
     };
-    let arch = unit.arch();
-    let stem = file.file_stem().unwrap_or_default().to_string_lossy();
-    // A file per unit: a cubin's and the PTX's of one arch compile at once.
-    let slot = match unit {
-        Unit::Ltoir(_) => String::new(),
-        Unit::Slot(_) | Unit::CubinAndPtx(_) => format!(".{}", unit.name().replace(' ', "_")),
-    };
-    let output = out_dir.join(format!("{stem}.nvcc.{arch}{slot}.fatbin"));
+
     let mut command = Command::new(nvcc);
     command
         .arg("-fatbin")
@@ -211,11 +204,11 @@ pub(crate) fn compile_ltoir(
             arch.lto()
         ))
         .arg("-o")
-        .arg(&output);
+        .arg(output);
     command.args(preprocessor_args(includes, defines, undefines));
     command.arg(file);
     run(&mut command).map_err(fail)?;
-    let code = ObjectCode::from_path(&output).map_err(|e| fail(e.to_string()))?;
+    let code = ObjectCode::from_path(output).map_err(|e| fail(e.to_string()))?;
     Ok(code.renamed(format!("{} (nvcc, {arch})", file.display())))
 }
 

@@ -202,14 +202,22 @@ impl Session<'_> {
             file: file.to_path_buf(),
             detail: "nvcc was not found (NVCC, CUDA_HOME/bin, PATH)".into(),
         })?;
+        // A file per unit: a cubin's and the PTX's of one arch run at once.
+        let tag = match unit {
+            Unit::Ltoir(_) => String::new(),
+            Unit::Slot(_) | Unit::CubinAndPtx(_) => format!(".{}", unit.name().replace(' ', "_")),
+        };
+        let stem = file.file_stem().unwrap_or_default().to_string_lossy();
+        let arch = unit.arch();
+        let output = self.out_dir.join(format!("{stem}.nvcc.{arch}{tag}.fatbin"));
         let code = nvcc::compile_ltoir(
             nvcc,
             file,
-            unit,
+            arch,
             &self.build.includes,
             &self.build.defines,
             &self.build.undefines,
-            &self.out_dir,
+            &output,
         )?;
         Ok(Compiled {
             code,

@@ -457,7 +457,7 @@ fn kernel_times(workspace: &Path, nvcc: &Path, peer: &Path, pairs: usize) -> Res
                     bench.run(
                         &scratch.join("ours"),
                         &scratch.join("cache"),
-                        &[flags.clone()],
+                        std::slice::from_ref(&flags),
                     )?;
                 }
             }
