@@ -138,7 +138,7 @@ fn jobserver() -> Option<&'static jobserver::Client> {
 }
 
 /// `NUM_JOBS` (cargo's `-j`), else the cores.
-pub(crate) fn local_parallelism() -> usize {
+fn local_parallelism() -> usize {
     crate::env::var("NUM_JOBS")
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))

@@ -113,7 +113,7 @@ impl Session<'_> {
         // nvcc's spellings too; what they drop was said once per build.
         let _ = options.nvcc_options(&self.build.flags);
         if options.split_compile.is_none() && unit.target() != Target::Ltoir {
-            options.split_compile = Some(self.split_threads);
+            options.split_compile = Some(crate::session::SPLIT_THREADS);
         }
         options
     }

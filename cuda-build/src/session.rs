@@ -34,8 +34,6 @@ pub(crate) struct Session<'a> {
     /// The PTX slot's ISA, and whether a refusal by ptxas is an error.
     pub(crate) ptx_isa: Option<(PtxIsa, bool)>,
     pub(crate) cache: Arc<LinkCache>,
-    /// The threads each NVRTC compile optimises on (`--split-compile`).
-    pub(crate) split_threads: u32,
     /// NVRTC's warnings printed so far: each once, not once per arch.
     pub(crate) warned: std::sync::Mutex<std::collections::HashSet<String>>,
 }
@@ -46,7 +44,7 @@ pub(crate) struct Session<'a> {
 /// cores; and a machine of many cores does not run cores² threads at
 /// once. On two cores, 4 threads compile candle's `quantized.cu` as fast
 /// as 2 (9.99 s against 9.81 s; 16.8 s without).
-const SPLIT_THREADS: u32 = 4;
+pub(crate) const SPLIT_THREADS: u32 = 4;
 
 /// What one NVRTC compile of a file makes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -81,7 +79,7 @@ impl Unit {
         }
     }
 
-    /// What NVRTC writes (besides the PTX of a cubin and its PTX).
+    /// What NVRTC writes (a [`Unit::CubinAndPtx`] keeps the PTX too).
     pub(crate) fn target(self) -> Target {
         match self {
             Unit::Ltoir(_) => Target::Ltoir,
@@ -92,10 +90,10 @@ impl Unit {
 
     /// Whether this compile makes `target`'s slot code.
     pub(crate) fn makes(self, target: LinkTarget) -> bool {
-        match (self, target) {
-            (Unit::Slot(slot), _) => slot == target,
-            (Unit::CubinAndPtx(arch), _) => target.arch() == arch,
-            (Unit::Ltoir(_), _) => false,
+        match self {
+            Unit::Slot(slot) => slot == target,
+            Unit::CubinAndPtx(arch) => target.arch() == arch,
+            Unit::Ltoir(_) => false,
         }
     }
 }
@@ -179,7 +177,6 @@ impl<'a> Session<'a> {
             ptx,
             ptx_isa,
             cache,
-            split_threads: SPLIT_THREADS,
             warned: Default::default(),
         };
         session.route()?;
