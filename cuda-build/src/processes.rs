@@ -3,8 +3,8 @@
 //! two threads take as long as one, two processes half), and its
 //! precompiled headers live at one fixed address per process. So a build
 //! forks a child per lent job; each takes the next compile as it finishes
-//! one, into the compile cache, and the build then compiles every file as before, from the
-//! cache. What the build uses is always what its own `Compiler` returns:
+//! one, into the compile cache, and the build then compiles every file as
+//! before, from the cache. What the build uses is always what its own `Compiler` returns:
 //! a child that fails or stores nothing costs time, never a wrong output.
 //!
 //! Forking is sound only where the process has one thread (no lock held
@@ -29,7 +29,7 @@ pub(crate) struct Spread {
 /// child after its last item (to finish what it started: the cache's
 /// remote writes); `after_child` gets each child's process id once it has
 /// ended, however it ended (to remove what it left). `None` when nothing
-/// was spread (and nothing run).
+/// was spread (and no item run).
 #[cfg(target_os = "linux")]
 pub(crate) fn spread<T>(
     items: &[T],
@@ -103,7 +103,7 @@ pub(crate) fn spread<T>(
 }
 
 /// A mark and its index in one word for the pipe: the mark in the top
-/// byte (a share never has 2^56 items).
+/// byte (a build never has 2^56 items).
 fn encode((index, mark): (usize, u8)) -> u64 {
     (index as u64 & ((1 << 56) - 1)) | (u64::from(mark) << 56)
 }

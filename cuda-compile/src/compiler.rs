@@ -272,6 +272,8 @@ impl Compiler {
         Ok((compiled, ptx))
     }
 
+    /// One compile of what is `wanted`: from the tiers when keyed and
+    /// there, else NVRTC's, stored.
     fn compile_for(
         &self,
         program: &Program,

@@ -53,15 +53,63 @@ impl Made {
         }
     }
 
-    /// A cache hit as a compile's result; `Err` (so the entry is dropped
-    /// and the program compiled again) when it does not validate or
-    /// decode.
+    /// A cache hit as a compile's result; `Err` (so the entry is dropped and
+    /// the program compiled again) when it does not validate or decode.
     pub(crate) fn from_entry(
         program: &Program,
         wanted: Wanted,
-        entry: cuda_link::CacheEntry,
+        mut entry: cuda_link::CacheEntry,
     ) -> Result<Made, cuda_link::ObjectError> {
-        decode_hit(program, wanted, entry)
+        let corrupt = |detail: &str| cuda_link::ObjectError {
+            name: program.name.clone(),
+            reason: cuda_link::Reason::Malformed {
+                what: "compile cache entry",
+                detail: detail.to_owned(),
+            },
+        };
+        let text =
+            |bytes: &[u8]| String::from_utf8(bytes.to_vec()).map_err(|_| corrupt("not UTF-8"));
+        let log = text(entry.get("log").ok_or_else(|| corrupt("no log"))?)?;
+        let lowered = text(
+            entry
+                .get("lowered")
+                .ok_or_else(|| corrupt("no lowered names"))?,
+        )?;
+        let mut parts = lowered.split_terminator('\0').map(str::to_owned);
+        let mut pairs = Vec::new();
+        while let Some(expression) = parts.next() {
+            let name = parts
+                .next()
+                .ok_or_else(|| corrupt("a name expression without its name"))?;
+            pairs.push((expression, name));
+        }
+        let names_match = pairs.len() == program.name_expressions.len()
+            && pairs
+                .iter()
+                .zip(&program.name_expressions)
+                .all(|((given, _), expected)| given == expected);
+        if !names_match {
+            return Err(corrupt("name expressions differ from the program's"));
+        }
+        let mut code = |field: &str, target: Target| {
+            let bytes = entry
+                .take(field)
+                .ok_or_else(|| corrupt(&format!("no {field}")))?;
+            output_code(program, target, bytes).map_err(|e| match e {
+                CompileError::Output { error, .. } => error,
+                other => corrupt(&other.to_string()),
+            })
+        };
+        let output = code("output", wanted.target)?;
+        let ptx = match wanted.ptx {
+            true => Some(code("ptx", Target::Ptx)?),
+            false => None,
+        };
+        Ok(Made {
+            code: output.with_name_expressions(pairs),
+            ptx,
+            log,
+        })
     }
 }
 
@@ -80,63 +128,5 @@ pub(crate) fn output_code(
     code.map_err(|error| CompileError::Output {
         program: program.name.clone(),
         error,
-    })
-}
-
-/// A cache hit as a compile's result; `Err` (so the entry is dropped and
-/// the program compiled again) when it does not validate or decode.
-fn decode_hit(
-    program: &Program,
-    wanted: Wanted,
-    mut entry: cuda_link::CacheEntry,
-) -> Result<Made, cuda_link::ObjectError> {
-    let corrupt = |detail: &str| cuda_link::ObjectError {
-        name: program.name.clone(),
-        reason: cuda_link::Reason::Malformed {
-            what: "compile cache entry",
-            detail: detail.to_owned(),
-        },
-    };
-    let text = |bytes: &[u8]| String::from_utf8(bytes.to_vec()).map_err(|_| corrupt("not UTF-8"));
-    let log = text(entry.get("log").ok_or_else(|| corrupt("no log"))?)?;
-    let lowered = text(
-        entry
-            .get("lowered")
-            .ok_or_else(|| corrupt("no lowered names"))?,
-    )?;
-    let mut parts = lowered.split_terminator('\0').map(str::to_owned);
-    let mut pairs = Vec::new();
-    while let Some(expression) = parts.next() {
-        let name = parts
-            .next()
-            .ok_or_else(|| corrupt("a name expression without its name"))?;
-        pairs.push((expression, name));
-    }
-    let names_match = pairs.len() == program.name_expressions.len()
-        && pairs
-            .iter()
-            .zip(&program.name_expressions)
-            .all(|((given, _), expected)| given == expected);
-    if !names_match {
-        return Err(corrupt("name expressions differ from the program's"));
-    }
-    let mut code = |field: &str, target: Target| {
-        let bytes = entry
-            .take(field)
-            .ok_or_else(|| corrupt(&format!("no {field}")))?;
-        output_code(program, target, bytes).map_err(|e| match e {
-            CompileError::Output { error, .. } => error,
-            other => corrupt(&other.to_string()),
-        })
-    };
-    let output = code("output", wanted.target)?;
-    let ptx = match wanted.ptx {
-        true => Some(code("ptx", Target::Ptx)?),
-        false => None,
-    };
-    Ok(Made {
-        code: output.with_name_expressions(pairs),
-        ptx,
-        log,
     })
 }
