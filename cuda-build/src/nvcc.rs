@@ -193,7 +193,6 @@ pub(crate) fn compile_ltoir(
         file: file.to_path_buf(),
         detail,
     };
-
     let mut command = Command::new(nvcc);
     command
         .arg("-fatbin")

@@ -35,7 +35,8 @@ impl Session<'_> {
         }
         // The longest compiles start first, so that none starts last.
         let mut order: Vec<usize> = (0..units.len()).collect();
-        order.sort_by_key(|&index| std::cmp::Reverse(source_size(&units[index].0)));
+        // One stat per unit, not one per comparison.
+        order.sort_by_cached_key(|&index| std::cmp::Reverse(source_size(&units[index].0)));
         // Each process compiles one file at a time, so the remote hits
         // counted around a compile are its own.
         let into_cache = |&index: &usize| {
