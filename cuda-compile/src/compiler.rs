@@ -38,6 +38,11 @@ const CACHE_DOMAIN: &str = "cuda-compile v1";
 /// not stored when a header changed while NVRTC read it. What stays
 /// NVIDIA's: an include through a macro inside NVIDIA's own headers.
 ///
+/// Repeated compiles in one process cost microseconds: the outputs are in
+/// the in-memory tier ([`cuda_link::MemoryCache`]), and on Linux the scan
+/// is remembered while inotify reports no change to anything it looked at
+/// (local filesystems; a fork's child scans anew).
+///
 /// ```no_run
 /// use std::sync::Arc;
 /// use cuda_compile::{Compiler, Program, ProgramOptions, Target};
@@ -183,7 +188,7 @@ impl Compiler {
         let system = self.system_dirs(options)?;
         let memory = memory_headers(program, options, &system);
         let search = search_path(program, options, &memory, system, self.portable());
-        let closure = search.closure(&program.source, &options.pre_include);
+        let closure = search.remembered_closure(&program.source, &options.pre_include);
         Ok(Dependencies::new(&program.name, &closure, search.folders()))
     }
 
@@ -301,7 +306,7 @@ impl Compiler {
         // One scan of the includes: the key and the dependencies read it.
         let mut search = search_path(program, options, &memory, system.clone(), self.portable());
         search.base = self.base_dir.clone();
-        let closure = search.closure(&program.source, &options.pre_include);
+        let closure = search.remembered_closure(&program.source, &options.pre_include);
         let dependencies = Dependencies::new(&program.name, &closure, search.folders());
 
         let key_args = self.key_args(&args, &system);
@@ -321,7 +326,8 @@ impl Compiler {
             && closure.unchanged()
         {
             let entry = made.entry();
-            MemoryCache::store(self.cache.as_deref(), self.memory_tier(), key, entry);
+            let memory = self.memory_tier();
+            MemoryCache::store_decoded(self.cache.as_deref(), memory, key, entry, made.clone());
         }
         let compiled = self.finish(made.code, made.log, false, &system, dependencies);
         Ok((compiled, made.ptx))
@@ -330,7 +336,7 @@ impl Compiler {
     /// A compile's output from the in-memory tier, else from the cache
     /// (kept in memory then).
     fn cached(&self, key: &CacheKey, program: &Program, wanted: Wanted) -> Option<Made> {
-        MemoryCache::load_with(self.cache.as_deref(), self.memory_tier(), key, |entry| {
+        MemoryCache::load_decoded(self.cache.as_deref(), self.memory_tier(), key, |entry| {
             Made::from_entry(program, wanted, entry)
         })
     }
@@ -381,9 +387,9 @@ impl Compiler {
         program: &Program,
         wanted: Wanted,
         args: &[String],
-        memory: &[(String, String)],
+        memory: &[(&str, &str)],
     ) -> Result<Made, CompileError> {
-        let given = |name: &str| memory.iter().any(|(given, _)| given == name);
+        let given = |name: &str| memory.iter().any(|&(given, _)| given == name);
         match self.compile_now(program, wanted, args, memory) {
             Err(CompileError::Compilation { log, .. }) => {
                 let mut headers = Vec::new();
@@ -414,13 +420,13 @@ impl Compiler {
         program: &Program,
         wanted: Wanted,
         args: &[String],
-        memory: &[(String, String)],
+        memory: &[(&str, &str)],
     ) -> Result<Made, CompileError> {
         let target = wanted.target;
         let source = c_string(&program.source, "source")?;
         let headers = memory
             .iter()
-            .map(|(name, text)| Ok((c_string(name, "header name")?, c_string(text, "header")?)))
+            .map(|&(name, text)| Ok((c_string(name, "header name")?, c_string(text, "header")?)))
             .collect::<Result<Vec<_>, CompileError>>()?;
         let c_args = args
             .iter()
@@ -574,7 +580,7 @@ impl Compiler {
         program: &Program,
         wanted: Wanted,
         args: &[String],
-        memory: &[(String, String)],
+        memory: &[(&str, &str)],
         options: &ProgramOptions,
         closure: &Closure,
     ) -> Option<CacheKey> {
@@ -601,10 +607,16 @@ impl Compiler {
         for expression in &program.name_expressions {
             key.field(expression.as_bytes());
         }
-        // Every header given in memory, reached by the scan or not.
-        key.count(memory.len());
-        for (name, text) in memory {
-            key.field(name.as_bytes()).field(text.as_bytes());
+        // Every header given in memory, reached by the scan or not; ours
+        // by name, with the hash of all of them.
+        key.field(crate::builtin::digest().as_bytes())
+            .count(memory.len());
+        for &(name, text) in memory {
+            key.field(name.as_bytes());
+            match crate::builtin::is_builtin(text) {
+                true => key.field(b"builtin"),
+                false => key.field(text.as_bytes()),
+            };
         }
         if let Some(pch) = &options.use_pch {
             key.field(&std::fs::read(pch).ok()?);
@@ -616,12 +628,16 @@ impl Compiler {
 
 /// The headers given in memory: the program's, then ours that it does not
 /// replace.
-fn memory_headers(
-    program: &Program,
+fn memory_headers<'a>(
+    program: &'a Program,
     options: &ProgramOptions,
     system: &[PathBuf],
-) -> Vec<(String, String)> {
-    let mut memory: Vec<(String, String)> = program.headers.clone();
+) -> Vec<(&'a str, &'a str)> {
+    let mut memory: Vec<(&str, &str)> = program
+        .headers
+        .iter()
+        .map(|(name, text)| (name.as_str(), text.as_str()))
+        .collect();
     if !options.no_builtin_headers {
         // NVIDIA's own `cuda_runtime.h`, where its folders have one.
         let nvidia_runtime = system
@@ -631,8 +647,8 @@ fn memory_headers(
             if name == crate::builtin::CUDA_RUNTIME && nvidia_runtime {
                 continue;
             }
-            if !memory.iter().any(|(given, _)| given == name) {
-                memory.push((name.to_owned(), text.to_owned()));
+            if !memory.iter().any(|&(given, _)| given == name) {
+                memory.push((name, text));
             }
         }
     }
@@ -643,7 +659,7 @@ fn memory_headers(
 fn search_path<'a>(
     program: &Program,
     options: &ProgramOptions,
-    memory: &'a [(String, String)],
+    memory: &'a [(&'a str, &'a str)],
     system: Vec<PathBuf>,
     portable: bool,
 ) -> SearchPath<'a> {

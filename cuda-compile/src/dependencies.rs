@@ -2,6 +2,7 @@
 //! the one scan of its includes that also makes its cache key.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::headers::{self, Closure};
 
@@ -18,8 +19,9 @@ pub struct Dependencies {
     /// The program's folders: the include path's, then the source's.
     pub folders: Vec<PathBuf>,
     /// Every path in those folders where an `#include` was looked for,
-    /// found or not.
-    pub candidates: Vec<PathBuf>,
+    /// found or not, each once (thousands for a program that includes
+    /// CCCL: shared, not copied, by repeated compiles).
+    pub candidates: Arc<[PathBuf]>,
     /// What the scan cannot follow (`#include MACRO`), if anything.
     pub unresolved: Option<String>,
 }
@@ -31,7 +33,7 @@ impl Dependencies {
         Dependencies {
             files: deduplicated(files),
             folders,
-            candidates: deduplicated(closure.candidates.clone()),
+            candidates: closure.unique_candidates(),
             unresolved: closure.unresolved.clone(),
         }
     }
@@ -71,7 +73,7 @@ impl Dependencies {
 }
 
 /// `paths` in order, each once.
-fn deduplicated(mut paths: Vec<PathBuf>) -> Vec<PathBuf> {
+pub(crate) fn deduplicated(mut paths: Vec<PathBuf>) -> Vec<PathBuf> {
     let mut seen = std::collections::HashSet::new();
     paths.retain(|path| seen.insert(path.clone()));
     paths

@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use cuda_link::KeyBuilder;
+use cuda_link::{CacheKey, KeyBuilder};
 use nvrtc_sys::Nvrtc;
 
 use crate::error::CompileError;
@@ -105,7 +105,7 @@ pub(crate) struct SearchPath<'a> {
     /// them or their inode and time.
     pub portable: bool,
     /// Headers given in memory, ours and the program's: `(name, contents)`.
-    pub memory: &'a [(String, String)],
+    pub memory: &'a [(&'a str, &'a str)],
     /// The source's own folder, unless `--no-source-include`.
     pub source_dir: Option<PathBuf>,
     /// `--include-path` folders, as given.
@@ -144,6 +144,18 @@ pub(crate) struct Closure {
     /// What the scan cannot follow (`#include MACRO`), if anything: such
     /// a compile is not cached, and its folders are watched whole.
     pub unresolved: Option<String>,
+    /// Every path the scan looked at, in any folder, found or not: what
+    /// its result depends on besides the folders' identities.
+    pub looked_at: Vec<PathBuf>,
+    /// The headers of NVIDIA's it read.
+    pub nvidia_files: Vec<PathBuf>,
+    /// NVIDIA's folders keyed by their own identity (not with portable
+    /// keys): a change of any entry in one changes the key.
+    pub identified_folders: Vec<PathBuf>,
+    /// The hash of the fields, which the key holds.
+    digest: Option<CacheKey>,
+    /// `candidates`, each once.
+    unique_candidates: Arc<[PathBuf]>,
 }
 
 impl Closure {
@@ -151,12 +163,56 @@ impl Closure {
         self.fields.push(bytes.into());
     }
 
+    /// Hashes the fields once: a remembered closure serves many keys.
+    fn seal(&mut self) {
+        let mut digest = CacheKey::builder("include closure");
+        digest.count(self.fields.len());
+        for field in &self.fields {
+            digest.field(field);
+        }
+        self.digest = Some(digest.finish());
+        let unique = crate::dependencies::deduplicated(self.candidates.clone());
+        self.unique_candidates = unique.into();
+    }
+
+    /// Every candidate path, each once.
+    pub fn unique_candidates(&self) -> Arc<[PathBuf]> {
+        Arc::clone(&self.unique_candidates)
+    }
+
     /// Adds the closure to a compile's key.
     pub fn key_into(&self, key: &mut KeyBuilder) {
-        key.count(self.fields.len());
-        for field in &self.fields {
-            key.field(field);
-        }
+        match &self.digest {
+            Some(digest) => key.field(digest.as_bytes()),
+            None => key.field(b"unsealed closure"),
+        };
+    }
+
+    /// Whether `other` looked at the same paths and found the same files:
+    /// what the two depend on is the same.
+    pub fn looks_at_the_same(&self, other: &Closure) -> bool {
+        self.looked_at == other.looked_at
+            && self.files == other.files
+            && self.nvidia_files == other.nvidia_files
+            && self.identified_folders == other.identified_folders
+    }
+
+    /// About how many bytes the closure holds, for the memo's bound.
+    pub fn size(&self) -> usize {
+        let paths = self
+            .files
+            .iter()
+            .chain(&self.candidates)
+            .chain(&self.absent)
+            .chain(&self.looked_at)
+            .chain(&self.nvidia_files);
+        let paths: usize = paths.map(|path| path.as_os_str().len() + 24).sum();
+        paths
+            + self
+                .fields
+                .iter()
+                .map(|field| field.len() + 24)
+                .sum::<usize>()
     }
 
     /// Whether the program's own files are as the scan read them: every
@@ -270,6 +326,7 @@ impl SearchPath<'_> {
         let mut found = Vec::new();
         let mut file = |dir: &Path, found: &mut Vec<Found<'_>>| {
             let path = dir.join(name);
+            closure.looked_at.push(path.clone());
             if self.system.iter().any(|system| path.starts_with(system)) {
                 // Next to one of NVIDIA's headers: one of NVIDIA's.
                 if path.is_file() {
@@ -292,7 +349,7 @@ impl SearchPath<'_> {
         if let Some(dir) = &self.source_dir {
             file(dir, &mut found);
         }
-        if let Some((name, text)) = self.memory.iter().find(|(n, _)| n == name) {
+        if let Some(&(name, text)) = self.memory.iter().find(|(n, _)| *n == name) {
             found.push(Found::Memory(name, text));
         }
         for dir in &self.user {
@@ -300,11 +357,55 @@ impl SearchPath<'_> {
         }
         for dir in &self.system {
             let path = dir.join(name);
+            closure.looked_at.push(path.clone());
             if path.is_file() {
                 found.push(Found::System(path));
             }
         }
         found
+    }
+
+    /// [`closure`](Self::closure), remembered while nothing it looked at
+    /// changes ([`crate::remembered`]).
+    pub fn remembered_closure(&self, source: &str, pre_include: &[String]) -> Arc<Closure> {
+        let Ok(cwd) = std::env::current_dir() else {
+            return Arc::new(self.closure(source, pre_include));
+        };
+        // Everything `closure` reads besides the files.
+        let mut key = CacheKey::builder("include closure memo");
+        key.field(cwd.as_os_str().as_encoded_bytes())
+            .field(&[u8::from(self.portable)])
+            .field(source.as_bytes())
+            .count(pre_include.len());
+        pre_include
+            .iter()
+            .for_each(|name| _ = key.field(name.as_bytes()));
+        key.count(self.memory.len());
+        for &(name, text) in self.memory {
+            key.field(name.as_bytes());
+            // Ours are the same text all the process long.
+            match crate::builtin::is_builtin(text) {
+                true => key.field(b"builtin"),
+                false => key.field(text.as_bytes()),
+            };
+        }
+        let folders = [&self.source_dir, &self.base]
+            .into_iter()
+            .map(|dir| dir.as_deref())
+            .chain(
+                self.user
+                    .iter()
+                    .chain(&self.system)
+                    .map(|dir| Some(dir.as_path())),
+            );
+        key.count(self.user.len()).count(self.system.len());
+        for folder in folders {
+            match folder {
+                Some(dir) => key.field(dir.as_os_str().as_encoded_bytes()),
+                None => key.field(b"\0none"),
+            };
+        }
+        crate::remembered::remembered(key.finish(), || self.closure(source, pre_include))
     }
 
     /// Everything the program may read besides its source:
@@ -325,6 +426,7 @@ impl SearchPath<'_> {
         if let Err(why) = self.follow_all(source, pre_include, &mut closure) {
             closure.unresolved = Some(why);
         }
+        closure.seal();
         closure
     }
 
@@ -376,6 +478,7 @@ impl SearchPath<'_> {
         for dir in self.system.iter().filter(|_| !self.portable) {
             closure.field(b"system folder".as_slice());
             closure.field(file_identity(dir));
+            closure.identified_folders.push(dir.clone());
         }
         Ok(())
     }
@@ -428,6 +531,7 @@ impl SearchPath<'_> {
                     closure.files.push(path);
                 }
                 Found::System(path) => {
+                    closure.nvidia_files.push(path.clone());
                     let stamp = file_identity(&path);
                     let (names, content) = system_includes(&path, &stamp);
                     closure.field(match self.portable {

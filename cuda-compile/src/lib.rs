@@ -14,6 +14,7 @@ mod nvcc;
 mod nvrtc;
 mod options;
 mod program;
+pub(crate) mod remembered;
 
 pub use compiler::Compiler;
 pub use dependencies::Dependencies;
@@ -26,3 +27,10 @@ pub use nvrtc::Target;
 pub use nvrtc_sys;
 pub use options::{ProgramOptions, Std};
 pub use program::{Compiled, Program, Warning};
+
+/// How many include closures this process served from memory, not
+/// scanned: for tests, not part of the API.
+#[doc(hidden)]
+pub fn remembered_closures_served() -> u64 {
+    remembered::served()
+}

@@ -26,6 +26,8 @@ impl Wanted {
 }
 
 /// What a compile made: its output, the PTX when asked for, NVRTC's log.
+/// Cheap to clone: the outputs share their bytes.
+#[derive(Clone)]
 pub(crate) struct Made {
     pub(crate) code: ObjectCode,
     pub(crate) ptx: Option<ObjectCode>,

@@ -2,11 +2,14 @@
 //! takes it before the fork and both sides release it after, so a child
 //! never starts with it held by a thread it does not have (its first use
 //! would wait forever). The pool of link workers and the in-memory tier
-//! each make their lock so.
+//! each make their lock so, and so does `cuda-compile`'s memo of include
+//! closures (hence exported, hidden: not part of the API).
 
 /// Defines `fn $name()`, which registers (once) `pthread_atfork`
 /// handlers that hold `$lock` (a `static Mutex<$ty>`) across every fork.
 /// Call it before each use of the lock; it does nothing off Unix.
+#[doc(hidden)]
+#[macro_export]
 macro_rules! hold_across_forks {
     ($name:ident, $lock:path, $ty:ty) => {
         fn $name() {
@@ -31,9 +34,15 @@ macro_rules! hold_across_forks {
                     // lock, run by the forking thread around each fork;
                     // they never unwind (a poisoned lock is taken as it
                     // is).
-                    unsafe { libc::pthread_atfork(Some(before), Some(after), Some(after)) };
+                    unsafe {
+                        $crate::forks::pthread_atfork(Some(before), Some(after), Some(after))
+                    };
                 });
             }
         }
     };
 }
+
+#[cfg(unix)]
+#[doc(hidden)]
+pub use libc::pthread_atfork;

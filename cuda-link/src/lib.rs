@@ -11,8 +11,9 @@
 #[macro_use]
 pub mod phase;
 #[cfg(any(feature = "cache", feature = "link"))]
+#[doc(hidden)]
 #[macro_use]
-mod forks;
+pub mod forks;
 mod arch;
 #[cfg(feature = "cache")]
 mod cache;

@@ -22,7 +22,8 @@
 pub(crate) const MATH_CONSTANTS: &str = "__cuda_compile/math_constants.h";
 
 /// `(include name, contents)`.
-pub(crate) const HEADERS: &[(&str, &str)] = &[
+/// A static, not a const: [`is_builtin`] knows them by address.
+pub(crate) static HEADERS: &[(&str, &str)] = &[
     ("stdint.h", include_str!("stdint.h")),
     ("cstdint", include_str!("cstdint")),
     ("limits.h", include_str!("limits.h")),
@@ -50,6 +51,26 @@ pub(crate) const HEADERS: &[(&str, &str)] = &[
     ("cuda.h", include_str!("cuda.h")),
     (CUDA_RUNTIME, include_str!("cuda_runtime.h")),
 ];
+
+/// Whether `text` is one of [`HEADERS`] (by address: the program's own
+/// headers are owned strings, never these statics).
+pub(crate) fn is_builtin(text: &str) -> bool {
+    HEADERS.iter().any(|(_, ours)| std::ptr::eq(*ours, text))
+}
+
+/// The hash of every header of ours, made once: a key names which of them
+/// a compile was given, and this, rather than hashing their text again.
+pub(crate) fn digest() -> &'static cuda_link::CacheKey {
+    static DIGEST: std::sync::OnceLock<cuda_link::CacheKey> = std::sync::OnceLock::new();
+    DIGEST.get_or_init(|| {
+        let mut key = cuda_link::CacheKey::builder("cuda-compile builtin headers");
+        key.count(HEADERS.len());
+        for (name, text) in HEADERS {
+            key.field(name.as_bytes()).field(text.as_bytes());
+        }
+        key.finish()
+    })
+}
 
 /// Our device-side `cuda_runtime.h`, given only where NVIDIA's header
 /// folders have none: theirs, where present, is NVRTC-safe.

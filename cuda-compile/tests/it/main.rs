@@ -1,7 +1,9 @@
 //! `cuda-compile`'s tests, one binary: real compiles with NVRTC 12.9 and
-//! 13.5 (`compile`), our standard headers (`headers`) and the compile
-//! cache (`cache`).
+//! 13.5 (`compile`), our standard headers (`headers`), the compile
+//! cache (`cache`) and the include closures it remembers (`remembered`).
 
 mod cache;
 mod compile;
 mod headers;
+#[cfg(unix)]
+mod remembered;

@@ -4,6 +4,7 @@
 //! least recently used entry out first. It never serves another process:
 //! a forked child finds it empty, whatever the parent held.
 
+use std::any::Any;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -58,6 +59,9 @@ struct Tier {
 
 struct Held {
     entry: Arc<CacheEntry>,
+    /// What a caller decoded the entry into (a validated output), kept so
+    /// that the next hit clones it rather than decoding again.
+    decoded: Option<Arc<dyn Any + Send + Sync>>,
     used: u64,
     bytes: u64,
 }
@@ -145,6 +149,82 @@ impl MemoryCache {
         })
     }
 
+    /// As [`load_with`](Self::load_with), and the tier keeps what `convert`
+    /// made beside the entry: a repeated hit is a clone of it, with no
+    /// decoding or validation again. For values cheap to clone (an
+    /// `ObjectCode` shares its bytes).
+    pub fn load_decoded<T, E>(
+        cache: Option<&LinkCache>,
+        memory: bool,
+        key: &CacheKey,
+        convert: impl Fn(CacheEntry) -> Result<T, E>,
+    ) -> Option<T>
+    where
+        T: Clone + Send + Sync + 'static,
+        E: std::fmt::Display,
+    {
+        if memory && let Some((entry, decoded)) = Self::get_held(key) {
+            if let Some(value) = decoded.as_ref().and_then(|d| d.downcast_ref::<T>()) {
+                return Some(value.clone());
+            }
+            if let Ok(value) = convert((*entry).clone()) {
+                Self::decoded(key, &entry, Arc::new(value.clone()));
+                return Some(value);
+            }
+        }
+        let value = Self::load_with(cache, memory, key, convert)?;
+        if memory && let Some(entry) = Self::peek(key) {
+            Self::decoded(key, &entry, Arc::new(value.clone()));
+        }
+        Some(value)
+    }
+
+    /// As [`store`](Self::store), with the value the entry decodes to
+    /// kept beside it for [`load_decoded`](Self::load_decoded).
+    pub fn store_decoded<T: Send + Sync + 'static>(
+        cache: Option<&LinkCache>,
+        memory: bool,
+        key: &CacheKey,
+        entry: CacheEntry,
+        decoded: T,
+    ) {
+        if let Some(cache) = cache {
+            cache.store_entry(key, &entry);
+        }
+        if memory {
+            let entry = Arc::new(entry);
+            Self::put(key, Arc::clone(&entry));
+            Self::decoded(key, &entry, Arc::new(decoded));
+        }
+    }
+
+    /// Sets the decoded value of `key`'s entry, if that entry is still
+    /// `entry`. It is counted as large as the entry (its own copy of the
+    /// output).
+    fn decoded(key: &CacheKey, entry: &Arc<CacheEntry>, decoded: Arc<dyn Any + Send + Sync>) {
+        let mut tier = tier();
+        let Some(held) = tier.entries.get_mut(key) else {
+            return;
+        };
+        if !Arc::ptr_eq(&held.entry, entry) {
+            return;
+        }
+        let added = match held.decoded.replace(decoded) {
+            Some(_) => 0,
+            None => held.bytes,
+        };
+        held.bytes += added;
+        tier.held += added;
+        let capacity = tier.capacity;
+        tier.evict_to(capacity);
+    }
+
+    /// The entry under `key` without counting a use.
+    fn peek(key: &CacheKey) -> Option<Arc<CacheEntry>> {
+        let tier = tier();
+        tier.entries.get(key).map(|held| Arc::clone(&held.entry))
+    }
+
     /// Keeps `entry` under `key` in `cache` and, when `memory`, in the tier.
     pub fn store(cache: Option<&LinkCache>, memory: bool, key: &CacheKey, entry: CacheEntry) {
         if let Some(cache) = cache {
@@ -157,6 +237,13 @@ impl MemoryCache {
 
     /// The entry under `key`, made the most recently used.
     pub fn get(key: &CacheKey) -> Option<Arc<CacheEntry>> {
+        Self::get_held(key).map(|(entry, _)| entry)
+    }
+
+    /// The entry under `key` and what it was decoded to, made the most
+    /// recently used.
+    #[allow(clippy::type_complexity)]
+    fn get_held(key: &CacheKey) -> Option<(Arc<CacheEntry>, Option<Arc<dyn Any + Send + Sync>>)> {
         let mut tier = tier();
         tier.clock += 1;
         let now = tier.clock;
@@ -166,10 +253,11 @@ impl MemoryCache {
         };
         let before = std::mem::replace(&mut held.used, now);
         let entry = Arc::clone(&held.entry);
+        let decoded = held.decoded.clone();
         tier.order.remove(&before);
         tier.order.insert(now, *key);
         tier.stats.hits += 1;
-        Some(entry)
+        Some((entry, decoded))
     }
 
     /// Keeps `entry` under `key`, unless it alone is over the capacity.
@@ -194,6 +282,7 @@ impl MemoryCache {
             *key,
             Held {
                 entry,
+                decoded: None,
                 used: now,
                 bytes,
             },
@@ -273,6 +362,34 @@ mod tests {
         assert_eq!(MemoryCache::stats().entries, 3);
         // Name and bytes of each blob, kept as entries come and go.
         assert_eq!(MemoryCache::stats().bytes, 3 * 1001);
+        // A decoded value is kept beside its entry, counted as large, and
+        // served without decoding again.
+        MemoryCache::clear();
+        let decodes = std::sync::atomic::AtomicU32::new(0);
+        let decode = |entry: CacheEntry| {
+            decodes.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Ok::<usize, String>(entry.get("o").map_or(0, <[u8]>::len))
+        };
+        MemoryCache::put(&key(4), entry(1000));
+        for _ in 0..3 {
+            assert_eq!(
+                MemoryCache::load_decoded(None, true, &key(4), decode),
+                Some(1000)
+            );
+        }
+        assert_eq!(decodes.load(std::sync::atomic::Ordering::Relaxed), 1);
+        assert_eq!(MemoryCache::stats().bytes, 2 * 1001);
+        // A new entry under the key drops the old decoded value.
+        MemoryCache::store_decoded(None, true, &key(4), (*entry(500)).clone(), 7usize);
+        assert_eq!(
+            MemoryCache::load_decoded(None, true, &key(4), decode),
+            Some(7)
+        );
+        MemoryCache::put(&key(4), entry(200));
+        assert_eq!(
+            MemoryCache::load_decoded(None, true, &key(4), decode),
+            Some(200)
+        );
         MemoryCache::set_capacity(0);
         assert_eq!(MemoryCache::stats().entries, 0);
         MemoryCache::put(&key(0), entry(1));

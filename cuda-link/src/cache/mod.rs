@@ -166,6 +166,11 @@ impl CacheKey {
         builder
     }
 
+    /// The key's 32 bytes.
+    pub fn as_bytes(&self) -> &[u8; 32] {
+        &self.0
+    }
+
     /// The key as 64 hex digits.
     pub fn to_hex(&self) -> String {
         hex(&self.0)
