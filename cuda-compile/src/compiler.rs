@@ -62,6 +62,9 @@ pub struct Compiler {
     /// NVIDIA's header folders, found (and the bundled ones installed)
     /// on first use: with the bundled headers, and without.
     system_dirs: [OnceLock<Result<Vec<PathBuf>, String>>; 2],
+    /// Whether those folders have NVIDIA's own `cuda_runtime.h`, looked
+    /// up once (no `stat` on a repeated compile).
+    nvidia_runtime: [OnceLock<bool>; 2],
     /// The NVRTC file's identity, for keys.
     identity: OnceLock<String>,
     /// A private temporary folder for the bundled headers, without a
@@ -99,6 +102,7 @@ impl Compiler {
             nvrtc,
             cache: None,
             system_dirs: [OnceLock::new(), OnceLock::new()],
+            nvidia_runtime: [OnceLock::new(), OnceLock::new()],
             identity: OnceLock::new(),
             private_headers: OnceLock::new(),
             pch_dir: None,
@@ -186,7 +190,7 @@ impl Compiler {
         options: &ProgramOptions,
     ) -> Result<Dependencies, CompileError> {
         let system = self.system_dirs(options)?;
-        let memory = memory_headers(program, options, &system);
+        let memory = memory_headers(program, options, self.nvidia_runtime(options, &system));
         let search = search_path(program, options, &memory, system, self.portable());
         let closure = search.remembered_closure(&program.source, &options.pre_include);
         Ok(Dependencies::new(&program.name, &closure, search.folders()))
@@ -302,7 +306,7 @@ impl Compiler {
                 .iter()
                 .map(|dir| format!("--include-path={}", dir.display())),
         );
-        let memory = memory_headers(program, options, &system);
+        let memory = memory_headers(program, options, self.nvidia_runtime(options, &system));
         // One scan of the includes: the key and the dependencies read it.
         let mut search = search_path(program, options, &memory, system.clone(), self.portable());
         search.base = self.base_dir.clone();
@@ -336,9 +340,13 @@ impl Compiler {
     /// A compile's output from the in-memory tier, else from the cache
     /// (kept in memory then).
     fn cached(&self, key: &CacheKey, program: &Program, wanted: Wanted) -> Option<Made> {
-        MemoryCache::load_decoded(self.cache.as_deref(), self.memory_tier(), key, |entry| {
-            Made::from_entry(program, wanted, entry)
-        })
+        let made =
+            MemoryCache::load_decoded(self.cache.as_deref(), self.memory_tier(), key, |entry| {
+                Made::from_entry(program, wanted, entry)
+            })?;
+        // Named as this program: a key with a base folder is shared by
+        // checkouts at other paths.
+        Some(made.named_for(program, wanted))
     }
 
     /// Whether the process's in-memory tier is asked and filled.
@@ -483,6 +491,21 @@ impl Compiler {
             from_cache,
             dependencies,
         }
+    }
+
+    /// Whether NVIDIA's folders `system` (those of `options`) have its own
+    /// `cuda_runtime.h`.
+    fn nvidia_runtime(&self, options: &ProgramOptions, system: &[PathBuf]) -> bool {
+        // `minimal`: no folders, whatever `no_bundled_headers` says.
+        if system.is_empty() {
+            return false;
+        }
+        let bundled = !options.no_bundled_headers;
+        *self.nvidia_runtime[usize::from(bundled)].get_or_init(|| {
+            system
+                .iter()
+                .any(|dir| dir.join(crate::builtin::CUDA_RUNTIME).is_file())
+        })
     }
 
     fn system_dirs(&self, options: &ProgramOptions) -> Result<Vec<PathBuf>, CompileError> {
@@ -631,7 +654,7 @@ impl Compiler {
 fn memory_headers<'a>(
     program: &'a Program,
     options: &ProgramOptions,
-    system: &[PathBuf],
+    nvidia_runtime: bool,
 ) -> Vec<(&'a str, &'a str)> {
     let mut memory: Vec<(&str, &str)> = program
         .headers
@@ -640,9 +663,6 @@ fn memory_headers<'a>(
         .collect();
     if !options.no_builtin_headers {
         // NVIDIA's own `cuda_runtime.h`, where its folders have one.
-        let nvidia_runtime = system
-            .iter()
-            .any(|dir| dir.join(crate::builtin::CUDA_RUNTIME).is_file());
         for &(name, text) in crate::builtin::HEADERS {
             if name == crate::builtin::CUDA_RUNTIME && nvidia_runtime {
                 continue;

@@ -55,6 +55,16 @@ impl Made {
         }
     }
 
+    /// The outputs named as `program`'s, as [`output_code`] names them.
+    pub(crate) fn named_for(self, program: &Program, wanted: Wanted) -> Made {
+        let name = |target: Target| format!("{} ({})", program.name, target.name());
+        Made {
+            code: self.code.renamed(name(wanted.target)),
+            ptx: self.ptx.map(|ptx| ptx.renamed(name(Target::Ptx))),
+            log: self.log,
+        }
+    }
+
     /// A cache hit as a compile's result; `Err` (so the entry is dropped and
     /// the program compiled again) when it does not validate or decode.
     pub(crate) fn from_entry(

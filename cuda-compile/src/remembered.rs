@@ -16,15 +16,20 @@
 //! - **Only where inotify sees every change**: local filesystems (ext4,
 //!   XFS, Btrfs, tmpfs, overlayfs, F2FS, ZFS). On NFS or FUSE another
 //!   machine's edit makes no event, so such closures are scanned each time.
+//!   A mount or unmount anywhere (which inotify does not report) forgets
+//!   everything: `/proc/self/mountinfo` is polled with the events.
 //! - **Never across a fork.** The child's copy of the inotify descriptor
-//!   shares the parent's queue, so a child drops what it inherited and
-//!   starts its own.
+//!   shares the parent's queue, so a child (a new process id or fork
+//!   epoch) drops what it inherited and starts its own.
 //! - **Bounded**: 32 MiB of closures, oldest out first, and 2,048 watches.
 //!
-//! NVIDIA's headers are watched through their folders: a header replaced
-//! or rewritten through its folder is seen; one rewritten in place through
-//! a hard link elsewhere is not (pip and the toolkits replace files).
-//! Off Linux, nothing is remembered.
+//! What inotify cannot see, and so neither can this: a write through
+//! `mmap` (seen at `munmap`), an edit by another machine, a header of
+//! NVIDIA's rewritten in place through a hard link in another folder (the
+//! program's own headers are watched themselves; pip and the toolkits
+//! replace files), a file appearing under another case in a case-folding
+//! folder, and a thread changing the working directory and back while
+//! another scans. Off Linux, nothing is remembered.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -64,6 +69,7 @@ mod linux {
     use std::sync::{Arc, Mutex, MutexGuard};
 
     use cuda_link::CacheKey;
+    use rustix::event::{PollFd, PollFlags, Timespec};
     use rustix::fd::OwnedFd;
     use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
 
@@ -124,8 +130,12 @@ mod linux {
 
     #[derive(Default)]
     struct Memo {
-        owner: u32,
+        /// The process id and fork epoch of the process that made it.
+        owner: (u32, u64),
         inotify: Option<OwnedFd>,
+        /// `/proc/self/mountinfo`, polled: a mount changes what paths name
+        /// without an inotify event.
+        mounts: Option<OwnedFd>,
         /// Whether inotify could not be had in this process.
         refused: bool,
         /// Counts watches made; each watch's count at its making.
@@ -165,12 +175,12 @@ mod linux {
     fn memo() -> MutexGuard<'static, Option<Memo>> {
         hold_across_forks();
         let mut guard = MEMO.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let pid = std::process::id();
-        if guard.as_ref().is_none_or(|memo| memo.owner != pid) {
+        let owner = (std::process::id(), cuda_link::forks::fork_epoch());
+        if guard.as_ref().is_none_or(|memo| memo.owner != owner) {
             // Dropping a parent's memo closes only this process's copy of
             // its descriptor; the parent's watches stay.
             *guard = Some(Memo {
-                owner: pid,
+                owner,
                 ..Memo::default()
             });
         }
@@ -204,8 +214,11 @@ mod linux {
                 None => None,
             }
         };
+        let cwd = std::env::current_dir().ok();
         let closure = Arc::new(scan());
-        if closure.unresolved.is_some() {
+        // The key holds the working directory: a scan that may have run
+        // in another is not remembered.
+        if closure.unresolved.is_some() || std::env::current_dir().ok() != cwd {
             return closure;
         }
         let mut guard = memo();
@@ -318,9 +331,17 @@ mod linux {
                         Dep::Entry(wd, name) => (wd, Some(name)),
                         Dep::Any(wd) => (wd, None),
                     };
-                    if let Some(keys) = self.dependents.get_mut(&wd).and_then(|n| n.get_mut(&name))
-                    {
+                    let Some(names) = self.dependents.get_mut(&wd) else {
+                        continue;
+                    };
+                    if let Some(keys) = names.get_mut(&name) {
                         keys.remove(key);
+                        if keys.is_empty() {
+                            names.remove(&name);
+                        }
+                    }
+                    if names.is_empty() {
+                        self.dependents.remove(&wd);
                     }
                 }
             }
@@ -328,6 +349,33 @@ mod linux {
 
         /// Reads the events so far and forgets what they may change.
         fn apply_events(&mut self) {
+            let (Some(fd), Some(mounts)) = (&self.inotify, &self.mounts) else {
+                return;
+            };
+            // One `poll` for both: most lookups find nothing to read.
+            let mut ready = [
+                PollFd::new(fd, PollFlags::IN),
+                PollFd::new(mounts, PollFlags::PRI),
+            ];
+            let now = Timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            let (events_ready, mounts_changed) = match rustix::event::poll(&mut ready, Some(&now)) {
+                Ok(_) => (
+                    !ready[0].revents().is_empty(),
+                    ready[1]
+                        .revents()
+                        .intersects(PollFlags::PRI | PollFlags::ERR),
+                ),
+                Err(_) => (true, true),
+            };
+            if mounts_changed {
+                self.forget_everything();
+            }
+            if !events_ready {
+                return;
+            }
             let Some(fd) = &self.inotify else {
                 return;
             };
@@ -368,9 +416,7 @@ mod linux {
 
         fn apply(&mut self, wd: i32, flags: ReadFlags, name: Option<OsString>) {
             if flags.contains(ReadFlags::QUEUE_OVERFLOW) {
-                let keys: Vec<CacheKey> = self.entries.keys().copied().collect();
-                keys.iter().for_each(|key| self.forget(key));
-                self.forget_resolutions();
+                self.forget_everything();
                 return;
             }
             let mut stale: Vec<CacheKey> = Vec::new();
@@ -397,18 +443,29 @@ mod linux {
             if flags.intersects(moved) {
                 // A path may now name another file or folder.
                 self.watched.clear();
-                let through = match name {
-                    Some(name) => self.resolved_deps.contains(&Dep::Entry(wd, name)),
-                    None => true,
-                };
-                if through {
-                    self.forget_resolutions();
-                }
+            }
+            // Any change to an entry a resolution went through (a `chmod`
+            // making a folder searchable too), or to a watch itself, may
+            // change where a path leads.
+            let through = match name {
+                Some(name) => self.resolved_deps.contains(&Dep::Entry(wd, name)),
+                None => true,
+            };
+            if through {
+                self.forget_resolutions();
             }
             if flags.contains(ReadFlags::IGNORED) {
                 self.born.remove(&wd);
                 self.dependents.remove(&wd);
             }
+        }
+
+        /// Forgets every closure and where paths lead: a change that may
+        /// touch any.
+        fn forget_everything(&mut self) {
+            let keys: Vec<CacheKey> = self.entries.keys().copied().collect();
+            keys.iter().for_each(|key| self.forget(key));
+            self.forget_resolutions();
         }
 
         /// Forgets where paths lead: an entry they went through changed.
@@ -455,7 +512,7 @@ mod linux {
                 let folder = self.resolve_dir(&cwd.join(folder), &mut 0)?;
                 deps.extend(folder.deps.iter().cloned());
                 if let Some(real) = &folder.real {
-                    let wd = self.watch(real, true)?;
+                    let wd = self.watch(real)?;
                     deps.extend(
                         names
                             .into_iter()
@@ -476,11 +533,11 @@ mod linux {
                 deps.extend(self.step(&parent, last, &mut 0)?.deps);
             }
             for file in &closure.files {
-                let wd = self.watch(&cwd.join(file), false)?;
+                let wd = self.watch(&cwd.join(file))?;
                 deps.insert(Dep::Any(wd));
             }
             for folder in &closure.identified_folders {
-                let wd = self.watch(&cwd.join(folder), true)?;
+                let wd = self.watch(&cwd.join(folder))?;
                 deps.insert(Dep::Any(wd));
             }
             Ok(deps.into_iter().collect())
@@ -532,34 +589,48 @@ mod linux {
                 Component::CurDir | Component::RootDir | Component::Prefix(_) => Some(real.clone()),
                 Component::ParentDir => Some(real.parent().unwrap_or(real).to_path_buf()),
                 Component::Normal(name) => {
-                    let wd = self.watch(real, true)?;
+                    let wd = self.watch(real)?;
                     deps.push(Dep::Entry(wd, name.to_owned()));
                     let next = real.join(name);
                     match std::fs::symlink_metadata(&next) {
-                        Ok(m) if m.file_type().is_symlink() && *links < MAX_LINKS => {
+                        // Past the kernel's limit: what a path gives then
+                        // depends on where it began, so none is kept.
+                        Ok(m) if m.file_type().is_symlink() && *links >= MAX_LINKS => {
+                            return Err(Unwatchable);
+                        }
+                        Ok(m) if m.file_type().is_symlink() => {
                             *links += 1;
-                            match std::fs::read_link(&next) {
-                                Ok(target) => {
-                                    let through = self.resolve_dir(&real.join(target), links)?;
-                                    deps.extend(through.deps.iter().cloned());
-                                    through.real.clone()
-                                }
-                                Err(_) => None,
-                            }
+                            let target = std::fs::read_link(&next).map_err(|_| Unwatchable)?;
+                            let through = self.resolve_dir(&real.join(target), links)?;
+                            deps.extend(through.deps.iter().cloned());
+                            through.real.clone()
                         }
                         Ok(m) if m.is_dir() => Some(next),
-                        // Absent, a file, or a loop: its entry is watched.
-                        _ => None,
+                        // A file, or a loop: its entry is watched.
+                        Ok(_) => None,
+                        // Absent: its entry is watched. Any other error (a
+                        // folder not searchable) may pass: not kept.
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                        Err(e)
+                            if e.raw_os_error()
+                                == Some(rustix::io::Errno::NOTDIR.raw_os_error()) =>
+                        {
+                            None
+                        }
+                        Err(_) => return Err(Unwatchable),
                     }
                 }
             };
             Ok(Resolved { real, deps })
         }
 
-        /// The watch of a directory (its entries' events) or of a file.
-        fn watch(&mut self, real: &Path, directory: bool) -> Result<i32, Unwatchable> {
+        /// The watch of a directory (its entries' events too) or of a file.
+        fn watch(&mut self, real: &Path) -> Result<i32, Unwatchable> {
             if let Some(&wd) = self.watched.get(real) {
                 return Ok(wd);
+            }
+            if self.watched.len() >= 4 * MAX_WATCHES {
+                self.watched.clear();
             }
             if self.refused || self.born.len() >= MAX_WATCHES {
                 return Err(Unwatchable);
@@ -570,31 +641,34 @@ mod linux {
                 return Err(Unwatchable);
             }
             if self.inotify.is_none() {
-                match inotify::init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK) {
-                    Ok(fd) => self.inotify = Some(fd),
-                    Err(_) => {
+                let read_only = rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC;
+                let mounts =
+                    rustix::fs::open("/proc/self/mountinfo", read_only, rustix::fs::Mode::empty());
+                let inotify = inotify::init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK);
+                match (inotify, mounts) {
+                    (Ok(fd), Ok(mounts)) => {
+                        self.inotify = Some(fd);
+                        self.mounts = Some(mounts);
+                    }
+                    _ => {
                         self.refused = true;
                         return Err(Unwatchable);
                     }
                 }
             }
             let fd = self.inotify.as_ref().ok_or(Unwatchable)?;
-            let changes = WatchFlags::MODIFY
+            // One mask for every watch, added to what the inode's watch
+            // had: a folder and a file at one path in turn share a watch.
+            let flags = WatchFlags::MODIFY
                 | WatchFlags::ATTRIB
                 | WatchFlags::CLOSE_WRITE
                 | WatchFlags::DELETE_SELF
-                | WatchFlags::MOVE_SELF;
-            let flags = match directory {
-                true => {
-                    changes
-                        | WatchFlags::CREATE
-                        | WatchFlags::DELETE
-                        | WatchFlags::MOVED_FROM
-                        | WatchFlags::MOVED_TO
-                        | WatchFlags::ONLYDIR
-                }
-                false => changes,
-            };
+                | WatchFlags::MOVE_SELF
+                | WatchFlags::CREATE
+                | WatchFlags::DELETE
+                | WatchFlags::MOVED_FROM
+                | WatchFlags::MOVED_TO
+                | WatchFlags::MASK_ADD;
             let wd = inotify::add_watch(fd, real, flags).map_err(|_| Unwatchable)?;
             if !self.born.contains_key(&wd) {
                 self.generation += 1;

@@ -46,3 +46,27 @@ macro_rules! hold_across_forks {
 #[cfg(unix)]
 #[doc(hidden)]
 pub use libc::pthread_atfork;
+
+/// How many forks separate this process from the one that first asked:
+/// 0 there, bumped in each child by a `pthread_atfork` handler (registered
+/// on the first call). With the process id it tells a fork's child apart
+/// even where the ids coincide (a child that is PID 1 of a new namespace,
+/// as its parent was of its own).
+#[doc(hidden)]
+pub fn fork_epoch() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static EPOCH: AtomicU64 = AtomicU64::new(0);
+    #[cfg(unix)]
+    {
+        extern "C" fn child() {
+            EPOCH.fetch_add(1, Ordering::Relaxed);
+        }
+        static REGISTERED: std::sync::Once = std::sync::Once::new();
+        // SAFETY: a handler run in the child after each fork, which bumps
+        // an atomic and never unwinds.
+        REGISTERED.call_once(|| unsafe {
+            libc::pthread_atfork(None, None, Some(child));
+        });
+    }
+    EPOCH.load(Ordering::Relaxed)
+}
