@@ -79,14 +79,16 @@ pub enum BuildError {
         error: Box<cuda_compile::CompileError>,
     },
     /// A file that failed under NVRTC and includes `<cub/cub.cuh>`, which
-    /// brings CUB's host-side dispatch: CCCL 12's fails on its host
-    /// functions, CCCL 13's refuses NVRTC outright.
+    /// brings CUB's host-side dispatch (CCCL 12's fails on its host
+    /// functions, CCCL 13's refuses NVRTC outright), where no nvcc is
+    /// found to compile it instead.
     #[error(
         "{}: `#include <cub/cub.cuh>` brings CUB's host-side dispatch, which NVRTC cannot \
-         compile: include the block- or warp-level headers the kernels use \
-         (`<cub/block/block_reduce.cuh>`, `<cub/warp/warp_reduce.cuh>`, ...), or turn on \
-         Build::nvcc_fallback where nvcc is installed",
-        file.display()
+         compile, and nvcc, which would, was not found ({}): include the block- or \
+         warp-level headers the kernels use (`<cub/block/block_reduce.cuh>`, \
+         `<cub/warp/warp_reduce.cuh>`, ...)",
+        file.display(),
+        crate::nvcc::INSTALL
     )]
     WholeCub {
         /// The file.

@@ -170,6 +170,12 @@ impl Session<'_> {
                 // finds one, else what NVRTC's log points at.
                 let host = HostCode::scan(compiler, &program, &options)
                     .or_else(|| HostCode::find(compiler, &program, &options, &error));
+                // CUB's umbrella header brings its host-side dispatch, which
+                // no NVRTC compiles: such a file of kernels is nvcc's, where
+                // nvcc is found.
+                if host.is_none() && includes_whole_cub(program.source()) && self.nvcc.is_some() {
+                    return self.with_nvcc(file, unit);
+                }
                 Err(match host {
                     Some(host) => BuildError::HostCode {
                         file: host.file,
@@ -177,7 +183,7 @@ impl Session<'_> {
                         construct: host.construct,
                         error: Box::new(error),
                     },
-                    // CUB's umbrella header brings its host-side dispatch.
+                    // The same, and no nvcc.
                     None if includes_whole_cub(program.source()) => BuildError::WholeCub {
                         file: file.to_path_buf(),
                         error: Box::new(error),

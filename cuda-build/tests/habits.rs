@@ -225,23 +225,69 @@ fn host_code_in_a_header_is_named_there() {
     }
 }
 
-/// `#include <cub/cub.cuh>` under NVRTC (CCCL 12 fails on its host
-/// functions, CCCL 13 refuses it) is an error that says what to include
-/// instead, not CCCL's log alone.
+/// A file of kernels including `<cub/cub.cuh>`: CCCL 12 under NVRTC
+/// fails on its host functions, CCCL 13 refuses NVRTC.
+const WHOLE_CUB: &str = "#include <cub/cub.cuh>\nextern \"C\" __global__ void k(float *y) {\n\
+     typedef cub::BlockReduce<float, 128> R; __shared__ typename R::TempStorage t;\n\
+     float s = R(t).Sum(y[threadIdx.x]); if (threadIdx.x == 0) y[0] = s; }\n";
+
+/// `#include <cub/cub.cuh>` (CUB's host-side dispatch, which no NVRTC
+/// compiles) sends its file to nvcc, where nvcc is found: the kernels are
+/// built all the same.
 #[test]
-fn the_whole_cub_header_says_what_to_include() {
-    if !have_libraries() {
+fn the_whole_cub_header_goes_to_nvcc() {
+    if !have_libraries() || cuda_link_tests::redist("CUDA_LINK_NVCC").is_none() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let files = [(
-        "reduce.cu",
-        "#include <cub/cub.cuh>\nextern \"C\" __global__ void k(float *y) {\n\
-         typedef cub::BlockReduce<float, 128> R; __shared__ typename R::TempStorage t;\n\
-         float s = R(t).Sum(y[threadIdx.x]); if (threadIdx.x == 0) y[0] = s; }\n",
-    )];
-    let error = build_of(dir.path(), &files).compile("reduce").unwrap_err();
+    let built = build_of(dir.path(), &[("reduce.cu", WHOLE_CUB)])
+        .compile("reduce")
+        .unwrap_or_else(|e| panic!("{e}: {e:?}"));
+    // And CUB's own `EmptyKernel`, as nvcc builds it for any file that
+    // includes all of CUB.
+    assert!(
+        built.kernels.iter().any(|k| k == "k"),
+        "{:?}",
+        built.kernels
+    );
+}
+
+/// Without nvcc, the same file is an error that says what to include
+/// instead and how to install nvcc, not CCCL's log alone. Checked in a
+/// child process that finds no nvcc.
+#[test]
+fn the_whole_cub_header_says_what_to_include() {
+    const CHILD: &str = "CUDA_BUILD_NO_NVCC_CHILD";
+    if !have_libraries() {
+        return;
+    }
+    if std::env::var_os(CHILD).is_none() {
+        let run = Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "the_whole_cub_header_says_what_to_include"])
+            .args(["--test-threads=1"])
+            .env(CHILD, "1")
+            .env("PATH", "/usr/bin:/bin")
+            .env_remove("NVCC")
+            .env_remove("CUDA_LINK_NVCC")
+            .env_remove("CUDA_HOME")
+            .env_remove("CUDA_PATH")
+            .env_remove("CUDA_LINK_SITE_PACKAGES")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&run.stdout);
+        let errors = String::from_utf8_lossy(&run.stderr);
+        assert!(
+            run.status.success() && text.contains("1 passed"),
+            "{text}{errors}"
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let error = build_of(dir.path(), &[("reduce.cu", WHOLE_CUB)])
+        .compile("reduce")
+        .unwrap_err();
     let text = error.to_string();
     assert!(matches!(error, BuildError::WholeCub { .. }), "{error:?}");
     assert!(text.contains("cub/block/block_reduce.cuh"), "{text}");
+    assert!(text.contains("pip install nvidia-cuda-nvcc"), "{text}");
 }
