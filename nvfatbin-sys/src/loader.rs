@@ -35,7 +35,7 @@ pub const SPEC: cuda_dylib::LibrarySpec = cuda_dylib::LibrarySpec {
                  toolkit, or set CUDA_LINK_NVFATBIN_PATH to the library file.",
 };
 
-/// The majors whose ABI matches these bindings.
+/// The majors `nvFatbinVersion` reports whose ABI matches these bindings.
 pub const SUPPORTED_MAJORS: std::ops::RangeInclusive<u32> = 12..=13;
 
 /// Symbols every supported nvFatbin has; `nvFatbinAddTileIR` (13.1) is optional in the table.

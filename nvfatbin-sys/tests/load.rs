@@ -10,10 +10,10 @@ use std::path::PathBuf;
 use common::provisioned;
 use nvfatbin_sys::{Call, LoadError, NvFatbin, NvFatbinFns, nvfatbin_call, sys::nvFatbinResult};
 
-/// The library of `major` opens by path, reports that major, and says it
-/// was not found by the search.
-fn check_major(major: u32) {
-    let Some(path) = provisioned(major) else {
+/// The library of CUDA `release`'s wheel opens by path, reports its
+/// major, and says it was not found by the search.
+fn check_major(release: u32, major: u32) {
+    let Some(path) = provisioned(release) else {
         return;
     };
     // SAFETY: the pinned nvFatbin wheel that `cargo xtask test` installed.
@@ -34,12 +34,12 @@ fn check_major(major: u32) {
 
 #[test]
 fn nvfatbin_12_loads_and_reports_its_version() {
-    check_major(12);
+    check_major(12, 12);
 }
 
 #[test]
 fn nvfatbin_13_loads_and_reports_its_version() {
-    check_major(13);
+    check_major(13, 13);
 }
 
 #[cfg(feature = "discover")]

@@ -35,7 +35,7 @@ pub const SPEC: cuda_dylib::LibrarySpec = cuda_dylib::LibrarySpec {
                  toolkit, or set CUDA_LINK_NVJITLINK_PATH to the library file.",
 };
 
-/// The majors whose ABI matches these bindings.
+/// The majors `nvJitLinkVersion` reports whose ABI matches these bindings.
 pub const SUPPORTED_MAJORS: std::ops::RangeInclusive<u32> = 12..=13;
 
 /// Symbols without which no link can run.

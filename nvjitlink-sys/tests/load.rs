@@ -12,10 +12,10 @@ use nvjitlink_sys::{
     Call, LoadError, NvJitLink, NvJitLinkFns, nvjitlink_call, sys::nvJitLinkResult,
 };
 
-/// The library of `major` opens by path, reports that major, and says it
-/// was not found by the search.
-fn check_major(major: u32) {
-    let Some(path) = provisioned(major) else {
+/// The library of CUDA `release`'s wheel opens by path, reports its
+/// major, and says it was not found by the search.
+fn check_major(release: u32, major: u32) {
+    let Some(path) = provisioned(release) else {
         return;
     };
     // SAFETY: the pinned nvJitLink wheel that `cargo xtask test` installed.
@@ -36,12 +36,12 @@ fn check_major(major: u32) {
 
 #[test]
 fn nvjitlink_12_loads_and_reports_its_version() {
-    check_major(12);
+    check_major(12, 12);
 }
 
 #[test]
 fn nvjitlink_13_loads_and_reports_its_version() {
-    check_major(13);
+    check_major(13, 13);
 }
 
 #[cfg(feature = "discover")]

@@ -35,7 +35,7 @@ pub const SPEC: cuda_dylib::LibrarySpec = cuda_dylib::LibrarySpec {
                  toolkit, or set CUDA_LINK_NVRTC_PATH to the library file.",
 };
 
-/// The majors whose ABI matches these bindings.
+/// The majors `nvrtcVersion` reports whose ABI matches these bindings.
 pub const SUPPORTED_MAJORS: std::ops::RangeInclusive<u32> = 12..=13;
 
 /// Symbols every supported NVRTC has, without which nothing compiles. Newer ones are optional in the table: LTO-IR (12.0), PCH (12.8), Tile IR (13.1), bundled headers (13.3); `nvrtcGetNVVM` is gone from 13 and from these bindings.

@@ -109,6 +109,22 @@ fn bindings(workspace: &Path) -> Result<Vec<Binding>> {
             typedefs: None,
             named_enums: &["nvFatbinResult"],
         },
+        Binding {
+            header: {
+                redist::ensure(workspace, &[redist::NVCC.dir])?;
+                redist::nvvm_include(workspace).join("nvvm.h")
+            },
+            output: workspace.join("nvvm-sys/src/bindings.rs"),
+            clang_args: &[],
+            functions: "nvvm.*",
+            types: "nvvm.*|_nvvmProgram",
+            vars: "NVVM.*",
+            table: "NvvmFns",
+            library: "libNVVM",
+            doc: "Every entry point of `nvvm.h` (13.0), resolved at run time.",
+            typedefs: None,
+            named_enums: &["nvvmResult"],
+        },
         driver(
             redist::cuda12_include(workspace).join("cuda.h"),
             "cuda_12090.rs",

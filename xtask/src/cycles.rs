@@ -318,11 +318,12 @@ fn through_root(src: &Path) -> Vec<String> {
 }
 
 /// The crates the checks read.
-const CRATES: [&str; 10] = [
+const CRATES: [&str; 11] = [
     "cuda-dylib",
     "nvjitlink-sys",
     "nvrtc-sys",
     "nvfatbin-sys",
+    "nvvm-sys",
     "cuda-driver-sys",
     "cuda-link",
     "cuda-compile",

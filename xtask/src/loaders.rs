@@ -33,9 +33,17 @@ struct Library {
     /// prefix (`CUDA_LINK_NVFATBIN` + `13_PATH`).
     override_var: &'static str,
     test_var: &'static str,
-    /// File names, newest major first, and the wheels' folders.
+    /// File names, newest major first, and the wheels' and a toolkit's
+    /// folders.
     file_names: &'static [&'static str],
     wheel_dirs: &'static [&'static str],
+    toolkit_dirs: &'static [&'static str],
+    /// The majors the version function reports that these bindings take,
+    /// in words for the error, and what the CUDA 12 and 13 wheels' report
+    /// (libNVVM's is its own API version, 2, in both).
+    supported_majors: &'static str,
+    supported_text: &'static str,
+    wheel_versions: (u32, u32),
     /// The pip packages of CUDA 13 and 12.
     pip: (&'static str, &'static str),
     /// The version function and its integer type.
@@ -56,6 +64,15 @@ struct Library {
     test_prefix: &'static str,
 }
 
+/// Where a CUDA toolkit keeps its libraries.
+const CUDA_TOOLKIT_DIRS: &[&str] = &[
+    "lib64",
+    "lib",
+    "targets/x86_64-linux/lib",
+    "targets/sbsa-linux/lib",
+    "targets/aarch64-linux/lib",
+];
+
 const LIBRARIES: &[Library] = &[
     Library {
         dir: "nvjitlink-sys",
@@ -73,6 +90,10 @@ const LIBRARIES: &[Library] = &[
         test_var: "CUDA_LINK_NVJITLINK",
         file_names: &["libnvJitLink.so.13", "libnvJitLink.so.12"],
         wheel_dirs: &["nvidia/cu13/lib", "nvidia/nvjitlink/lib"],
+        toolkit_dirs: CUDA_TOOLKIT_DIRS,
+        supported_majors: "12..=13",
+        supported_text: "12 and 13",
+        wheel_versions: (12, 13),
         pip: ("nvidia-nvjitlink", "nvidia-nvjitlink-cu12"),
         version_fn: "nvJitLinkVersion",
         version_int: "u32",
@@ -112,6 +133,10 @@ const LIBRARIES: &[Library] = &[
         test_var: "CUDA_LINK_NVRTC",
         file_names: &["libnvrtc.so.13", "libnvrtc.so.12"],
         wheel_dirs: &["nvidia/cu13/lib", "nvidia/cuda_nvrtc/lib"],
+        toolkit_dirs: CUDA_TOOLKIT_DIRS,
+        supported_majors: "12..=13",
+        supported_text: "12 and 13",
+        wheel_versions: (12, 13),
         pip: ("nvidia-cuda-nvrtc", "nvidia-cuda-nvrtc-cu12"),
         version_fn: "nvrtcVersion",
         version_int: "std::ffi::c_int",
@@ -158,6 +183,10 @@ const LIBRARIES: &[Library] = &[
         test_var: "CUDA_LINK_NVFATBIN",
         file_names: &["libnvfatbin.so.13", "libnvfatbin.so.12"],
         wheel_dirs: &["nvidia/cu13/lib", "nvidia/nvfatbin/lib"],
+        toolkit_dirs: CUDA_TOOLKIT_DIRS,
+        supported_majors: "12..=13",
+        supported_text: "12 and 13",
+        wheel_versions: (12, 13),
         pip: ("nvidia-nvfatbin", "nvidia-nvfatbin-cu12"),
         version_fn: "nvFatbinVersion",
         version_int: "u32",
@@ -178,6 +207,54 @@ const LIBRARIES: &[Library] = &[
         open_doc: "",
         after_open: "",
         test_prefix: "nvfatbin",
+    },
+    Library {
+        dir: "nvvm-sys",
+        krate: "nvvm_sys",
+        display: "libNVVM",
+        loader: "Nvvm",
+        fns: "NvvmFns",
+        result: "nvvmResult",
+        success: "NVVM_SUCCESS",
+        unknown: "an nvvmResult the header does not name",
+        example_error: "NVVM_ERROR_COMPILATION",
+        error: "NvvmError",
+        call_macro: "nvvm_call",
+        override_var: "CUDA_LINK_NVVM_PATH",
+        test_var: "CUDA_LINK_NVVM",
+        // 13.x's wheel (`nvidia-nvvm`) puts it beside the other libraries;
+        // 12.x's nvcc wheel and the toolkits in `nvvm/lib64`.
+        file_names: &["libnvvm.so.4", "libnvvm.so"],
+        wheel_dirs: &["nvidia/cu13/lib", "nvidia/cuda_nvcc/nvvm/lib64"],
+        toolkit_dirs: &["nvvm/lib64", "nvvm/lib"],
+        supported_majors: "2..=2",
+        supported_text: "2 (libNVVM's API version in CUDA 12 and 13)",
+        wheel_versions: (2, 2),
+        pip: ("nvidia-nvvm", "nvidia-cuda-nvcc-cu12"),
+        version_fn: "nvvmVersion",
+        version_int: "std::ffi::c_int",
+        destroy_fn: "nvvmDestroyProgram",
+        core_symbols: &[
+            "nvvmVersion",
+            "nvvmIRVersion",
+            "nvvmGetErrorString",
+            "nvvmCreateProgram",
+            "nvvmDestroyProgram",
+            "nvvmAddModuleToProgram",
+            "nvvmLazyAddModuleToProgram",
+            "nvvmVerifyProgram",
+            "nvvmCompileProgram",
+            "nvvmGetCompiledResultSize",
+            "nvvmGetCompiledResult",
+            "nvvmGetProgramLogSize",
+            "nvvmGetProgramLog",
+        ],
+        core_doc: "Symbols libNVVM has had since CUDA 11, the whole of `nvvm.h` 12.9 and 13.x.",
+        independent: "libNVVM programs are independent (libNVVM is thread-safe across \
+                      programs)",
+        open_doc: "",
+        after_open: "",
+        test_prefix: "nvvm",
     },
 ];
 
@@ -354,6 +431,11 @@ fn placeholders(l: &Library) -> Vec<(&'static str, String)> {
         ("file_names", quoted(l.file_names)),
         ("file13", l.file_names[0].into()),
         ("wheel_dirs", quoted(l.wheel_dirs)),
+        ("toolkit_dirs", quoted(l.toolkit_dirs)),
+        ("supported_majors", l.supported_majors.into()),
+        ("supported_text", l.supported_text.into()),
+        ("version12", l.wheel_versions.0.to_string()),
+        ("version13", l.wheel_versions.1.to_string()),
         ("pip13", l.pip.0.into()),
         ("pip12", l.pip.1.into()),
         ("version_fn", l.version_fn.into()),

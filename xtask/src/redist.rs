@@ -207,6 +207,14 @@ pub fn test_env(workspace: &Path) -> Vec<(&'static str, PathBuf)> {
             at("nvfatbin13", "nvidia/cu13/lib/libnvfatbin.so.13"),
         ),
         (
+            "CUDA_LINK_NVVM12_PATH",
+            at("nvcc12", "nvidia/cuda_nvcc/nvvm/lib64/libnvvm.so"),
+        ),
+        (
+            "CUDA_LINK_NVVM13_PATH",
+            at(NVCC.dir, "nvidia/cu13/lib/libnvvm.so.4"),
+        ),
+        (
             "CUDA_LINK_PTXAS",
             at("nvcc12", "nvidia/cuda_nvcc/bin/ptxas"),
         ),
@@ -250,6 +258,11 @@ pub fn nvjitlink_include(workspace: &Path) -> PathBuf {
 /// The folder holding the pinned `nvFatbin.h` (13.5).
 pub fn nvfatbin_include(workspace: &Path) -> PathBuf {
     root(workspace).join("nvfatbin13/nvidia/cu13/include")
+}
+
+/// The folder holding the pinned `nvvm.h` (13.0, of `nvidia-nvvm`).
+pub fn nvvm_include(workspace: &Path) -> PathBuf {
+    root(workspace).join(NVCC.dir).join("nvidia/cu13/include")
 }
 
 /// The folder holding the pinned `nvrtc.h` (13.5).

@@ -14,6 +14,7 @@ const CRATES: &[(&str, &[&str])] = &[
     ("nvjitlink-sys", &[""]),
     ("nvrtc-sys", &[""]),
     ("nvfatbin-sys", &[""]),
+    ("nvvm-sys", &[""]),
     ("cuda-driver-sys", &["cuda-12090", "cuda-13000"]),
 ];
 

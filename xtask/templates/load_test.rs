@@ -9,10 +9,10 @@ use std::path::PathBuf;
 use common::provisioned;
 use {{crate}}::{Call, {{fns}}, {{loader}}, LoadError, {{macro}}, sys::{{result}}};
 
-/// The library of `major` opens by path, reports that major, and says it
-/// was not found by the search.
-fn check_major(major: u32) {
-    let Some(path) = provisioned(major) else {
+/// The library of CUDA `release`'s wheel opens by path, reports its
+/// major, and says it was not found by the search.
+fn check_major(release: u32, major: u32) {
+    let Some(path) = provisioned(release) else {
         return;
     };
     // SAFETY: the pinned {{display}} wheel that `cargo xtask test` installed.
@@ -26,12 +26,12 @@ fn check_major(major: u32) {
 
 #[test]
 fn {{test_prefix}}_12_loads_and_reports_its_version() {
-    check_major(12);
+    check_major(12, {{version12}});
 }
 
 #[test]
 fn {{test_prefix}}_13_loads_and_reports_its_version() {
-    check_major(13);
+    check_major(13, {{version13}});
 }
 
 #[cfg(feature = "discover")]
@@ -48,7 +48,7 @@ fn search_finds_a_wheel_layout_in_site_packages() {
     let lib = unsafe { {{loader}}::load_with(&env) }.unwrap();
     assert_eq!(lib.source(), Some({{crate}}::Source::PythonWheel));
     assert_eq!(lib.path(), path);
-    assert_eq!(lib.version().0, 13);
+    assert_eq!(lib.version().0, {{version13}});
 }
 
 #[test]
@@ -84,7 +84,7 @@ fn a_library_the_caller_opened_is_accepted() {
     let library = unsafe { {{crate}}::libloading::Library::new(&path) }.unwrap();
     // SAFETY: as above.
     let lib = unsafe { {{loader}}::from_library(library, path.clone()) }.unwrap();
-    assert_eq!(lib.version().0, 13);
+    assert_eq!(lib.version().0, {{version13}});
     assert_eq!(lib.path(), path);
 
     // SAFETY: libc is already loaded; opening it again runs nothing.

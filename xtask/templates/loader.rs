@@ -22,20 +22,14 @@ pub const SPEC: cuda_dylib::LibrarySpec = cuda_dylib::LibrarySpec {
     override_var: "{{override_var}}",
     file_names: &[{{file_names}}],
     wheel_dirs: &[{{wheel_dirs}}],
-    toolkit_dirs: &[
-        "lib64",
-        "lib",
-        "targets/x86_64-linux/lib",
-        "targets/sbsa-linux/lib",
-        "targets/aarch64-linux/lib",
-    ],
+    toolkit_dirs: &[{{toolkit_dirs}}],
     how_to_get: "Install it with `pip install {{pip13}}` (CUDA 13) or \
                  `pip install {{pip12}}` (CUDA 12), point CUDA_HOME at a CUDA \
                  toolkit, or set {{override_var}} to the library file.",
 };
 
-/// The majors whose ABI matches these bindings.
-pub const SUPPORTED_MAJORS: std::ops::RangeInclusive<u32> = 12..=13;
+/// The majors `{{version_fn}}` reports whose ABI matches these bindings.
+pub const SUPPORTED_MAJORS: std::ops::RangeInclusive<u32> = {{supported_majors}};
 
 /// {{core_doc}}
 const CORE_SYMBOLS: &[&std::ffi::CStr] = &[{{core_symbols}}];
@@ -73,7 +67,7 @@ pub enum LoadError {
         error: {{error}},
     },
     /// A major release whose ABI these bindings were not made for.
-    #[error("{path} is {{display}} {major}.{minor}; supported majors are 12 and 13")]
+    #[error("{path} is {{display}} {major}.{minor}; supported majors are {{supported_text}}")]
     UnsupportedMajor {
         /// The file that was opened.
         path: PathBuf,
