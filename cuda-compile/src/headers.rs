@@ -405,7 +405,7 @@ impl SearchPath<'_> {
                 None => key.field(b"\0none"),
             };
         }
-        crate::remembered::remembered(key.finish(), || self.closure(source, pre_include))
+        crate::remembered::remembered(key.finish(), &cwd, || self.closure(source, pre_include))
     }
 
     /// Everything the program may read besides its source:

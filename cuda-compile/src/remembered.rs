@@ -47,13 +47,18 @@ pub fn served() -> u64 {
     SERVED.load(Ordering::Relaxed)
 }
 
-/// The closure `key` names, remembered while valid, else `scan`'s.
-pub(crate) fn remembered(key: CacheKey, scan: impl FnOnce() -> Closure) -> Arc<Closure> {
+/// The closure `key` names, remembered while valid, else `scan`'s. `cwd`
+/// is the working directory the key holds.
+pub(crate) fn remembered(
+    key: CacheKey,
+    cwd: &std::path::Path,
+    scan: impl FnOnce() -> Closure,
+) -> Arc<Closure> {
     #[cfg(target_os = "linux")]
-    return linux::remembered(key, scan);
+    return linux::remembered(key, cwd, scan);
     #[cfg(not(target_os = "linux"))]
     {
-        let _ = key;
+        let _ = (key, cwd);
         Arc::new(scan())
     }
 }
@@ -190,12 +195,17 @@ mod linux {
         guard
     }
 
-    pub(super) fn remembered(key: CacheKey, scan: impl FnOnce() -> Closure) -> Arc<Closure> {
-        let started = {
+    pub(super) fn remembered(
+        key: CacheKey,
+        cwd: &Path,
+        scan: impl FnOnce() -> Closure,
+    ) -> Arc<Closure> {
+        let (owner, started) = {
             let mut guard = memo();
             let Some(memo) = guard.as_mut() else {
                 return Arc::new(scan());
             };
+            let owner = memo.owner;
             match memo
                 .entries
                 .get(&key)
@@ -208,21 +218,24 @@ mod linux {
                 // Watched before this scan begins: a change during it is
                 // an event.
                 Some((State::Seen, previous)) => {
-                    let watched = memo.dependencies(&previous).ok();
-                    Some((memo.generation, memo.events, previous, watched))
+                    let watched = memo.dependencies(&previous, cwd).ok();
+                    (
+                        owner,
+                        Some((memo.generation, memo.events, previous, watched)),
+                    )
                 }
-                None => None,
+                None => (owner, None),
             }
         };
-        let cwd = std::env::current_dir().ok();
         let closure = Arc::new(scan());
         // The key holds the working directory: a scan that may have run
         // in another is not remembered.
-        if closure.unresolved.is_some() || std::env::current_dir().ok() != cwd {
+        let moved = std::env::current_dir().ok().as_deref() != Some(cwd);
+        if closure.unresolved.is_some() || moved {
             return closure;
         }
         let mut guard = memo();
-        let Some(memo) = guard.as_mut() else {
+        let Some(memo) = guard.as_mut().filter(|memo| memo.owner == owner) else {
             return closure;
         };
         memo.forget(&key);
@@ -230,7 +243,7 @@ mod linux {
             None => State::Seen,
             Some((generation, events, previous, watched)) => match watched
                 .filter(|_| closure.looks_at_the_same(&previous))
-                .map_or_else(|| memo.dependencies(&closure), Ok)
+                .map_or_else(|| memo.dependencies(&closure, cwd), Ok)
             {
                 Ok(deps)
                     if deps.iter().all(|dep| memo.born_by(dep, generation))
@@ -478,9 +491,9 @@ mod linux {
         /// Watches what `closure`'s result depends on: every path it
         /// looked at (through each directory entry resolving it; those it
         /// found through their symbolic links too), the program's own
-        /// headers themselves, and NVIDIA's folders keyed by identity.
-        fn dependencies(&mut self, closure: &Closure) -> Result<Vec<Dep>, Unwatchable> {
-            let cwd = std::env::current_dir().map_err(|_| Unwatchable)?;
+        /// headers themselves, and NVIDIA's folders keyed by identity; relative
+        /// paths from `cwd`, the one the key holds.
+        fn dependencies(&mut self, closure: &Closure, cwd: &Path) -> Result<Vec<Dep>, Unwatchable> {
             let mut deps = HashSet::new();
             let found: HashSet<&Path> = closure
                 .files
