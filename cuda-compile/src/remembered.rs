@@ -383,16 +383,16 @@ mod linux {
                 ),
                 Err(_) => (true, true),
             };
+            // A mount is logged as an overflow: a scan running across it
+            // is not trusted either.
+            let mut events = Vec::new();
             if mounts_changed {
-                self.forget_everything();
+                events.push((-1, ReadFlags::QUEUE_OVERFLOW, None));
             }
-            if !events_ready {
-                return;
-            }
-            let Some(fd) = &self.inotify else {
+            let Some(fd) = self.inotify.as_ref().filter(|_| events_ready) else {
+                self.log_and_apply(events);
                 return;
             };
-            let mut events = Vec::new();
             let mut buffer = [MaybeUninit::<u8>::uninit(); 4096];
             let mut reader = inotify::Reader::new(fd, &mut buffer);
             // `WOULDBLOCK` when none are left; any other error is taken as
@@ -413,6 +413,11 @@ mod linux {
                     }
                 }
             }
+            self.log_and_apply(events);
+        }
+
+        /// Counts, logs and applies events read.
+        fn log_and_apply(&mut self, events: Vec<(i32, ReadFlags, Option<OsString>)>) {
             for (wd, flags, name) in events {
                 self.events += 1;
                 let event = Event {
