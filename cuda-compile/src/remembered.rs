@@ -135,8 +135,8 @@ mod linux {
 
     #[derive(Default)]
     struct Memo {
-        /// The process id and fork epoch of the process that made it.
-        owner: (u32, u64),
+        /// The process that made it.
+        owner: cuda_link::forks::Owner,
         inotify: Option<OwnedFd>,
         /// `/proc/self/mountinfo`, polled: a mount changes what paths name
         /// without an inotify event.
@@ -180,7 +180,7 @@ mod linux {
     fn memo() -> MutexGuard<'static, Option<Memo>> {
         hold_across_forks();
         let mut guard = MEMO.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let owner = (std::process::id(), cuda_link::forks::fork_epoch());
+        let owner = cuda_link::forks::Owner::current();
         if guard.as_ref().is_none_or(|memo| memo.owner != owner) {
             // Dropping a parent's memo closes only this process's copy of
             // its descriptor; the parent's watches stay.

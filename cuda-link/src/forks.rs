@@ -47,13 +47,37 @@ macro_rules! hold_across_forks {
 #[doc(hidden)]
 pub use libc::pthread_atfork;
 
+/// Who owns a piece of process-wide state: the process id and the
+/// [`fork_epoch`]. State whose owner is not [`Owner::current`] was copied
+/// by a fork and is not this process's to use.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Owner {
+    /// The process id.
+    pub pid: u32,
+    epoch: u64,
+}
+
+impl Owner {
+    /// No process: what a static holds before its first use (the
+    /// default).
+    pub const NONE: Owner = Owner { pid: 0, epoch: 0 };
+
+    /// This process.
+    pub fn current() -> Owner {
+        Owner {
+            pid: std::process::id(),
+            epoch: fork_epoch(),
+        }
+    }
+}
+
 /// How many forks separate this process from the one that first asked:
 /// 0 there, bumped in each child by a `pthread_atfork` handler (registered
 /// on the first call). With the process id it tells a fork's child apart
 /// even where the ids coincide (a child that is PID 1 of a new namespace,
 /// as its parent was of its own).
-#[doc(hidden)]
-pub fn fork_epoch() -> u64 {
+fn fork_epoch() -> u64 {
     use std::sync::atomic::{AtomicU64, Ordering};
     static EPOCH: AtomicU64 = AtomicU64::new(0);
     #[cfg(unix)]

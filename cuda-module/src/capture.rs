@@ -154,20 +154,20 @@ unsafe extern "C" fn release(held: *mut c_void) {
 
 /// The unloading thread's queue, with the process that started it (a
 /// forked child has no such thread).
-static UNLOADER: Mutex<Option<(u32, Sender<Arc<Loaded>>)>> = Mutex::new(None);
+static UNLOADER: Mutex<Option<(cuda_link::forks::Owner, Sender<Arc<Loaded>>)>> = Mutex::new(None);
 
 /// Drops `loaded` on the unloading thread, started at the first call. If
 /// no thread can be had, the code stays loaded: leaking it is safe,
 /// unloading on the driver's thread is not.
 fn unload_later(loaded: Arc<Loaded>) {
     let mut slot = UNLOADER.lock().unwrap_or_else(|p| p.into_inner());
-    let pid = std::process::id();
-    if slot.as_ref().is_none_or(|(owner, _)| *owner != pid) {
+    let current = cuda_link::forks::Owner::current();
+    if slot.as_ref().is_none_or(|(owner, _)| *owner != current) {
         let (sender, receiver) = channel::<Arc<Loaded>>();
         let started = std::thread::Builder::new()
             .name("cuda-module-unload".into())
             .spawn(move || receiver.into_iter().for_each(drop));
-        *slot = started.ok().map(|_| (pid, sender));
+        *slot = started.ok().map(|_| (current, sender));
     }
     match slot.as_ref() {
         Some((_, sender)) => {

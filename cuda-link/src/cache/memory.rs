@@ -45,7 +45,7 @@ pub struct MemoryStats {
 
 struct Tier {
     /// The process the entries belong to.
-    owner: u32,
+    owner: crate::forks::Owner,
     capacity: u64,
     /// Recency: a counter bumped on every use.
     clock: u64,
@@ -67,7 +67,7 @@ struct Held {
 }
 
 static TIER: Mutex<Tier> = Mutex::new(Tier {
-    owner: 0,
+    owner: crate::forks::Owner::NONE,
     capacity: MemoryCache::DEFAULT_BYTES,
     clock: 0,
     entries: BTreeMap::new(),
@@ -311,13 +311,13 @@ impl Tier {
 fn tier() -> MutexGuard<'static, Tier> {
     hold_across_forks();
     let mut tier = TIER.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let pid = std::process::id();
-    if tier.owner != pid {
+    let owner = crate::forks::Owner::current();
+    if tier.owner != owner {
         tier.entries.clear();
         tier.order.clear();
         tier.held = 0;
         tier.stats = MemoryStats::default();
-        tier.owner = pid;
+        tier.owner = owner;
     }
     tier
 }

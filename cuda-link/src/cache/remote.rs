@@ -85,7 +85,7 @@ pub struct RemoteCache {
     /// The runtime OpenDAL's calls run on, made at the first call (a
     /// build script forks its compile workers only while it has one
     /// thread), with the process that made it.
-    runtime: Mutex<Option<(u32, Arc<tokio::runtime::Runtime>)>>,
+    runtime: Mutex<Option<(crate::forks::Owner, Arc<tokio::runtime::Runtime>)>>,
     /// Set by the first failure: the rest of the process goes without.
     failed: Arc<AtomicBool>,
     /// Set once the store was said to be unused for want of a key.
@@ -543,9 +543,9 @@ impl RemoteCache {
             return self.fail("called from inside an async runtime".to_owned());
         }
         let mut slot = self.runtime.lock().unwrap_or_else(|p| p.into_inner());
-        let pid = std::process::id();
+        let current = crate::forks::Owner::current();
         if let Some((owner, runtime)) = slot.as_ref() {
-            if *owner == pid {
+            if *owner == current {
                 return Some(Arc::clone(runtime));
             }
             // Made before a fork: its threads are the parent's. Leaked,
@@ -562,7 +562,7 @@ impl RemoteCache {
         match built {
             Ok(runtime) => {
                 let runtime = Arc::new(runtime);
-                *slot = Some((pid, Arc::clone(&runtime)));
+                *slot = Some((current, Arc::clone(&runtime)));
                 Some(runtime)
             }
             Err(error) => {

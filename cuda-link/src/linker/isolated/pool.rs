@@ -29,7 +29,7 @@ const SPAWNER_STACK: usize = 64 << 20;
 /// What this process owns: its idle workers, any library's, and the
 /// spawning thread's queue.
 struct Pool {
-    owner: u32,
+    owner: crate::forks::Owner,
     idle: Vec<Worker>,
     spawner: Option<Sender<SpawnRequest>>,
 }
@@ -37,7 +37,7 @@ struct Pool {
 type SpawnRequest = (Arc<NvJitLink>, SyncSender<Result<Worker, LinkError>>);
 
 static POOL: Mutex<Pool> = Mutex::new(Pool {
-    owner: 0,
+    owner: crate::forks::Owner::NONE,
     idle: Vec::new(),
     spawner: None,
 });
@@ -50,8 +50,8 @@ hold_across_forks!(hold_across_forks, POOL, Pool);
 fn pool() -> MutexGuard<'static, Pool> {
     hold_across_forks();
     let mut pool = POOL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let pid = std::process::id();
-    if pool.owner != pid {
+    let owner = crate::forks::Owner::current();
+    if pool.owner != owner {
         for worker in pool.idle.drain(..) {
             worker.disown();
         }
@@ -59,7 +59,7 @@ fn pool() -> MutexGuard<'static, Pool> {
         if let Some(queue) = pool.spawner.take() {
             std::mem::forget(queue);
         }
-        pool.owner = pid;
+        pool.owner = owner;
     }
     pool
 }
@@ -106,7 +106,7 @@ pub(super) fn take(lib: &Arc<NvJitLink>) -> Result<Worker, LinkError> {
 /// process forked (this one's parent) is let go instead.
 pub(super) fn put_back(worker: Worker) {
     let mut pool = pool();
-    if worker.owner() != pool.owner {
+    if worker.owner() != pool.owner.pid {
         drop(pool);
         worker.disown();
         return;
