@@ -139,13 +139,24 @@ impl MemoryCache {
         {
             return Some(value);
         }
+        Self::from_store(cache, memory, key, convert).map(|(value, _)| value)
+    }
+
+    /// `key`'s entry from `cache` through `convert`, kept in the tier when
+    /// `memory`: the value, and the entry as the tier holds it.
+    fn from_store<T, E: std::fmt::Display>(
+        cache: Option<&LinkCache>,
+        memory: bool,
+        key: &CacheKey,
+        convert: impl Fn(CacheEntry) -> Result<T, E>,
+    ) -> Option<(T, Option<Arc<CacheEntry>>)> {
         cache?.load_with(key, |entry| {
             let kept = memory.then(|| Arc::new(entry.clone()));
             let value = convert(entry)?;
-            if let Some(kept) = kept {
-                Self::put(key, kept);
+            if let Some(kept) = &kept {
+                Self::put(key, Arc::clone(kept));
             }
-            Ok::<T, E>(value)
+            Ok::<_, E>((value, kept))
         })
     }
 
@@ -172,9 +183,9 @@ impl MemoryCache {
                 return Some(value);
             }
         }
-        let value = Self::load_with(cache, memory, key, convert)?;
-        if memory && let Some(entry) = Self::peek(key) {
-            Self::decoded(key, &entry, Arc::new(value.clone()));
+        let (value, kept) = Self::from_store(cache, memory, key, convert)?;
+        if let Some(kept) = kept {
+            Self::decoded(key, &kept, Arc::new(value.clone()));
         }
         Some(value)
     }
@@ -217,12 +228,6 @@ impl MemoryCache {
         tier.held += added;
         let capacity = tier.capacity;
         tier.evict_to(capacity);
-    }
-
-    /// The entry under `key` without counting a use.
-    fn peek(key: &CacheKey) -> Option<Arc<CacheEntry>> {
-        let tier = tier();
-        tier.entries.get(key).map(|held| Arc::clone(&held.entry))
     }
 
     /// Keeps `entry` under `key` in `cache` and, when `memory`, in the tier.
@@ -370,6 +375,10 @@ mod tests {
             decodes.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             Ok::<usize, String>(entry.get("o").map_or(0, <[u8]>::len))
         };
+        // A miss is counted once.
+        let misses = MemoryCache::stats().misses;
+        assert_eq!(MemoryCache::load_decoded(None, true, &key(4), decode), None);
+        assert_eq!(MemoryCache::stats().misses, misses + 1);
         MemoryCache::put(&key(4), entry(1000));
         for _ in 0..3 {
             assert_eq!(
