@@ -102,12 +102,26 @@ mod linux {
         0x8584_58F6,
     ];
 
-    /// What a closure depends on: an entry of a watched directory, or
-    /// anything of a watched file (or folder, for its identity).
+    /// A named entry of a watched directory, or (`name` `None`) the whole
+    /// watch: what a closure depends on, and what an event names (`wd` -1
+    /// for an overflow, which may have lost any).
     #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-    enum Dep {
-        Entry(i32, OsString),
-        Any(i32),
+    struct Dep {
+        wd: i32,
+        name: Option<OsString>,
+    }
+
+    impl Dep {
+        fn entry(wd: i32, name: &OsStr) -> Dep {
+            Dep {
+                wd,
+                name: Some(name.to_owned()),
+            }
+        }
+
+        fn any(wd: i32) -> Dep {
+            Dep { wd, name: None }
+        }
     }
 
     /// A closure was seen once (its paths not yet watched), or is watched.
@@ -160,15 +174,7 @@ mod linux {
         /// The events read so far, counted, and the latest of them: a scan
         /// that ran while one it depends on came is not trusted.
         events: u64,
-        logged: VecDeque<(u64, Event)>,
-    }
-
-    /// An event: of a watch's entry, of the watch itself (`None`), or an
-    /// overflow (`wd` -1) that may have lost any.
-    #[derive(Debug, Clone)]
-    struct Event {
-        wd: i32,
-        name: Option<OsString>,
+        logged: VecDeque<(u64, Dep)>,
     }
 
     static MEMO: Mutex<Option<Memo>> = Mutex::new(None);
@@ -271,30 +277,21 @@ mod linux {
                 return true;
             }
             let named: HashSet<&Dep> = deps.iter().collect();
-            let watches: HashSet<i32> = deps
-                .iter()
-                .map(|dep| match dep {
-                    Dep::Entry(wd, _) | Dep::Any(wd) => *wd,
-                })
-                .collect();
+            let watches: HashSet<i32> = deps.iter().map(|dep| dep.wd).collect();
             self.logged
                 .iter()
                 .filter(|(n, _)| *n > since)
                 .any(|(_, event)| match &event.name {
                     _ if event.wd == -1 => true,
                     None => watches.contains(&event.wd),
-                    Some(name) => {
-                        named.contains(&Dep::Any(event.wd))
-                            || named.contains(&Dep::Entry(event.wd, name.clone()))
-                    }
+                    Some(_) => named.contains(event) || named.contains(&Dep::any(event.wd)),
                 })
         }
 
         fn born_by(&self, dep: &Dep, generation: u64) -> bool {
-            let wd = match dep {
-                Dep::Entry(wd, _) | Dep::Any(wd) => wd,
-            };
-            self.born.get(wd).is_some_and(|&born| born <= generation)
+            self.born
+                .get(&dep.wd)
+                .is_some_and(|&born| born <= generation)
         }
 
         fn remember(&mut self, key: CacheKey, closure: Arc<Closure>, state: State) {
@@ -304,12 +301,8 @@ mod linux {
             }
             if let State::Watched(deps) = &state {
                 for dep in deps {
-                    let (wd, name) = match dep {
-                        Dep::Entry(wd, name) => (*wd, Some(name.clone())),
-                        Dep::Any(wd) => (*wd, None),
-                    };
-                    let names = self.dependents.entry(wd).or_default();
-                    names.entry(name).or_default().insert(key);
+                    let names = self.dependents.entry(dep.wd).or_default();
+                    names.entry(dep.name.clone()).or_default().insert(key);
                 }
             }
             self.held += bytes;
@@ -339,11 +332,7 @@ mod linux {
                 self.order.remove(at);
             }
             if let State::Watched(deps) = gone.state {
-                for dep in deps {
-                    let (wd, name) = match dep {
-                        Dep::Entry(wd, name) => (wd, Some(name)),
-                        Dep::Any(wd) => (wd, None),
-                    };
+                for Dep { wd, name } in deps {
                     let Some(names) = self.dependents.get_mut(&wd) else {
                         continue;
                     };
@@ -387,7 +376,7 @@ mod linux {
             // is not trusted either.
             let mut events = Vec::new();
             if mounts_changed {
-                events.push((-1, ReadFlags::QUEUE_OVERFLOW, None));
+                events.push((Dep::any(-1), ReadFlags::QUEUE_OVERFLOW));
             }
             let Some(fd) = self.inotify.as_ref().filter(|_| events_ready) else {
                 self.log_and_apply(events);
@@ -399,16 +388,17 @@ mod linux {
             // an overflow.
             loop {
                 match reader.next() {
-                    Ok(event) => events.push((
-                        event.wd(),
-                        event.events(),
-                        event
-                            .file_name()
-                            .map(|n| OsStr::from_bytes(n.to_bytes()).to_owned()),
-                    )),
+                    Ok(event) => {
+                        let name = event.file_name().map(|n| OsStr::from_bytes(n.to_bytes()));
+                        let dep = Dep {
+                            wd: event.wd(),
+                            name: name.map(OsStr::to_owned),
+                        };
+                        events.push((dep, event.events()));
+                    }
                     Err(rustix::io::Errno::WOULDBLOCK) => break,
                     Err(_) => {
-                        events.push((-1, ReadFlags::QUEUE_OVERFLOW, None));
+                        events.push((Dep::any(-1), ReadFlags::QUEUE_OVERFLOW));
                         break;
                     }
                 }
@@ -417,33 +407,30 @@ mod linux {
         }
 
         /// Counts, logs and applies events read.
-        fn log_and_apply(&mut self, events: Vec<(i32, ReadFlags, Option<OsString>)>) {
-            for (wd, flags, name) in events {
+        fn log_and_apply(&mut self, events: Vec<(Dep, ReadFlags)>) {
+            for (event, flags) in events {
                 self.events += 1;
-                let event = Event {
-                    wd,
-                    name: name.clone(),
-                };
+                self.apply(&event, flags);
                 if self.logged.len() == MAX_LOGGED {
                     self.logged.pop_front();
                 }
                 self.logged.push_back((self.events, event));
-                self.apply(wd, flags, name);
             }
         }
 
-        fn apply(&mut self, wd: i32, flags: ReadFlags, name: Option<OsString>) {
+        fn apply(&mut self, event: &Dep, flags: ReadFlags) {
             if flags.contains(ReadFlags::QUEUE_OVERFLOW) {
                 self.forget_everything();
                 return;
             }
+            let Dep { wd, name } = event;
             let mut stale: Vec<CacheKey> = Vec::new();
-            if let Some(names) = self.dependents.get(&wd) {
-                match &name {
+            if let Some(names) = self.dependents.get(wd) {
+                match name {
                     // An event of the watch itself: every dependent.
                     None => names.values().for_each(|keys| stale.extend(keys)),
                     Some(_) => {
-                        for keys in [names.get(&name), names.get(&None)].into_iter().flatten() {
+                        for keys in [names.get(name), names.get(&None)].into_iter().flatten() {
                             stale.extend(keys);
                         }
                     }
@@ -465,16 +452,12 @@ mod linux {
             // Any change to an entry a resolution went through (a `chmod`
             // making a folder searchable too), or to a watch itself, may
             // change where a path leads.
-            let through = match name {
-                Some(name) => self.resolved_deps.contains(&Dep::Entry(wd, name)),
-                None => true,
-            };
-            if through {
+            if name.is_none() || self.resolved_deps.contains(event) {
                 self.forget_resolutions();
             }
             if flags.contains(ReadFlags::IGNORED) {
-                self.born.remove(&wd);
-                self.dependents.remove(&wd);
+                self.born.remove(wd);
+                self.dependents.remove(wd);
             }
         }
 
@@ -531,11 +514,7 @@ mod linux {
                 deps.extend(folder.deps.iter().cloned());
                 if let Some(real) = &folder.real {
                     let wd = self.watch(real)?;
-                    deps.extend(
-                        names
-                            .into_iter()
-                            .map(|name| Dep::Entry(wd, name.to_owned())),
-                    );
+                    deps.extend(names.into_iter().map(|name| Dep::entry(wd, name)));
                 }
             }
             // A found file may be a link, whose target's edits its entry
@@ -552,11 +531,11 @@ mod linux {
             }
             for file in &closure.files {
                 let wd = self.watch(&cwd.join(file))?;
-                deps.insert(Dep::Any(wd));
+                deps.insert(Dep::any(wd));
             }
             for folder in &closure.identified_folders {
                 let wd = self.watch(&cwd.join(folder))?;
-                deps.insert(Dep::Any(wd));
+                deps.insert(Dep::any(wd));
             }
             Ok(deps.into_iter().collect())
         }
@@ -608,7 +587,7 @@ mod linux {
                 Component::ParentDir => Some(real.parent().unwrap_or(real).to_path_buf()),
                 Component::Normal(name) => {
                     let wd = self.watch(real)?;
-                    deps.push(Dep::Entry(wd, name.to_owned()));
+                    deps.push(Dep::entry(wd, name));
                     let next = real.join(name);
                     match std::fs::symlink_metadata(&next) {
                         // Past the kernel's limit: what a path gives then
