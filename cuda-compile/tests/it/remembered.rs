@@ -148,9 +148,11 @@ fn a_forks_child_leaves_the_parents_notices() {
     };
     let project = Project::new();
     project.expect(&compiler, "cold", 21000);
-    // SAFETY: this process runs one test, on this thread; the child only
-    // writes a file, reads the program's dependencies (no NVRTC call) and
-    // leaves with `_exit`.
+    // SAFETY: this process runs this one test; a thread of libtest's may
+    // wait for it, holding no lock the child takes. The child only writes
+    // a file and reads the program's dependencies (no NVRTC call: the
+    // memo's lock is held across forks by its atfork handlers, malloc's by
+    // glibc's), then leaves with `_exit`.
     let pid = unsafe { libc::fork() };
     assert!(pid >= 0, "fork failed");
     if pid == 0 {
