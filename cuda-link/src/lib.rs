@@ -10,7 +10,8 @@
 #[doc(hidden)]
 #[macro_use]
 pub mod phase;
-#[cfg(any(feature = "cache", feature = "link"))]
+// Whatever the features: `cuda-module` and `cuda-compile` own state a
+// fork copies too (`forks::Owner`). Not part of the API.
 #[doc(hidden)]
 #[macro_use]
 pub mod forks;
