@@ -128,8 +128,12 @@ pub enum Reason {
     /// A thin archive, whose members live in other files.
     #[error("thin archives are not supported: their members live in other files")]
     ThinArchive,
-    /// Plain LLVM bitcode, which nvJitLink refuses as LTO-IR.
-    #[error("plain LLVM bitcode is not LTO-IR; compile with NVRTC -dlto or nvcc -dlto")]
+    /// Plain LLVM bitcode, which nvJitLink refuses as LTO-IR: NVVM IR,
+    /// which libNVVM compiles to LTO-IR (`ObjectCode::from_nvvm_ir`).
+    #[error(
+        "plain LLVM bitcode is not LTO-IR: it is NVVM IR, which libNVVM compiles \
+         (give it as NVVM IR, or compile with NVRTC -dlto or nvcc -dlto)"
+    )]
     LlvmBitcode,
     /// PTX text lacking a required directive.
     #[error("PTX has no {0} directive")]

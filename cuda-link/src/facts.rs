@@ -33,6 +33,8 @@ impl LinkFacts {
                 return Err(refuse(None));
             }
             Contents::Cubin(_) | Contents::Ptx(_) => {}
+            // Compiled to LTO-IR for the link's arch.
+            Contents::NvvmIr(_) => facts.bare_ltoir = true,
             Contents::Ltoir(info) => {
                 facts.ltoir_arches.push(info.arch);
                 facts.bare_ltoir = true;
@@ -113,7 +115,9 @@ fn fatbins(contents: &Contents) -> Vec<Placed<'_>> {
                 })
             })
             .collect(),
-        Contents::Cubin(_) | Contents::Ptx(_) | Contents::Ltoir(_) => Vec::new(),
+        Contents::Cubin(_) | Contents::Ptx(_) | Contents::Ltoir(_) | Contents::NvvmIr(_) => {
+            Vec::new()
+        }
     }
 }
 

@@ -10,6 +10,7 @@ pub use crate::cubin::{CubinInfo, ElfType};
 pub use crate::fatbin::{Compression, EntryKind};
 pub use crate::ltoir::LtoirInfo;
 pub use crate::names::NameList;
+pub use crate::nvvm_ir::{NvvmIrForm, NvvmIrInfo};
 pub use crate::ptx::PtxInfo;
 
 /// Everything an object holds.
@@ -39,6 +40,8 @@ pub enum Contents {
     Ptx(PtxInfo),
     /// An LTO-IR header.
     Ltoir(LtoirInfo),
+    /// An NVVM IR module's target, version, kernels and functions.
+    NvvmIr(NvvmIrInfo),
     /// A fatbin's entries.
     Fatbin(FatbinInfo),
     /// A host object's embedded fatbins.
@@ -176,6 +179,7 @@ impl Inspection {
             Contents::Cubin(info) => vec![&info.kernels],
             Contents::Ptx(info) => vec![&info.kernels],
             Contents::Ltoir(_) => Vec::new(),
+            Contents::NvvmIr(info) => vec![&info.kernels],
             _ => self
                 .fatbin_entries()
                 .filter_map(|entry| match &entry.payload {
@@ -210,6 +214,7 @@ impl Inspection {
             Contents::Cubin(info) => rename(&mut info.kernels),
             Contents::Ptx(info) => rename(&mut info.kernels),
             Contents::Ltoir(_) => {}
+            Contents::NvvmIr(info) => rename(&mut info.kernels),
             Contents::Fatbin(info) => fatbin(info),
             Contents::Object(object) => object
                 .fatbins
@@ -279,6 +284,7 @@ impl fmt::Display for Inspection {
             Contents::Ltoir(info) => {
                 writeln!(f, "  arch {}, NVVM {}", info.arch, info.nvvm_generation)
             }
+            Contents::NvvmIr(info) => write_nvvm_ir(f, info),
             Contents::Fatbin(fatbin) => write_fatbin(f, fatbin, "  "),
             Contents::Object(object) => write_object(f, object, "  "),
             Contents::Archive(archive) => {
@@ -373,6 +379,37 @@ fn write_object(f: &mut fmt::Formatter<'_>, object: &ObjectInfo, indent: &str) -
             embedded.section, embedded.offset
         )?;
         write_fatbin(f, &embedded.fatbin, &format!("{indent}  "))?;
+    }
+    Ok(())
+}
+
+fn write_nvvm_ir(f: &mut fmt::Formatter<'_>, info: &NvvmIrInfo) -> fmt::Result {
+    let unstated = |value: &Option<String>| value.clone().unwrap_or_else(|| "none".into());
+    match info.form {
+        NvvmIrForm::Bitcode => {
+            return writeln!(f, "  bitcode (its contents are libNVVM's to read)");
+        }
+        NvvmIrForm::Text => {}
+    }
+    let version = info.ir_version.map_or_else(
+        || "none".to_owned(),
+        |(major, minor)| format!("{major}.{minor}"),
+    );
+    writeln!(
+        f,
+        "  triple {}, nvvmir.version {version}",
+        unstated(&info.triple)
+    )?;
+    writeln!(f, "  datalayout {}", unstated(&info.datalayout))?;
+    writeln!(
+        f,
+        "  {}, {} defined, {} declared",
+        count(info.kernels.len(), "kernel"),
+        count(info.defined.len(), "function"),
+        info.declared.len()
+    )?;
+    for kernel in &info.kernels {
+        writeln!(f, "    {kernel}")?;
     }
     Ok(())
 }

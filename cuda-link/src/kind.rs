@@ -3,7 +3,7 @@
 use std::fmt;
 
 use crate::error::{ParseResult, Reason};
-use crate::{cubin, fatbin, host, ltoir, ptx};
+use crate::{cubin, fatbin, host, ltoir, nvvm_ir, ptx};
 
 /// The kinds of device code a linker takes or produces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -24,17 +24,21 @@ pub enum ObjectKind {
     /// An `ar` archive of host objects (`.a`, `.lib`), such as
     /// `libcudadevrt.a`: what nvJitLink and the driver call a library.
     Archive,
+    /// NVVM IR, text (`.ll`) or bitcode (`.bc`): what libNVVM compiles,
+    /// and what numba-cuda and cuda.core's `Program` emit.
+    NvvmIr,
 }
 
 impl ObjectKind {
     /// Every kind, in the order of the `ObjectCode::from_*` constructors.
-    pub const ALL: [ObjectKind; 6] = [
+    pub const ALL: [ObjectKind; 7] = [
         ObjectKind::Cubin,
         ObjectKind::Ptx,
         ObjectKind::Ltoir,
         ObjectKind::Fatbin,
         ObjectKind::Object,
         ObjectKind::Archive,
+        ObjectKind::NvvmIr,
     ];
 
     /// A short lowercase name: `"cubin"`, `"ptx"`, ...
@@ -46,11 +50,12 @@ impl ObjectKind {
             ObjectKind::Fatbin => "fatbin",
             ObjectKind::Object => "object",
             ObjectKind::Archive => "archive",
+            ObjectKind::NvvmIr => "nvvm-ir",
         }
     }
 
     /// The kind a file extension names, with numba-cuda's table:
-    /// `o ptx a lib cubin fatbin ltoir`.
+    /// `o ptx a lib cubin fatbin ltoir`, and NVVM IR's `ll` and `bc`.
     pub fn from_extension(extension: &str) -> Option<Self> {
         Some(match extension.to_ascii_lowercase().as_str() {
             "cubin" => ObjectKind::Cubin,
@@ -59,6 +64,7 @@ impl ObjectKind {
             "fatbin" => ObjectKind::Fatbin,
             "o" => ObjectKind::Object,
             "a" | "lib" => ObjectKind::Archive,
+            "ll" | "bc" => ObjectKind::NvvmIr,
             _ => return None,
         })
     }
@@ -77,10 +83,12 @@ impl ObjectKind {
             Ok(ObjectKind::Archive)
         } else if ltoir::has_magic(data) {
             Ok(ObjectKind::Ltoir)
-        } else if ltoir::is_llvm_bitcode(data) {
-            Err(Reason::LlvmBitcode)
+        } else if nvvm_ir::is_bitcode(data) {
+            Ok(ObjectKind::NvvmIr)
         } else if ptx::looks_like_ptx(data) {
             Ok(ObjectKind::Ptx)
+        } else if nvvm_ir::looks_like_text(data) {
+            Ok(ObjectKind::NvvmIr)
         } else if data.is_empty() {
             Err(Reason::Empty)
         } else if looks_like_cuda_source(data) {

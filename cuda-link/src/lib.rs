@@ -41,6 +41,9 @@ mod kind;
 mod linker;
 mod ltoir;
 mod names;
+#[cfg(feature = "nvvm")]
+pub mod nvvm;
+mod nvvm_ir;
 mod object_code;
 mod ptx;
 mod read;

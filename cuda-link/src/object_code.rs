@@ -224,6 +224,8 @@ impl ObjectCode {
         match ObjectKind::detect(&data) {
             // A host ELF offered as a cubin gets the more precise NotEmCuda.
             Ok(ObjectKind::Object) if kind == ObjectKind::Cubin => {}
+            // Bitcode offered as LTO-IR gets the more precise LlvmBitcode.
+            Ok(ObjectKind::NvvmIr) if kind == ObjectKind::Ltoir => {}
             Ok(found) if found != kind => {
                 let mismatch = Reason::KindMismatch {
                     expected: kind.name(),
@@ -339,6 +341,16 @@ impl ObjectCode {
         Self::with_kind(ObjectKind::Archive, data, name)
     }
 
+    /// NVVM IR, text (`.ll`) or bitcode (`.bc`): checked as far as it can
+    /// be without libNVVM (text: UTF-8 without a NUL inside; bitcode: its
+    /// framing), and read for [`inspect`](Self::inspect) at once.
+    pub fn from_nvvm_ir(
+        data: impl Into<Bytes>,
+        name: impl Into<String>,
+    ) -> Result<Self, ObjectError> {
+        Self::with_kind(ObjectKind::NvvmIr, data, name)
+    }
+
     /// The name given at construction.
     pub fn name(&self) -> &str {
         &self.name
@@ -452,6 +464,15 @@ impl ObjectCode {
     #[cfg(feature = "link")]
     pub(crate) fn strong_symbols(&self) -> Result<Vec<(&str, Option<&str>)>, ObjectError> {
         Ok(facts::strong_symbols(self.contents()?))
+    }
+
+    /// What an NVVM IR module says of itself; `None` for other kinds.
+    #[cfg(feature = "nvvm")]
+    pub(crate) fn nvvm_ir_info(&self) -> Option<&crate::inspect::NvvmIrInfo> {
+        match self.contents().ok()? {
+            inspect::Contents::NvvmIr(info) => Some(info),
+            _ => None,
+        }
     }
 
     /// What the object holds, read once and shared by clones, by

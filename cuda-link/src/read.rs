@@ -15,7 +15,7 @@ use crate::inspect::{
     ArchiveInfo, Contents, EmbeddedInfo, EntryInfo, FatbinInfo, MemberInfo, ObjectInfo, Payload,
 };
 use crate::kind::ObjectKind;
-use crate::{cubin, host, ltoir, ptx};
+use crate::{cubin, host, ltoir, nvvm_ir, ptx};
 
 /// What a failure inside a fatbin entry does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +40,7 @@ pub(crate) fn validate(kind: ObjectKind, data: &[u8]) -> ParseResult<Option<Cont
             return Ok(None);
         }
         ObjectKind::Ltoir => Contents::Ltoir(ltoir::inspect(data)?),
+        ObjectKind::NvvmIr => Contents::NvvmIr(nvvm_ir::inspect(data)?),
         ObjectKind::Fatbin => {
             let fatbin = fatbin::parse(data)?;
             Budget::per_object().take_declared(&fatbin)?;

@@ -70,6 +70,45 @@ pub fn nvjitlink_libraries() -> Vec<(u32, PathBuf)> {
         .collect()
 }
 
+/// Paths of both provisioned libNVVM majors, as `(major, path)`.
+pub fn nvvm_libraries() -> Vec<(u32, PathBuf)> {
+    [12, 13]
+        .into_iter()
+        .filter_map(|major| redist(&format!("CUDA_LINK_NVVM{major}_PATH")).map(|p| (major, p)))
+        .collect()
+}
+
+/// The NVVM IR numba-cuda made of one kernel of `nvvm/numba/`
+/// (`nvvm/make_fixtures.py`): its modules as `(file name, bytes)`, in the
+/// order numba added them, and the PTX numba made of them.
+pub fn numba_kernel(kernel: &str) -> (Vec<(String, Vec<u8>)>, String) {
+    let folder = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("nvvm/numba")
+        .join(kernel);
+    let mut modules = Vec::new();
+    for index in 0.. {
+        let name = format!("module.{index}.ll");
+        match std::fs::read(folder.join(&name)) {
+            Ok(bytes) => modules.push((format!("{kernel}/{name}"), bytes)),
+            Err(_) => break,
+        }
+    }
+    assert!(!modules.is_empty(), "no modules in {}", folder.display());
+    let ptx = std::fs::read_to_string(folder.join("numba.ptx")).unwrap_or_default();
+    (modules, ptx)
+}
+
+/// The kernels of `nvvm/numba/`, each a folder.
+pub const NUMBA_KERNELS: [&str; 7] = [
+    "math_libdevice",
+    "shared_atomics",
+    "float64_int64",
+    "local_array",
+    "device_functions",
+    "array_arguments",
+    "records",
+];
+
 /// Compiles the stub nvJitLink of `data/stub_nvjitlink.c` with `defines`
 /// (each `NAME=VALUE`, see the file's header) into `dir` as
 /// `libnvJitLink-{name}.so`, for fault-injection tests.

@@ -36,6 +36,16 @@ impl Linker {
             .get_or_init(|| self.read_backend_identity())
     }
 
+    /// The backend's identity, and with NVVM IR inputs libNVVM's and
+    /// libdevice's, which make the LTO-IR the backend links.
+    fn key_identity(&self) -> std::borrow::Cow<'_, str> {
+        #[cfg(feature = "nvvm")]
+        if let Some(nvvm) = self.nvvm_identity() {
+            return format!("{} | {nvvm}", self.backend_identity()).into();
+        }
+        self.backend_identity().into()
+    }
+
     fn read_backend_identity(&self) -> String {
         // A function of the library, as resolved: `dladdr` on it names the
         // file that actually holds it.
@@ -65,7 +75,7 @@ impl Linker {
     pub fn cache_key(&self, output: OutputKind) -> Result<CacheKey, LinkError> {
         let (_, flags) = self.flags_for(output)?;
         Ok(CacheKey::for_link(
-            self.backend_identity(),
+            &self.key_identity(),
             output,
             &flags,
             &self.inputs,
@@ -82,7 +92,7 @@ impl Linker {
             return None;
         }
         let _phase = phase!("cache_key");
-        let identity = self.backend_identity();
+        let identity = self.key_identity();
         if identity.contains(UNIDENTIFIED) {
             // Two different files could share such an identity: no caching.
             static WARNED: std::sync::Once = std::sync::Once::new();
@@ -92,7 +102,7 @@ impl Linker {
             });
             return None;
         }
-        let key = CacheKey::for_link(identity, output, flags, &self.inputs);
+        let key = CacheKey::for_link(&identity, output, flags, &self.inputs);
         Some(CachedAt {
             cache: self.cache.clone(),
             memory,

@@ -176,7 +176,7 @@ fn input_type(kind: ObjectKind) -> CUjitInputType {
         ObjectKind::Object => CUjitInputType::CU_JIT_INPUT_OBJECT,
         ObjectKind::Archive => CUjitInputType::CU_JIT_INPUT_LIBRARY,
         // Refused in Linker::add; NVVM is the closest, and the driver fails it.
-        ObjectKind::Ltoir => CUjitInputType::CU_JIT_INPUT_NVVM,
+        ObjectKind::Ltoir | ObjectKind::NvvmIr => CUjitInputType::CU_JIT_INPUT_NVVM,
     }
 }
 

@@ -62,6 +62,46 @@ pub enum LinkError {
         /// The input's name.
         input: String,
     },
+    /// NVVM IR given to a linker built without the `nvvm` feature, which
+    /// compiles it with libNVVM.
+    #[error("{input}: NVVM IR needs cuda-link's `nvvm` feature, which compiles it with libNVVM")]
+    NvvmIrNeedsNvvm {
+        /// The input's name.
+        input: String,
+    },
+    /// libNVVM, which compiles NVVM IR inputs, could not be loaded.
+    #[cfg(feature = "nvvm")]
+    #[error("libNVVM, which compiles the NVVM IR input {input}, is not available")]
+    NvvmUnavailable {
+        /// The input's name.
+        input: String,
+        /// Why.
+        #[source]
+        error: nvvm_sys::LoadError,
+    },
+    /// No libdevice beside libNVVM, for NVVM IR that calls it.
+    #[error(
+        "{input} calls libdevice (`__nv_*`), and there is no nvvm/libdevice/libdevice.10.bc \
+         beside libNVVM at {library}"
+    )]
+    NoLibdevice {
+        /// The input's name.
+        input: String,
+        /// libNVVM's path.
+        library: String,
+    },
+    /// libNVVM failed on an NVVM IR input, or left it unresolved.
+    #[cfg(feature = "nvvm")]
+    #[error("compiling the NVVM IR input {input} to LTO-IR for {arch}")]
+    Nvvm {
+        /// The input's name.
+        input: String,
+        /// The link's arch.
+        arch: crate::Arch,
+        /// What went wrong.
+        #[source]
+        failure: crate::nvvm::NvvmFailure,
+    },
     /// PTX or LTO-IR output without LTO.
     #[error(
         "{output} output requires link-time optimization (LTO-IR inputs or link_time_optimization = true)"

@@ -11,6 +11,8 @@ mod isolated;
 mod link_target;
 mod multi;
 mod nvjitlink;
+#[cfg(feature = "nvvm")]
+mod nvvm_inputs;
 mod options;
 mod settings;
 
@@ -20,6 +22,8 @@ use std::sync::Arc;
 pub use device::DeviceContext;
 pub use driver::current_device_arch;
 pub use error::LinkError;
+#[cfg(all(feature = "nvvm", unix))]
+pub(crate) use isolated::compile_nvvm as compile_nvvm_isolated;
 pub use link_target::LinkTarget;
 pub use nvjitlink_sys::NvJitLink;
 pub use options::{Backend, Isolation, LinkerOptions, OutputKind};
@@ -120,6 +124,9 @@ pub struct Linker {
     /// read of `/proc/self/maps`.
     #[cfg(feature = "cache")]
     backend_identity: std::sync::OnceLock<String>,
+    /// The libNVVM that compiles NVVM IR inputs, when given.
+    #[cfg(feature = "nvvm")]
+    nvvm: Option<Arc<nvvm_sys::Nvvm>>,
 }
 
 impl fmt::Debug for Linker {
@@ -178,6 +185,8 @@ impl Linker {
             cache: None,
             #[cfg(feature = "cache")]
             backend_identity: std::sync::OnceLock::new(),
+            #[cfg(feature = "nvvm")]
+            nvvm: None,
         })
     }
 
@@ -223,6 +232,18 @@ impl Linker {
         input: &ObjectCode,
     ) -> Result<(), LinkError> {
         let facts = input.link_facts()?;
+        if input.kind() == ObjectKind::NvvmIr {
+            if !cfg!(feature = "nvvm") {
+                return Err(LinkError::NvvmIrNeedsNvvm {
+                    input: input.name().to_owned(),
+                });
+            }
+            if backend == Backend::Driver {
+                return Err(LinkError::LtoirNeedsNvJitLink {
+                    input: input.name().to_owned(),
+                });
+            }
+        }
         if backend == Backend::Driver && !facts.ltoir_arches.is_empty() {
             return Err(LinkError::LtoirNeedsNvJitLink {
                 input: input.name().to_owned(),
@@ -430,6 +451,12 @@ impl Linker {
         if let Some(code) = self.cache_hit(cached.as_ref(), kind, &name) {
             return Ok(code);
         }
+        #[cfg(feature = "nvvm")]
+        let lowered = self.lowered_nvvm_inputs(arch)?;
+        #[cfg(feature = "nvvm")]
+        let inputs = lowered.as_deref().unwrap_or(&self.inputs);
+        #[cfg(not(feature = "nvvm"))]
+        let inputs = &self.inputs;
         let result = match &self.backend {
             Resolved::NvJitLink(lib) => {
                 if output == OutputKind::Ltoir && lib.version().0 < 13 {
@@ -438,12 +465,12 @@ impl Linker {
                     });
                 }
                 match self.options.isolation {
-                    Isolation::InProcess => nvjitlink::link(lib, &flags, &self.inputs, output),
+                    Isolation::InProcess => nvjitlink::link(lib, &flags, inputs, output),
                     #[cfg(unix)]
                     Isolation::Process {
                         timeout,
                         memory_limit,
-                    } => isolated::link(lib, &flags, &self.inputs, output, timeout, memory_limit),
+                    } => isolated::link(lib, &flags, inputs, output, timeout, memory_limit),
                     #[cfg(not(unix))]
                     Isolation::Process { .. } => {
                         return Err(LinkError::UnsupportedOption {
@@ -455,7 +482,7 @@ impl Linker {
             }
             Resolved::Driver(driver) => {
                 self.options.check_driver_support(output)?;
-                driver::link(driver, &self.options, arch, lto, &self.inputs)
+                driver::link(driver, &self.options, arch, lto, inputs)
             }
         };
         let (bytes, logs) = match result {

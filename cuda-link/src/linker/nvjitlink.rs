@@ -44,6 +44,8 @@ fn input_type(kind: ObjectKind) -> nvJitLinkInputType {
         ObjectKind::Fatbin => nvJitLinkInputType::NVJITLINK_INPUT_FATBIN,
         ObjectKind::Object => nvJitLinkInputType::NVJITLINK_INPUT_OBJECT,
         ObjectKind::Archive => nvJitLinkInputType::NVJITLINK_INPUT_LIBRARY,
+        // Compiled to LTO-IR before a link (`nvvm_inputs`); never given.
+        ObjectKind::NvvmIr => nvJitLinkInputType::NVJITLINK_INPUT_LTOIR,
     }
 }
 

@@ -6,6 +6,7 @@ mod fatbin_writer;
 mod hostile;
 mod link;
 mod never_panics;
+mod nvvm;
 mod object_code;
 #[cfg(feature = "remote")]
 mod remote;

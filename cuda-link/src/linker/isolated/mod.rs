@@ -1,5 +1,7 @@
-//! nvJitLink in a worker process: a crash, an abort or a hang on an input's
-//! contents becomes a [`LinkError`], and the caller's process is untouched.
+//! nvJitLink, or libNVVM, in a worker process: a crash, an abort or a hang
+//! on an input's contents becomes a [`LinkError`] (or an
+//! [`NvvmFailure`](crate::nvvm::NvvmFailure)), and the caller's process is
+//! untouched.
 //!
 //! A worker is a `fork` of the caller, made after nvJitLink is loaded, and
 //! it serves links until it dies or the caller exits: it needs nothing
@@ -40,6 +42,8 @@ use std::time::{Duration, Instant};
 
 use nvjitlink_sys::NvJitLink;
 
+#[cfg(feature = "nvvm")]
+mod nvvm_wire;
 mod pool;
 mod process;
 mod shared;
@@ -62,6 +66,29 @@ fn os_failure(call: &str) -> LinkError {
     }
 }
 
+/// The library a worker is forked to call: it calls it at the address
+/// the caller loaded it at, and holding it keeps that address from
+/// another library.
+#[derive(Clone)]
+pub(super) enum Library {
+    NvJitLink(Arc<NvJitLink>),
+    #[cfg(feature = "nvvm")]
+    Nvvm(Arc<nvvm_sys::Nvvm>),
+}
+
+impl Library {
+    /// Whether both are the same loaded library.
+    fn is(&self, other: &Library) -> bool {
+        match (self, other) {
+            (Library::NvJitLink(a), Library::NvJitLink(b)) => Arc::ptr_eq(a, b),
+            #[cfg(feature = "nvvm")]
+            (Library::Nvvm(a), Library::Nvvm(b)) => Arc::ptr_eq(a, b),
+            #[cfg(feature = "nvvm")]
+            _ => false,
+        }
+    }
+}
+
 /// Runs [`super::nvjitlink::link`] in a worker, within `timeout` and
 /// `memory_limit` (resident bytes).
 pub(super) fn link(
@@ -73,14 +100,88 @@ pub(super) fn link(
     memory_limit: Option<u64>,
 ) -> Result<(Vec<u8>, Logs), LinkError> {
     let names = || inputs.iter().map(|i| i.name().to_owned()).collect();
+    let request = Request {
+        len: wire::request_len(flags, inputs, output),
+        write: &|out| wire::write_request(out, flags, inputs, output),
+        names: &names,
+    };
+    let limits = (timeout, memory_limit);
+    round_trip(
+        &Library::NvJitLink(Arc::clone(lib)),
+        &request,
+        limits,
+        |answer| decode(answer, inputs),
+    )
+}
+
+/// Runs libNVVM's calls ([`crate::nvvm`]'s `run`) in a worker, within
+/// `timeout` and `memory_limit`; the worker's failures are
+/// [`NvvmFailure::Crashed`](crate::nvvm::NvvmFailure::Crashed).
+#[cfg(feature = "nvvm")]
+pub(crate) fn compile_nvvm(
+    lib: &Arc<nvvm_sys::Nvvm>,
+    raw: &crate::nvvm::RawRequest<'_>,
+    timeout: Option<Duration>,
+    memory_limit: Option<u64>,
+) -> Result<crate::nvvm::NvvmOutput, crate::nvvm::NvvmFailure> {
+    let names = || {
+        raw.modules
+            .iter()
+            .map(|(name, _)| (*name).to_owned())
+            .collect()
+    };
+    let request = Request {
+        len: nvvm_wire::request_len(raw),
+        write: &|out| nvvm_wire::write_request(out, raw),
+        names: &names,
+    };
+    let limits = (timeout, memory_limit);
+    let answer = round_trip(
+        &Library::Nvvm(Arc::clone(lib)),
+        &request,
+        limits,
+        |answer| nvvm_wire::decode(answer, raw),
+    );
+    answer.unwrap_or_else(|error| {
+        Err(crate::nvvm::NvvmFailure::Crashed {
+            modules: names(),
+            how: match error {
+                LinkError::Crashed { how, .. } => how,
+                LinkError::TimedOut { timeout, .. } => {
+                    format!("ran past its {timeout:?} deadline and was stopped")
+                }
+                LinkError::MemoryLimit { limit, .. } => {
+                    format!("grew past its memory limit of {limit} bytes and was stopped")
+                }
+                other => format!("could not run in a worker process: {other}"),
+            },
+        })
+    })
+}
+
+/// A request as the round trip writes it.
+struct Request<'a> {
+    len: usize,
+    write: &'a dyn Fn(&mut [u8]),
+    /// The inputs' names, for errors.
+    names: &'a dyn Fn() -> Vec<String>,
+}
+
+/// One request to a worker of `lib` and its decoded answer, within the
+/// limits `(timeout, memory_limit)`.
+fn round_trip<T>(
+    lib: &Library,
+    request: &Request<'_>,
+    (timeout, memory_limit): (Option<Duration>, Option<u64>),
+    decode: impl FnOnce(&[u8]) -> Result<T, LinkError>,
+) -> Result<T, LinkError> {
+    let names = request.names;
     let taken_phase = phase!("worker");
     let mut worker = pool::take(lib)?;
     drop(taken_phase);
     let request_phase = phase!("request");
-    let len = wire::request_len(flags, inputs, output);
-    let written = worker
-        .shared
-        .write(len, |out| wire::write_request(out, flags, inputs, output));
+    let len = request.len;
+    let written = worker.shared.write(len, request.write);
     if let Err(error) = written {
         pool::put_back(worker); // It saw nothing.
         return Err(error);
@@ -126,7 +227,7 @@ pub(super) fn link(
             let answer = worker
                 .shared
                 .copy_out(len, &mut answer)
-                .map(|()| decode(&answer, inputs));
+                .map(|()| decode(&answer));
             match answer {
                 Ok(decoded) => {
                     match worker.shared.file_len() {
@@ -287,7 +388,7 @@ fn read_exact(fd: RawFd, buffer: &mut [u8], limits: &Limits) -> Result<bool, Ove
 
 /// A worker's whole life: close what it inherited, then answer requests
 /// until the caller closes the socket.
-fn serve(socket: OwnedFd, shared: RawFd, lib: &NvJitLink) -> ! {
+fn serve(socket: OwnedFd, shared: RawFd, lib: &Library) -> ! {
     let (fd, shared) = keep_only(socket, shared);
     // SAFETY: `shared` is open, and this worker's alone to close.
     let Ok(mut shared) = Shared::open(unsafe { OwnedFd::from_raw_fd(shared) }) else {
@@ -304,23 +405,30 @@ fn serve(socket: OwnedFd, shared: RawFd, lib: &NvJitLink) -> ! {
             // SAFETY: as above; the caller sees the worker's end.
             unsafe { libc::_exit(1) }
         };
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            decode_request(&request).and_then(|(flags, inputs, output)| {
-                super::nvjitlink::link(lib, &flags, &inputs, output)
-            })
-        }));
+        let outcome =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| answer(lib, &request)));
         // The answer goes where the request was.
         drop(request);
-        let Ok(result) = outcome else {
+        let Ok(answer) = outcome else {
             // SAFETY: as above.
             unsafe { libc::_exit(101) }
         };
-        let answer = encode(&result);
         let written = shared.write(answer.len(), |out| out.copy_from_slice(&answer));
         if written.is_err() || !send_all(fd, &(answer.len() as u64).to_le_bytes()) {
             // SAFETY: as above.
             unsafe { libc::_exit(1) }
         }
+    }
+}
+
+/// What a worker of `lib` answers to `request`.
+fn answer(lib: &Library, request: &bytes::Bytes) -> Vec<u8> {
+    match lib {
+        Library::NvJitLink(lib) => encode(&decode_request(request).and_then(
+            |(flags, inputs, output)| super::nvjitlink::link(lib, &flags, &inputs, output),
+        )),
+        #[cfg(feature = "nvvm")]
+        Library::Nvvm(lib) => nvvm_wire::answer(lib, request),
     }
 }
 

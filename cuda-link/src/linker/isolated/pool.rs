@@ -13,16 +13,15 @@
 //! lived.
 
 use std::sync::mpsc::{Sender, SyncSender, channel, sync_channel};
-use std::sync::{Arc, Mutex, MutexGuard};
-
-use nvjitlink_sys::NvJitLink;
+use std::sync::{Mutex, MutexGuard};
 
 use super::super::LinkError;
+use super::Library;
 use super::process::Worker;
 
 /// Idle workers kept beyond this are stopped.
 const MAX_IDLE: usize = 8;
-/// The spawning thread's stack: nvJitLink runs on it in the workers, as
+/// The spawning thread's stack: nvJitLink and libNVVM run on it in the workers, as
 /// it would on a program's main thread.
 const SPAWNER_STACK: usize = 64 << 20;
 
@@ -34,7 +33,7 @@ struct Pool {
     spawner: Option<Sender<SpawnRequest>>,
 }
 
-type SpawnRequest = (Arc<NvJitLink>, SyncSender<Result<Worker, LinkError>>);
+type SpawnRequest = (Library, SyncSender<Result<Worker, LinkError>>);
 
 static POOL: Mutex<Pool> = Mutex::new(Pool {
     owner: crate::forks::Owner::NONE,
@@ -65,9 +64,9 @@ fn pool() -> MutexGuard<'static, Pool> {
 }
 
 /// An idle worker of `lib` that is still alive, or a new one.
-pub(super) fn take(lib: &Arc<NvJitLink>) -> Result<Worker, LinkError> {
+pub(super) fn take(lib: &Library) -> Result<Worker, LinkError> {
     let mut pool = pool();
-    while let Some(at) = pool.idle.iter().position(|w| Arc::ptr_eq(&w.lib, lib)) {
+    while let Some(at) = pool.idle.iter().position(|w| w.lib.is(lib)) {
         let worker = pool.idle.swap_remove(at);
         if worker.is_alive() {
             return Ok(worker);
@@ -87,7 +86,7 @@ pub(super) fn take(lib: &Arc<NvJitLink>) -> Result<Worker, LinkError> {
     drop(pool);
     let (answer, answered) = sync_channel(1);
     let spawned = queue
-        .send((Arc::clone(lib), answer))
+        .send((lib.clone(), answer))
         .ok()
         .and_then(|()| answered.recv().ok());
     match spawned {

@@ -11,13 +11,10 @@
 //! still what was inherited, the pidfd and the mapping are left alone.
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::sync::Arc;
-
-use nvjitlink_sys::NvJitLink;
 
 use super::super::LinkError;
-use super::os_failure;
 use super::shared::Shared;
+use super::{Library, os_failure};
 
 /// `waitid`'s id type for a pidfd (Linux 5.4), which `libc` does not name.
 const P_PIDFD: libc::idtype_t = 3;
@@ -31,7 +28,7 @@ pub(super) struct Worker {
     pub(super) shared: Shared,
     /// The library it was forked with: the worker calls it at the same
     /// address, and holding it keeps that address from another library.
-    pub(super) lib: Arc<NvJitLink>,
+    pub(super) lib: Library,
     /// The process that forked it, the only one that may use it.
     owner: u32,
     /// What the socket and the shared file are, to tell them from other
@@ -43,7 +40,7 @@ impl Worker {
     /// Forks a worker for `lib` from the calling thread, which must live
     /// as long as the process: the parent-death signal fires when the
     /// thread that forked ends (see `pool`'s spawning thread).
-    pub(super) fn spawn(lib: &Arc<NvJitLink>) -> Result<Self, LinkError> {
+    pub(super) fn spawn(lib: &Library) -> Result<Self, LinkError> {
         let mut fds = [0; 2];
         // SAFETY: `fds` has room for the two descriptors socketpair writes.
         let made = unsafe {
@@ -77,7 +74,7 @@ impl Worker {
                     pidfd,
                     socket: ours,
                     shared,
-                    lib: Arc::clone(lib),
+                    lib: lib.clone(),
                     owner,
                     identities,
                 })
@@ -251,7 +248,7 @@ fn pidfd_open(pid: libc::pid_t) -> Option<OwnedFd> {
 
 /// The child's side: arm the parent-death signal, check the parent is
 /// still `owner`, then serve.
-fn start(socket: OwnedFd, shared: RawFd, lib: &NvJitLink, owner: u32) -> ! {
+fn start(socket: OwnedFd, shared: RawFd, lib: &Library, owner: u32) -> ! {
     // SAFETY: prctl with an option and a signal number.
     let armed = unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) } == 0;
     // SAFETY: getppid has no preconditions.

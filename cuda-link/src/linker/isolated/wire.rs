@@ -92,10 +92,10 @@ pub(super) fn write_request(
 }
 
 /// Reads fields of a u64 length and its bytes.
-struct Fields<'a>(&'a [u8]);
+pub(super) struct Fields<'a>(pub(super) &'a [u8]);
 
 impl<'a> Fields<'a> {
-    fn next(&mut self) -> Result<&'a [u8], LinkError> {
+    pub(super) fn next(&mut self) -> Result<&'a [u8], LinkError> {
         let garbled = || LinkError::Isolation {
             detail: "a message between the caller and its link worker is cut short".into(),
         };
@@ -111,12 +111,12 @@ impl<'a> Fields<'a> {
         Ok(bytes)
     }
 
-    fn count(&mut self) -> Result<u64, LinkError> {
+    pub(super) fn count(&mut self) -> Result<u64, LinkError> {
         let bytes = self.next()?;
         Ok(u64::from_le_bytes(bytes.try_into().unwrap_or_default()))
     }
 
-    fn text(&mut self) -> Result<String, LinkError> {
+    pub(super) fn text(&mut self) -> Result<String, LinkError> {
         self.next()
             .map(|bytes| String::from_utf8_lossy(bytes).into_owned())
     }

@@ -1,0 +1,132 @@
+//! NVVM IR inputs of a link: each compiled by libNVVM to LTO-IR for the
+//! link's arch, with libdevice when it calls it, then linked with the
+//! other inputs as LTO-IR.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use nvvm_sys::Nvvm;
+
+use super::{LinkError, Linker};
+use crate::arch::Arch;
+use crate::inspect::NvvmIrForm;
+use crate::kind::ObjectKind;
+use crate::nvvm::{NvvmFailure, NvvmRequest};
+use crate::object_code::ObjectCode;
+
+impl Linker {
+    /// Compiles NVVM IR inputs with this libNVVM (by default, the one
+    /// [`Nvvm::global`] finds).
+    pub fn with_nvvm(mut self, library: Arc<Nvvm>) -> Self {
+        self.nvvm = Some(library);
+        self
+    }
+
+    /// The libNVVM NVVM IR inputs are compiled with, loaded on first use;
+    /// `input` names the input that needs it.
+    fn nvvm(&self, input: &str) -> Result<Arc<Nvvm>, LinkError> {
+        match &self.nvvm {
+            Some(library) => Ok(Arc::clone(library)),
+            None => Nvvm::global()
+                .map(Arc::clone)
+                .map_err(|error| LinkError::NvvmUnavailable {
+                    input: input.to_owned(),
+                    error,
+                }),
+        }
+    }
+
+    /// What the cache key adds for NVVM IR inputs: libNVVM's version and
+    /// file, and libdevice's (they decide the LTO-IR the link reads).
+    #[cfg(feature = "cache")]
+    pub(super) fn nvvm_identity(&self) -> Option<String> {
+        let first = self
+            .inputs
+            .iter()
+            .find(|input| input.kind() == ObjectKind::NvvmIr)?;
+        let identity = match self.nvvm(first.name()) {
+            Ok(lib) => {
+                let symbol = lib.nvvmVersion.map(|f| f as *const std::ffi::c_void);
+                let file = crate::cache::library_content_identity(symbol, lib.path())
+                    .unwrap_or_else(|why| format!("{} ({why})", crate::cache::UNIDENTIFIED));
+                let libdevice = nvvm_sys::libdevice_beside(lib.path())
+                    .and_then(|path| crate::nvvm::read_libdevice(&path).ok())
+                    .map_or_else(|| "none".to_owned(), |(_, digest)| digest);
+                format!(
+                    "libNVVM {} | {file} | libdevice {libdevice}",
+                    lib.version_string()
+                )
+            }
+            Err(error) => format!("{} ({error})", crate::cache::UNIDENTIFIED),
+        };
+        Some(identity)
+    }
+
+    /// The inputs with each NVVM IR input compiled to LTO-IR for `arch`;
+    /// `None` when there is none.
+    pub(super) fn lowered_nvvm_inputs(
+        &self,
+        arch: Arch,
+    ) -> Result<Option<Vec<ObjectCode>>, LinkError> {
+        if !self.inputs.iter().any(|i| i.kind() == ObjectKind::NvvmIr) {
+            return Ok(None);
+        }
+        let options = vec![format!("-arch={}", arch.compute()), "-gen-lto".to_owned()];
+        let mut lowered = Vec::with_capacity(self.inputs.len());
+        for input in &self.inputs {
+            if input.kind() != ObjectKind::NvvmIr {
+                lowered.push(input.clone());
+                continue;
+            }
+            let lib = self.nvvm(input.name())?;
+            let libdevice = match calls_libdevice(input) {
+                true => Some(libdevice_for(&lib, input.name())?),
+                false => None,
+            };
+            let modules = std::slice::from_ref(input);
+            let request = NvvmRequest {
+                modules,
+                libdevice: libdevice.as_deref(),
+                options: &options,
+                // The link resolves what the other inputs define; nvJitLink
+                // names what none does.
+                resolved_later: &[],
+                check_unresolved: false,
+                isolation: self.options.isolation,
+            };
+            let failed = |failure: NvvmFailure| LinkError::Nvvm {
+                input: input.name().to_owned(),
+                arch,
+                failure,
+            };
+            let output = crate::nvvm::compile(&lib, &request).map_err(failed)?;
+            let name = format!("{} ({})", input.name(), arch.lto());
+            lowered.push(ObjectCode::from_ltoir(output.code, name)?);
+        }
+        Ok(Some(lowered))
+    }
+}
+
+/// Whether an NVVM IR input calls libdevice: text that declares an
+/// `__nv_*` function, or bitcode, which cannot be read here (libdevice is
+/// added lazily: libNVVM takes only what the input calls).
+fn calls_libdevice(input: &ObjectCode) -> bool {
+    match input.nvvm_ir_info() {
+        Some(info) if info.form == NvvmIrForm::Text => {
+            info.declared.iter().any(|name| name.starts_with("__nv_"))
+        }
+        _ => true,
+    }
+}
+
+/// libdevice beside `lib`, read once per process.
+fn libdevice_for(lib: &Nvvm, input: &str) -> Result<Bytes, LinkError> {
+    let missing = || LinkError::NoLibdevice {
+        input: input.to_owned(),
+        library: lib.path().display().to_string(),
+    };
+    let path = nvvm_sys::libdevice_beside(lib.path()).ok_or_else(missing)?;
+    crate::nvvm::read_libdevice(&path)
+        .map(|(bytes, _)| bytes)
+        .map_err(|_| missing())
+}
