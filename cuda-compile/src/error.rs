@@ -102,6 +102,39 @@ pub enum CompileError {
         #[source]
         error: cuda_link::ObjectError,
     },
+    /// libNVVM, which compiles NVVM IR, could not be loaded.
+    #[error("libNVVM is not available")]
+    NvvmUnavailable(#[from] cuda_link::nvvm::nvvm_sys::LoadError),
+    /// libNVVM refused or failed an NVVM program, or left a function of it
+    /// unresolved: the failure says which, with libNVVM's log.
+    #[error("{program}: NVVM IR does not compile")]
+    Nvvm {
+        /// The program's name.
+        program: String,
+        /// What went wrong.
+        #[source]
+        failure: Box<cuda_link::nvvm::NvvmFailure>,
+    },
+    /// An NVVM program calls libdevice, and none is beside libNVVM.
+    #[error(
+        "{program} calls libdevice (`__nv_*`), and there is no nvvm/libdevice/libdevice.10.bc \
+         beside libNVVM at {library}: give one with Libdevice::Path"
+    )]
+    NoLibdevice {
+        /// The program's name.
+        program: String,
+        /// libNVVM's path.
+        library: String,
+    },
+    /// The PTX of an NVVM program did not assemble to a cubin.
+    #[error("{program}: its PTX does not link to a cubin")]
+    Link {
+        /// The program's name.
+        program: String,
+        /// nvJitLink's error.
+        #[source]
+        error: Box<cuda_link::LinkError>,
+    },
     /// The source file, or the folder of NVRTC's bundled headers, could
     /// not be read or written. (A header the cache's scan cannot read
     /// makes the compile uncached instead.)

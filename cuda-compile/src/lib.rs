@@ -12,6 +12,7 @@ mod lex;
 mod made;
 mod nvcc;
 mod nvrtc;
+mod nvvm;
 mod options;
 mod program;
 pub(crate) mod remembered;
@@ -25,6 +26,7 @@ pub use nvcc::{DroppedOption, nvcc_host_option};
 pub use nvrtc::Target;
 /// The NVRTC bindings this crate loads with.
 pub use nvrtc_sys;
+pub use nvvm::{Libdevice, NvvmCompiler, NvvmOptions, NvvmProgram};
 pub use options::{ProgramOptions, Std};
 pub use program::{Compiled, Program, Warning};
 

@@ -114,6 +114,8 @@ pub struct Compiled {
 pub enum Warning {
     /// A warning of NVRTC's log, one line.
     Nvrtc(String),
+    /// A line of libNVVM's log.
+    Nvvm(String),
     /// The PTX's ISA is newer than the installed driver can JIT-compile:
     /// loading it will fail with `CUDA_ERROR_UNSUPPORTED_PTX_VERSION`.
     /// Compile for an older arch, or ship a cubin.
@@ -130,7 +132,7 @@ pub enum Warning {
 impl std::fmt::Display for Warning {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Warning::Nvrtc(line) => f.write_str(line),
+            Warning::Nvrtc(line) | Warning::Nvvm(line) => f.write_str(line),
             Warning::PtxNewerThanDriver {
                 ptx_isa,
                 driver,

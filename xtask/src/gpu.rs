@@ -13,7 +13,7 @@ use std::process::Command;
 use crate::{Result, cargo, copy_dir, run};
 
 /// What every bundle script starts with: the machine's own CUDA toolkit
-/// (`/usr/local/cuda` or `CUDA_HOME`) for NVRTC, ptxas, nvFatbin and
+/// (`/usr/local/cuda` or `CUDA_HOME`) for NVRTC, ptxas, nvFatbin, libNVVM and
 /// `libcudadevrt.a`.
 const PREAMBLE: &str = r#"#!/bin/sh
 cd "$(dirname "$0")" || exit 1
@@ -23,6 +23,7 @@ export CUDA_LINK_NVRTC_PATH=${CUDA_LINK_NVRTC_PATH:-$(first "$CUDA"/lib64/libnvr
 export CUDA_LINK_NVFATBIN_PATH=${CUDA_LINK_NVFATBIN_PATH:-$(first "$CUDA"/lib64/libnvfatbin.so.1[0-9] "$CUDA"/lib64/libnvfatbin.so)}
 export CUDA_LINK_PTXAS=${CUDA_LINK_PTXAS:-$CUDA/bin/ptxas}
 export CUDA_LINK_CUDADEVRT=${CUDA_LINK_CUDADEVRT:-$CUDA/lib64/libcudadevrt.a}
+export CUDA_LINK_NVVM_PATH=${CUDA_LINK_NVVM_PATH:-$(first "$CUDA"/nvvm/lib64/libnvvm.so.[0-9] "$CUDA"/nvvm/lib64/libnvvm.so)}
 "#;
 
 /// Runs the bundled GPU tests, the ignored ones included, once per module

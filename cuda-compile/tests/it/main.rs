@@ -5,5 +5,6 @@
 mod cache;
 mod compile;
 mod headers;
+mod nvvm;
 #[cfg(unix)]
 mod remembered;

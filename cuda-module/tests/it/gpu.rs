@@ -16,6 +16,9 @@ use cuda_module::{
 /// kernel refuses other contexts.
 mod contexts;
 
+/// numba-cuda's NVVM IR through libNVVM and nvJitLink, launched and checked.
+mod numba;
+
 const N: usize = 1 << 20;
 
 /// The primary context of device 0, current on this thread while the guard

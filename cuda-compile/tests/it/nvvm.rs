@@ -1,0 +1,204 @@
+//! NVVM programs: numba-cuda's IR compiled by both libNVVM majors at
+//! compute_90 and compute_100 to PTX, LTO-IR and cubins, through the
+//! caches, with libdevice found, and every hostile input a typed error.
+
+use std::sync::Arc;
+
+use cuda_compile::{CompileError, Libdevice, NvvmCompiler, NvvmOptions, NvvmProgram, Target};
+use cuda_link::inspect::Contents;
+use cuda_link::nvvm::{Nvvm, NvvmFailure};
+use cuda_link::{Arch, Isolation, LinkCache, ObjectKind};
+use cuda_link_tests::{NUMBA_KERNELS, numba_kernel, nvvm_libraries, serial};
+
+fn program(kernel: &str) -> NvvmProgram {
+    let (modules, _) = numba_kernel(kernel);
+    modules
+        .into_iter()
+        .fold(NvvmProgram::new(kernel), |program, (name, bytes)| {
+            program.module(bytes, name).unwrap()
+        })
+}
+
+fn compilers() -> Vec<(u32, NvvmCompiler)> {
+    nvvm_libraries()
+        .into_iter()
+        .map(|(major, path)| {
+            // SAFETY: the pinned libNVVM wheel that `cargo xtask test` installed.
+            let lib = unsafe { Nvvm::open(&path) }.unwrap_or_else(|e| panic!("{e}"));
+            (major, NvvmCompiler::with_nvvm(Arc::new(lib)))
+        })
+        .collect()
+}
+
+#[test]
+fn numba_kernels_to_ptx_and_ltoir_with_both_majors() {
+    let _serial = serial();
+    for (major, compiler) in compilers() {
+        for sm in [90, 100] {
+            let options = NvvmOptions::for_arch(Arch::sm(sm)).opt_level(3);
+            for kernel in NUMBA_KERNELS {
+                let program = program(kernel);
+                let ptx = compiler
+                    .compile(&program, Target::Ptx, &options)
+                    .unwrap_or_else(|e| panic!("NVVM {major}, sm_{sm}, {kernel}: {e:?}"));
+                let info = ptx.code.inspect().unwrap();
+                assert_eq!(info.kernels().len(), 1, "NVVM {major}, sm_{sm}: {info}");
+                assert!(info.kernels()[0].contains(kernel));
+                let ltoir = compiler
+                    .compile(&program, Target::Ltoir, &options)
+                    .unwrap_or_else(|e| panic!("NVVM {major}, sm_{sm}, {kernel}: {e:?}"));
+                assert_eq!(ltoir.code.kind(), ObjectKind::Ltoir);
+                let Contents::Ltoir(header) = ltoir.code.inspect().unwrap().contents else {
+                    panic!("{kernel}: not LTO-IR")
+                };
+                assert_eq!(header.arch, Arch::sm(sm), "NVVM {major}, {kernel}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_cubin_through_nvjitlink_and_a_repeat_from_the_caches() {
+    let _serial = serial();
+    let folder = tempfile::tempdir().unwrap();
+    for (major, compiler) in compilers() {
+        let cache = Arc::new(LinkCache::new(folder.path().join(major.to_string())));
+        let compiler = compiler.with_cache(Arc::clone(&cache));
+        let options = NvvmOptions::for_arch(Arch::sm(90));
+        let program = program("device_functions");
+        let first = compiler.compile(&program, Target::Cubin, &options).unwrap();
+        assert!(!first.from_cache);
+        let info = first.code.inspect().unwrap();
+        assert_eq!(info.arches(), [Arch::sm(90)]);
+        assert!(info.kernels()[0].contains("device_functions"), "{info}");
+        let again = compiler.compile(&program, Target::Cubin, &options).unwrap();
+        assert!(again.from_cache, "NVVM {major}: the repeat misses");
+        assert_eq!(again.code.as_bytes(), first.code.as_bytes());
+        // Another option or another module misses.
+        let fast = compiler
+            .compile(&program, Target::Cubin, &options.clone().fast_math())
+            .unwrap();
+        assert!(!fast.from_cache);
+        let other = compiler
+            .compile(&self::program("records"), Target::Cubin, &options)
+            .unwrap();
+        assert!(!other.from_cache);
+        assert_eq!(cache.stats().stores, 3, "NVVM {major}");
+    }
+}
+
+#[test]
+fn libdevice_is_found_when_the_ir_calls_it_and_only_then() {
+    let _serial = serial();
+    for (major, compiler) in compilers() {
+        let options = NvvmOptions::for_arch(Arch::sm(90)).isolation(Isolation::InProcess);
+        let math = program("math_libdevice");
+        let never = compiler.compile(
+            &math.clone().libdevice(Libdevice::Never),
+            Target::Ptx,
+            &options,
+        );
+        assert!(
+            matches!(&never, Err(CompileError::Nvvm { failure, .. })
+                if matches!(&**failure, NvvmFailure::Unresolved { functions, .. }
+                    if functions.iter().any(|f| f == "__nv_sin"))),
+            "NVVM {major}: {never:?}"
+        );
+        let later = math.clone().libdevice(Libdevice::Never).resolved_later([
+            "__nv_sin",
+            "__nv_exp",
+            "__nv_sqrt",
+            "__nv_pow",
+            "__nv_fabs",
+        ]);
+        let ptx = compiler.compile(&later, Target::Ptx, &options).unwrap();
+        assert!(String::from_utf8_lossy(ptx.code.as_bytes()).contains(".extern .func"));
+        let missing = math.libdevice(Libdevice::Path("/nowhere/libdevice.10.bc".into()));
+        assert!(matches!(
+            compiler.compile(&missing, Target::Ptx, &options),
+            Err(CompileError::Io { .. })
+        ));
+    }
+}
+
+#[test]
+fn options_reach_libnvvm_and_bad_ones_are_refused() {
+    let _serial = serial();
+    let Some((_, compiler)) = compilers().into_iter().last() else {
+        return;
+    };
+    let program = program("local_array");
+    let base = NvvmOptions::for_arch(Arch::sm(90));
+    let ptx = |options: &NvvmOptions| {
+        let compiled = compiler.compile(&program, Target::Ptx, options).unwrap();
+        String::from_utf8_lossy(compiled.code.as_bytes()).into_owned()
+    };
+    let plain = ptx(&base);
+    let fast = ptx(&base.clone().fast_math());
+    assert!(
+        !plain.contains("div.approx") && fast.contains(".ftz"),
+        "{fast}"
+    );
+    // numba's IR carries no debug metadata: line info adds nothing to
+    // it, but libNVVM takes the option.
+    ptx(&base.clone().line_info(true));
+    assert_ne!(ptx(&base.clone().opt_level(0)), plain);
+    assert!(matches!(
+        compiler.compile(&program, Target::Ptx, &base.clone().opt_level(4)),
+        Err(CompileError::InvalidOption {
+            option: "opt_level",
+            ..
+        })
+    ));
+    assert!(matches!(
+        compiler.compile(&NvvmProgram::new("empty"), Target::Ptx, &base),
+        Err(CompileError::InvalidOption {
+            option: "modules",
+            ..
+        })
+    ));
+}
+
+#[test]
+fn hostile_programs_are_typed_errors() {
+    let _serial = serial();
+    let good = String::from_utf8(numba_kernel("records").0[0].1.clone()).unwrap();
+    let cases = [
+        (
+            "syntax.ll",
+            good.replacen("define void", "define vid", 1).into_bytes(),
+        ),
+        (
+            "triple.ll",
+            good.replace("nvptx64-nvidia-cuda", "x86_64-unknown-linux-gnu")
+                .into_bytes(),
+        ),
+        (
+            "version.ll",
+            good.replace("!nvvmir.version = !{ !0 }", "").into_bytes(),
+        ),
+        ("truncated.bc", b"BC\xC0\xDE\x35\x14\x00\x00".to_vec()),
+    ];
+    for (major, compiler) in compilers() {
+        for (name, bytes) in &cases {
+            let program = NvvmProgram::new(*name)
+                .module(bytes.clone(), *name)
+                .unwrap();
+            for sm in [90, 100] {
+                let failed =
+                    compiler.compile(&program, Target::Ptx, &NvvmOptions::for_arch(Arch::sm(sm)));
+                assert!(
+                    matches!(&failed, Err(CompileError::Nvvm { failure, .. })
+                        if matches!(**failure, NvvmFailure::Verify { .. } | NvvmFailure::Call { .. })),
+                    "NVVM {major}, {name}, sm_{sm}: {failed:?}"
+                );
+            }
+        }
+    }
+    // Not NVVM IR at all.
+    assert!(
+        NvvmProgram::new("x")
+            .module(&b"\x7fELF"[..], "x.o")
+            .is_err()
+    );
+}
