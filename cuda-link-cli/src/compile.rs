@@ -1,12 +1,15 @@
 //! `cuda-link compile`: CUDA C++ to PTX, LTO-IR, cubins or a fatbin with
-//! NVRTC, spelt as nvcc is; and the compile flags `link` shares for its
-//! `.cu` inputs.
+//! NVRTC, spelt as nvcc is, and NVVM IR (`.ll`, `.bc`) the same ways with
+//! libNVVM; and the compile flags `link` shares for its `.cu` inputs.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
-use cuda_compile::{CompileError, Compiler, HostCode, Program, ProgramOptions, Std, Target};
-use cuda_link::{Arch, FatbinBuilder, ObjectCode};
+use cuda_compile::{
+    CompileError, Compiler, HostCode, NvvmCompiler, NvvmOptions, NvvmProgram, Program,
+    ProgramOptions, Std, Target,
+};
+use cuda_link::{Arch, FatbinBuilder, ObjectCode, ObjectKind};
 
 use crate::{Failure, report, say};
 
@@ -109,7 +112,8 @@ pub(crate) struct CompileArgs {
     /// one of several arches).
     #[arg(short, long)]
     pub(crate) output: Option<PathBuf>,
-    /// CUDA C++ files.
+    /// CUDA C++ files, or NVVM IR (`.ll` text, `.bc` bitcode), which
+    /// libNVVM compiles.
     #[arg(required = true)]
     pub(crate) inputs: Vec<PathBuf>,
     #[command(flatten)]
@@ -140,7 +144,7 @@ pub(crate) struct CompileArgs {
     pub(crate) device_debug: bool,
     /// Accepted for nvcc's command lines: nvcc's `-O` is the host
     /// compiler's level, and NVRTC compiles no host code; device code is
-    /// optimised unless `-G`.
+    /// optimised unless `-G`. For NVVM IR, libNVVM's `-opt` (0 to 3).
     #[arg(short = 'O', value_name = "LEVEL")]
     pub(crate) host_optimization: Option<String>,
     /// Maximum registers per thread.
@@ -253,6 +257,60 @@ pub(crate) fn slots(
     Ok(slots)
 }
 
+/// The compilers of one `compile`, each made when an input first needs
+/// it: a run of NVVM IR alone needs no NVRTC.
+struct Compilers {
+    cache: Option<Arc<cuda_link::LinkCache>>,
+    nvrtc: OnceLock<Compiler>,
+    nvvm: OnceLock<NvvmCompiler>,
+}
+
+impl Compilers {
+    fn nvrtc(&self) -> Result<&Compiler, Failure> {
+        if let Some(compiler) = self.nvrtc.get() {
+            return Ok(compiler);
+        }
+        let made = compiler(self.cache.clone())?;
+        Ok(self.nvrtc.get_or_init(|| made))
+    }
+
+    fn nvvm(&self) -> Result<&NvvmCompiler, Failure> {
+        if let Some(compiler) = self.nvvm.get() {
+            return Ok(compiler);
+        }
+        let made = NvvmCompiler::new().map_err(compile_failure)?;
+        let made = match &self.cache {
+            Some(cache) => made.with_cache(Arc::clone(cache)),
+            None => made,
+        };
+        Ok(self.nvvm.get_or_init(|| made))
+    }
+}
+
+/// An input of `compile`.
+enum Source {
+    /// CUDA C++, for NVRTC.
+    Cuda(Program),
+    /// NVVM IR, for libNVVM.
+    Nvvm(NvvmProgram),
+}
+
+impl Source {
+    /// NVVM IR by its extension or its bytes, else CUDA C++.
+    fn read(path: &Path) -> Result<Source, Failure> {
+        let by_name = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .and_then(ObjectKind::from_extension);
+        let ir = by_name == Some(ObjectKind::NvvmIr)
+            || std::fs::read(path).is_ok_and(|b| ObjectKind::detect(&b) == Ok(ObjectKind::NvvmIr));
+        Ok(match ir {
+            true => Source::Nvvm(NvvmProgram::from_path(path).map_err(compile_failure)?),
+            false => Source::Cuda(Program::from_path(path).map_err(compile_failure)?),
+        })
+    }
+}
+
 /// A compiler with the process's NVRTC, and the cache when asked for.
 pub(crate) fn compiler(cache: Option<Arc<cuda_link::LinkCache>>) -> Result<Compiler, Failure> {
     let compiler = Compiler::new().map_err(compile_failure)?;
@@ -266,7 +324,9 @@ pub(crate) fn compiler(cache: Option<Arc<cuda_link::LinkCache>>) -> Result<Compi
 /// exit 3, as `--help` says of a missing library.
 pub(crate) fn compile_failure(error: CompileError) -> Failure {
     match error {
-        CompileError::Load(_) => Failure::NoBackend(report(&error)),
+        CompileError::Load(_) | CompileError::NvvmUnavailable(_) => {
+            Failure::NoBackend(report(&error))
+        }
         _ => Failure::Reported(report(&error)),
     }
 }
@@ -298,6 +358,43 @@ pub(crate) fn compile_file(
         }
     }
     Ok(compiled.code)
+}
+
+/// Compiles an NVVM program for one slot; libNVVM's warnings go to
+/// `warnings`.
+fn compile_nvvm(
+    compiler: &NvvmCompiler,
+    program: &NvvmProgram,
+    slot: Slot,
+    options: &NvvmOptions,
+    warnings: &mut Vec<String>,
+) -> Result<ObjectCode, Failure> {
+    let mut options = options.clone();
+    options.arch = Some(slot.arch);
+    let compiled = compiler
+        .compile(program, slot.target, &options)
+        .map_err(compile_failure)?;
+    warnings.extend(compiled.warnings.iter().map(ToString::to_string));
+    Ok(compiled.code)
+}
+
+/// libNVVM's options from `compile`'s flags.
+fn nvvm_options(args: &CompileArgs) -> Result<NvvmOptions, Failure> {
+    let mut options = NvvmOptions::default();
+    if let Some(level) = &args.host_optimization {
+        let level = level
+            .parse()
+            .map_err(|_| Failure::Usage(format!("-O{level}: libNVVM takes -O0 to -O3")))?;
+        options = options.opt_level(level);
+    }
+    if args.flags.use_fast_math {
+        options = options.fast_math();
+    }
+    options.ftz = args.ftz.or(options.ftz);
+    options.prec_div = args.prec_div.or(options.prec_div);
+    options.prec_sqrt = args.prec_sqrt.or(options.prec_sqrt);
+    options.fma = args.fmad.or(options.fma);
+    Ok(options.debug(args.device_debug).line_info(args.lineinfo))
 }
 
 /// Runs `cuda-link compile`.
@@ -334,9 +431,21 @@ pub(crate) fn run(args: CompileArgs) -> Result<(), Failure> {
     if let Some(output) = &args.output {
         crate::output::refuse_output_among_inputs(output, &args.inputs)?;
     }
-    let compiler = compiler(args.cache.open()?)?;
+    let nvvm_options = nvvm_options(&args)?;
+    let compilers = Compilers {
+        cache: args.cache.open()?,
+        nvrtc: OnceLock::new(),
+        nvvm: OnceLock::new(),
+    };
     for input in &args.inputs {
-        let program = Program::from_path(input).map_err(compile_failure)?;
+        let program = match Source::read(input)? {
+            Source::Cuda(program) => program,
+            Source::Nvvm(program) => {
+                compile_ir(&args, &slots, &compilers, input, &program, &nvvm_options)?;
+                continue;
+            }
+        };
+        let compiler = compilers.nvrtc()?;
         let program = args
             .name_expressions
             .iter()
@@ -346,7 +455,7 @@ pub(crate) fn run(args: CompileArgs) -> Result<(), Failure> {
         if args.make_deps_only {
             let first = (!args.fatbin).then_some(slots[0]);
             let target = output_path(&args, input, first, slots.len() > 1);
-            print_rule(&target, &compiler, &program, &options)?;
+            print_rule(&target, compiler, &program, &options)?;
             continue;
         }
         let mut warnings = Vec::new();
@@ -357,7 +466,7 @@ pub(crate) fn run(args: CompileArgs) -> Result<(), Failure> {
             for &slot in &slots {
                 let step = format!("compiling {} for {}", input.display(), slot.label());
                 let code = crate::progress::while_running(&step, || {
-                    compile_file(&compiler, &program, slot, &options, &mut warnings)
+                    compile_file(compiler, &program, slot, &options, &mut warnings)
                 })?;
                 lowered.get_or_insert_with(|| code.name_expressions().to_vec());
                 builder = builder
@@ -374,7 +483,7 @@ pub(crate) fn run(args: CompileArgs) -> Result<(), Failure> {
             for &slot in &slots {
                 let step = format!("compiling {} for {}", input.display(), slot.label());
                 let code = crate::progress::while_running(&step, || {
-                    compile_file(&compiler, &program, slot, &options, &mut warnings)
+                    compile_file(compiler, &program, slot, &options, &mut warnings)
                 })?;
                 let path = output_path(&args, input, Some(slot), slots.len() > 1);
                 write(&path, code.as_bytes())?;
@@ -396,7 +505,7 @@ pub(crate) fn run(args: CompileArgs) -> Result<(), Failure> {
                     name.push(".d");
                     PathBuf::from(name)
                 });
-                let rule = rule(path, &compiler, &program, &options)?;
+                let rule = rule(path, compiler, &program, &options)?;
                 write(&depfile, rule.as_bytes())?;
             }
         }
@@ -406,8 +515,85 @@ pub(crate) fn run(args: CompileArgs) -> Result<(), Failure> {
             }
         }
     }
-    if let Some(cache) = compiler.cache() {
+    if let Some(cache) = &compilers.cache {
         crate::cache::report(cache, args.verbose);
+    }
+    Ok(())
+}
+
+/// `compile` of one NVVM IR file: an output per slot, or one fatbin. Its
+/// make rule names the file alone (NVVM IR includes nothing).
+fn compile_ir(
+    args: &CompileArgs,
+    slots: &[Slot],
+    compilers: &Compilers,
+    input: &Path,
+    program: &NvvmProgram,
+    options: &NvvmOptions,
+) -> Result<(), Failure> {
+    if !args.name_expressions.is_empty() {
+        return Err(Failure::Usage(format!(
+            "{}: --name-expression is for CUDA C++; NVVM IR names its kernels itself",
+            input.display()
+        )));
+    }
+    let escape = |path: &Path| path.display().to_string().replace(' ', "\\ ");
+    if args.make_deps_only {
+        let target = output_path(
+            args,
+            input,
+            (!args.fatbin).then_some(slots[0]),
+            slots.len() > 1,
+        );
+        let _ = say::out(format!("{}: {}", escape(&target), escape(input)));
+        return Ok(());
+    }
+    let compiler = compilers.nvvm()?;
+    let mut warnings = Vec::new();
+    let mut written = Vec::new();
+    let mut builder = FatbinBuilder::new();
+    for &slot in slots {
+        let step = format!("compiling {} for {}", input.display(), slot.label());
+        let code = crate::progress::while_running(&step, || {
+            compile_nvvm(compiler, program, slot, options, &mut warnings)
+        })?;
+        if args.fatbin {
+            builder = builder
+                .add(&code, Some(slot.arch))
+                .map_err(|e| Failure::Reported(format!("{}: {}", slot.label(), report(&e))))?;
+        } else {
+            let path = output_path(args, input, Some(slot), slots.len() > 1);
+            write(&path, code.as_bytes())?;
+            written.push(path);
+        }
+    }
+    if args.fatbin {
+        let path = output_path(args, input, None, false);
+        let fatbin = builder
+            .build(path.display().to_string())
+            .map_err(|e| Failure::Reported(report(&e)))?;
+        write(&path, fatbin.as_bytes())?;
+        written.push(path);
+    }
+    warnings.dedup();
+    for warning in &warnings {
+        say::err(format!("warning: {warning}"));
+    }
+    for path in &written {
+        if args.make_deps {
+            let depfile = args.make_deps_file.clone().unwrap_or_else(|| {
+                let mut name = path.clone().into_os_string();
+                name.push(".d");
+                PathBuf::from(name)
+            });
+            write(
+                &depfile,
+                format!("{}: {}\n", escape(path), escape(input)).as_bytes(),
+            )?;
+        }
+        if args.verbose {
+            say::err(format!("cuda-link: wrote {}", path.display()));
+        }
     }
     Ok(())
 }

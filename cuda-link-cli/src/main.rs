@@ -35,7 +35,12 @@ compile; launch its kernels from Rust (cuda-module, cudarc) instead.
 NVRTC is found through CUDA_LINK_NVRTC_PATH (a file), then CUDA_HOME /
 CUDA_PATH, the pip wheels nvidia-cuda-nvrtc (13.x: nvidia-cuda-nvrtc,
 12.x: nvidia-cuda-nvrtc-cu12) of any Python, /usr/local/cuda, and the
-system loader.";
+system loader.
+NVVM IR (.ll text, .bc bitcode, as numba-cuda writes it) compiles with
+libNVVM the same ways, libdevice linked when the IR calls it; -O0 to -O3
+is libNVVM's -opt. libNVVM is found through CUDA_LINK_NVVM_PATH, a
+toolkit's nvvm/lib64, or the wheels nvidia-nvvm (13.x) and
+nvidia-cuda-nvcc-cu12 (12.x). `link` takes NVVM IR too.";
 
 /// How NVIDIA's libraries are found.
 const LIBRARIES: &str = "\

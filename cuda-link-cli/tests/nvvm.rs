@@ -1,0 +1,148 @@
+//! `cuda-link compile`, `link` and `inspect` of NVVM IR as numba-cuda
+//! writes it, with the provisioned libNVVM and nvJitLink of CUDA 13.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use cuda_link::ObjectCode;
+use cuda_link::inspect::Contents;
+
+/// `cuda-link` in `dir`, with libNVVM 13 (the nvJitLink the environment
+/// names is 13's: it reads 13's LTO-IR).
+fn run_in(dir: &Path, args: &[&str]) -> Option<Output> {
+    let nvvm = cuda_link_tests::redist("CUDA_LINK_NVVM13_PATH")?;
+    Some(
+        Command::new(env!("CARGO_BIN_EXE_cuda-link"))
+            .current_dir(dir)
+            .env("CUDA_LINK_NVVM_PATH", nvvm)
+            .args(args)
+            .output()
+            .unwrap(),
+    )
+}
+
+fn succeeded(output: &Output) {
+    assert!(
+        output.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// A folder with numba's `math.ll` (it calls libdevice) and `records.ll`.
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (kernel, file) in [("math_libdevice", "math.ll"), ("records", "records.ll")] {
+        let (modules, _) = cuda_link_tests::numba_kernel(kernel);
+        std::fs::write(dir.path().join(file), &modules[0].1).unwrap();
+    }
+    dir
+}
+
+fn read(dir: &Path, file: &str) -> ObjectCode {
+    ObjectCode::from_path(dir.join(file)).unwrap()
+}
+
+#[test]
+fn compile_ir_to_each_kind_and_a_fatbin() {
+    let dir = project();
+    let Some(output) = run_in(dir.path(), &["compile", "math.ll", "-arch=sm_90", "--ptx"]) else {
+        return;
+    };
+    succeeded(&output);
+    let ptx = read(dir.path(), "math.ptx").inspect().unwrap();
+    assert!(ptx.kernels()[0].contains("math_libdevice"), "{ptx}");
+    let cubins = run_in(
+        dir.path(),
+        &[
+            "compile",
+            "math.ll",
+            "-arch=sm_90,sm_100",
+            "-use_fast_math",
+            "-O3",
+        ],
+    );
+    succeeded(&cubins.unwrap());
+    for (file, sm) in [("math.sm_90.cubin", 90), ("math.sm_100.cubin", 100)] {
+        let info = read(dir.path(), file).inspect().unwrap();
+        assert_eq!(info.arches(), [cuda_link::Arch::sm(sm)], "{info}");
+    }
+    succeeded(
+        &run_in(
+            dir.path(),
+            &["compile", "records.ll", "-arch=sm_90", "--ltoir"],
+        )
+        .unwrap(),
+    );
+    assert!(matches!(
+        read(dir.path(), "records.ltoir")
+            .inspect()
+            .unwrap()
+            .contents,
+        Contents::Ltoir(_)
+    ));
+    succeeded(
+        &run_in(
+            dir.path(),
+            &[
+                "compile",
+                "records.ll",
+                "-arch=sm_90,compute_90",
+                "--fatbin",
+            ],
+        )
+        .unwrap(),
+    );
+    let fatbin = read(dir.path(), "records.fatbin").inspect().unwrap();
+    assert_eq!(fatbin.fatbin_entries().count(), 2, "{fatbin}");
+}
+
+#[test]
+fn link_and_inspect_ir() {
+    let dir = project();
+    let Some(output) = run_in(
+        dir.path(),
+        &[
+            "link",
+            "math.ll",
+            "records.ll",
+            "-arch=sm_90",
+            "-o",
+            "both.cubin",
+        ],
+    ) else {
+        return;
+    };
+    succeeded(&output);
+    let info = read(dir.path(), "both.cubin").inspect().unwrap();
+    assert_eq!(info.kernels().len(), 2, "{info}");
+    let inspected = run_in(dir.path(), &["inspect", "math.ll"]).unwrap();
+    succeeded(&inspected);
+    let text = String::from_utf8_lossy(&inspected.stdout);
+    assert!(
+        text.contains("nvvm-ir")
+            && text.contains("nvvmir.version 2.0")
+            && text.contains("math_libdevice"),
+        "{text}"
+    );
+}
+
+#[test]
+fn bad_ir_names_the_file_and_the_log() {
+    let dir = project();
+    std::fs::write(
+        dir.path().join("bad.ll"),
+        "target triple = \"nvptx64-nvidia-cuda\"\ndefine vid @k() {\n}\n",
+    )
+    .unwrap();
+    let Some(output) = run_in(dir.path(), &["compile", "bad.ll", "-arch=sm_90"]) else {
+        return;
+    };
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("bad.ll") && stderr.contains("libNVVM log"),
+        "{stderr}"
+    );
+}
