@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
+use cuda_link::inspect::NvvmIrForm;
 use cuda_link::nvvm::{self, Nvvm, NvvmRequest};
 use cuda_link::{
     Arch, Bytes, CacheKey, Isolation, LinkCache, Linker, LinkerOptions, MemoryCache, ObjectCode,
@@ -59,6 +60,13 @@ pub struct NvvmProgram {
     files: Vec<PathBuf>,
     libdevice: Libdevice,
     resolved_later: Vec<String>,
+    /// Whether a module calls libdevice or is bitcode, read as each is
+    /// added.
+    calls_libdevice: bool,
+    /// The hash of the modules and the names resolved later, made at the
+    /// first compile: a repeated compile of this program hashes none of
+    /// its bytes again.
+    digest: OnceLock<CacheKey>,
 }
 
 impl NvvmProgram {
@@ -94,7 +102,11 @@ impl NvvmProgram {
             program: self.name.clone(),
             error,
         })?;
+        self.calls_libdevice |= code.nvvm_ir().is_none_or(|ir| {
+            ir.form == NvvmIrForm::Bitcode || ir.declared.iter().any(|f| f.starts_with("__nv_"))
+        });
         self.modules.push(code);
+        self.digest = OnceLock::new();
         Ok(self)
     }
 
@@ -110,7 +122,25 @@ impl NvvmProgram {
     pub fn resolved_later<S: Into<String>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
         self.resolved_later
             .extend(names.into_iter().map(Into::into));
+        self.digest = OnceLock::new();
         self
+    }
+
+    /// The modules' names and bytes and the names resolved later, hashed
+    /// once.
+    fn digest(&self) -> &CacheKey {
+        self.digest.get_or_init(|| {
+            let mut key = CacheKey::builder("cuda-compile nvvm modules");
+            key.count(self.resolved_later.len());
+            for name in &self.resolved_later {
+                key.field(name.as_bytes());
+            }
+            key.count(self.modules.len());
+            for module in &self.modules {
+                key.field(module.name().as_bytes()).field(module.as_bytes());
+            }
+            key.finish()
+        })
     }
 
     /// The program's name.
@@ -359,7 +389,7 @@ impl NvvmCompiler {
     fn libdevice(&self, program: &NvvmProgram) -> Result<Option<(Bytes, String)>, CompileError> {
         let path = match &program.libdevice {
             Libdevice::Never => return Ok(None),
-            Libdevice::Auto if !calls_libdevice(&program.modules) => return Ok(None),
+            Libdevice::Auto if !program.calls_libdevice => return Ok(None),
             Libdevice::Path(path) => path.clone(),
             Libdevice::Auto | Libdevice::Always => nvvm::libdevice_beside(self.nvvm.path())
                 .ok_or_else(|| CompileError::NoLibdevice {
@@ -410,31 +440,9 @@ impl NvvmCompiler {
         for arg in args {
             key.field(arg.as_bytes());
         }
-        key.count(program.resolved_later.len());
-        for name in &program.resolved_later {
-            key.field(name.as_bytes());
-        }
-        key.count(program.modules.len());
-        for module in &program.modules {
-            key.field(module.name().as_bytes()).field(module.as_bytes());
-        }
+        key.field(program.digest().as_bytes());
         Some(key.finish())
     }
-}
-
-/// Whether a module calls libdevice, or is bitcode, which is not read
-/// here.
-fn calls_libdevice(modules: &[ObjectCode]) -> bool {
-    modules.iter().any(|module| match module.inspect() {
-        Ok(info) => match info.contents {
-            cuda_link::inspect::Contents::NvvmIr(ir) => {
-                ir.form == cuda_link::inspect::NvvmIrForm::Bitcode
-                    || ir.declared.iter().any(|name| name.starts_with("__nv_"))
-            }
-            _ => false,
-        },
-        Err(_) => true,
-    })
 }
 
 /// What a compile made; cheap to clone.

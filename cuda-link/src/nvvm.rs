@@ -337,7 +337,7 @@ fn module_infos(modules: &[ObjectCode]) -> Result<Vec<(&str, Option<&NvvmIrInfo>
     modules
         .iter()
         .map(|module| match module.kind() {
-            ObjectKind::NvvmIr => Ok((module.name(), module.nvvm_ir_info())),
+            ObjectKind::NvvmIr => Ok((module.name(), module.nvvm_ir())),
             other => Err(NvvmFailure::Input {
                 name: module.name().to_owned(),
                 detail: format!("{other} is not NVVM IR"),

@@ -466,9 +466,10 @@ impl ObjectCode {
         Ok(facts::strong_symbols(self.contents()?))
     }
 
-    /// What an NVVM IR module says of itself; `None` for other kinds.
-    #[cfg(feature = "nvvm")]
-    pub(crate) fn nvvm_ir_info(&self) -> Option<&crate::inspect::NvvmIrInfo> {
+    /// What an NVVM IR module says of itself, as read at construction,
+    /// without the copy [`inspect`](Self::inspect) makes; `None` for
+    /// other kinds.
+    pub fn nvvm_ir(&self) -> Option<&crate::inspect::NvvmIrInfo> {
         match self.contents().ok()? {
             inspect::Contents::NvvmIr(info) => Some(info),
             _ => None,

@@ -111,7 +111,7 @@ impl Linker {
 /// `__nv_*` function, or bitcode, which cannot be read here (libdevice is
 /// added lazily: libNVVM takes only what the input calls).
 fn calls_libdevice(input: &ObjectCode) -> bool {
-    match input.nvvm_ir_info() {
+    match input.nvvm_ir() {
         Some(info) if info.form == NvvmIrForm::Text => {
             info.declared.iter().any(|name| name.starts_with("__nv_"))
         }
