@@ -44,6 +44,8 @@ mod names;
 #[cfg(feature = "nvvm")]
 pub mod nvvm;
 mod nvvm_ir;
+#[cfg(feature = "nvvm")]
+mod nvvm_program;
 mod object_code;
 mod ptx;
 mod read;

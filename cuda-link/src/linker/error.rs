@@ -100,7 +100,7 @@ pub enum LinkError {
         arch: crate::Arch,
         /// What went wrong.
         #[source]
-        failure: crate::nvvm::NvvmFailure,
+        failure: crate::nvvm_program::NvvmFailure,
     },
     /// PTX or LTO-IR output without LTO.
     #[error(

@@ -11,8 +11,7 @@ mod isolated;
 mod link_target;
 mod multi;
 mod nvjitlink;
-#[cfg(feature = "nvvm")]
-mod nvvm_inputs;
+
 mod options;
 mod settings;
 
@@ -126,7 +125,7 @@ pub struct Linker {
     backend_identity: std::sync::OnceLock<String>,
     /// The libNVVM that compiles NVVM IR inputs, when given.
     #[cfg(feature = "nvvm")]
-    nvvm: Option<Arc<nvvm_sys::Nvvm>>,
+    pub(crate) nvvm: Option<Arc<nvvm_sys::Nvvm>>,
 }
 
 impl fmt::Debug for Linker {

@@ -44,7 +44,7 @@ fn input_type(kind: ObjectKind) -> nvJitLinkInputType {
         ObjectKind::Fatbin => nvJitLinkInputType::NVJITLINK_INPUT_FATBIN,
         ObjectKind::Object => nvJitLinkInputType::NVJITLINK_INPUT_OBJECT,
         ObjectKind::Archive => nvJitLinkInputType::NVJITLINK_INPUT_LIBRARY,
-        // Compiled to LTO-IR before a link (`nvvm_inputs`); never given.
+        // Compiled to LTO-IR before a link (`nvvm::link`); never given.
         ObjectKind::NvvmIr => nvJitLinkInputType::NVJITLINK_INPUT_LTOIR,
     }
 }

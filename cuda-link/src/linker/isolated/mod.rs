@@ -1,6 +1,6 @@
 //! nvJitLink, or libNVVM, in a worker process: a crash, an abort or a hang
 //! on an input's contents becomes a [`LinkError`] (or an
-//! [`NvvmFailure`](crate::nvvm::NvvmFailure)), and the caller's process is
+//! [`NvvmFailure`](crate::nvvm_program::NvvmFailure)), and the caller's process is
 //! untouched.
 //!
 //! A worker is a `fork` of the caller, made after nvJitLink is loaded, and
@@ -114,16 +114,16 @@ pub(super) fn link(
     )
 }
 
-/// Runs libNVVM's calls ([`crate::nvvm`]'s `run`) in a worker, within
+/// Runs libNVVM's calls (`nvvm_program::run`) in a worker, within
 /// `timeout` and `memory_limit`; the worker's failures are
-/// [`NvvmFailure::Crashed`](crate::nvvm::NvvmFailure::Crashed).
+/// [`NvvmFailure::Crashed`](crate::nvvm_program::NvvmFailure::Crashed).
 #[cfg(feature = "nvvm")]
 pub(crate) fn compile_nvvm(
     lib: &Arc<nvvm_sys::Nvvm>,
-    raw: &crate::nvvm::RawRequest<'_>,
+    raw: &crate::nvvm_program::RawRequest<'_>,
     timeout: Option<Duration>,
     memory_limit: Option<u64>,
-) -> Result<crate::nvvm::NvvmOutput, crate::nvvm::NvvmFailure> {
+) -> Result<crate::nvvm_program::NvvmOutput, crate::nvvm_program::NvvmFailure> {
     let names = || {
         raw.modules
             .iter()
@@ -143,7 +143,7 @@ pub(crate) fn compile_nvvm(
         |answer| nvvm_wire::decode(answer, raw),
     );
     answer.unwrap_or_else(|error| {
-        Err(crate::nvvm::NvvmFailure::Crashed {
+        Err(crate::nvvm_program::NvvmFailure::Crashed {
             modules: names(),
             how: match error {
                 LinkError::Crashed { how, .. } => how,

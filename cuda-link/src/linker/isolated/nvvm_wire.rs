@@ -9,7 +9,7 @@ use nvvm_sys::sys::nvvmResult;
 
 use super::super::LinkError;
 use super::wire::Fields;
-use crate::nvvm::{NvvmFailure, NvvmOutput, RawRequest};
+use crate::nvvm_program::{NvvmFailure, NvvmOutput, RawRequest};
 
 /// The libNVVM calls a compile makes, for naming a failure a worker saw.
 const CALLS: &[&str] = &[
@@ -76,7 +76,7 @@ const INPUT: u8 = 5;
 /// The worker's side: decodes the request, runs libNVVM, encodes what
 /// came of it.
 pub(super) fn answer(lib: &Arc<Nvvm>, request: &[u8]) -> Vec<u8> {
-    let outcome = decode_request(request, |raw| crate::nvvm::run(lib, raw));
+    let outcome = decode_request(request, |raw| crate::nvvm_program::run(lib, raw));
     let outcome = outcome.unwrap_or_else(|error| {
         Err(NvvmFailure::Input {
             name: "the request".into(),

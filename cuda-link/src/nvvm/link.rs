@@ -7,11 +7,11 @@ use std::sync::Arc;
 use bytes::Bytes;
 use nvvm_sys::Nvvm;
 
-use super::{LinkError, Linker};
+use super::{NvvmFailure, NvvmRequest};
 use crate::arch::Arch;
 use crate::inspect::NvvmIrForm;
 use crate::kind::ObjectKind;
-use crate::nvvm::{NvvmFailure, NvvmRequest};
+use crate::linker::{LinkError, Linker};
 use crate::object_code::ObjectCode;
 
 impl Linker {
@@ -39,9 +39,9 @@ impl Linker {
     /// What the cache key adds for NVVM IR inputs: libNVVM's version and
     /// file, and libdevice's (they decide the LTO-IR the link reads).
     #[cfg(feature = "cache")]
-    pub(super) fn nvvm_identity(&self) -> Option<String> {
+    pub(crate) fn nvvm_identity(&self) -> Option<String> {
         let first = self
-            .inputs
+            .inputs()
             .iter()
             .find(|input| input.kind() == ObjectKind::NvvmIr)?;
         let identity = match self.nvvm(first.name()) {
@@ -50,7 +50,7 @@ impl Linker {
                 let file = crate::cache::library_content_identity(symbol, lib.path())
                     .unwrap_or_else(|why| format!("{} ({why})", crate::cache::UNIDENTIFIED));
                 let libdevice = nvvm_sys::libdevice_beside(lib.path())
-                    .and_then(|path| crate::nvvm::read_libdevice(&path).ok())
+                    .and_then(|path| super::read_libdevice(&path).ok())
                     .map_or_else(|| "none".to_owned(), |(_, digest)| digest);
                 format!(
                     "libNVVM {} | {file} | libdevice {libdevice}",
@@ -64,16 +64,16 @@ impl Linker {
 
     /// The inputs with each NVVM IR input compiled to LTO-IR for `arch`;
     /// `None` when there is none.
-    pub(super) fn lowered_nvvm_inputs(
+    pub(crate) fn lowered_nvvm_inputs(
         &self,
         arch: Arch,
     ) -> Result<Option<Vec<ObjectCode>>, LinkError> {
-        if !self.inputs.iter().any(|i| i.kind() == ObjectKind::NvvmIr) {
+        if !self.inputs().iter().any(|i| i.kind() == ObjectKind::NvvmIr) {
             return Ok(None);
         }
         let options = vec![format!("-arch={}", arch.compute()), "-gen-lto".to_owned()];
-        let mut lowered = Vec::with_capacity(self.inputs.len());
-        for input in &self.inputs {
+        let mut lowered = Vec::with_capacity(self.inputs().len());
+        for input in self.inputs() {
             if input.kind() != ObjectKind::NvvmIr {
                 lowered.push(input.clone());
                 continue;
@@ -92,14 +92,14 @@ impl Linker {
                 // names what none does.
                 resolved_later: &[],
                 check_unresolved: false,
-                isolation: self.options.isolation,
+                isolation: self.options().isolation,
             };
             let failed = |failure: NvvmFailure| LinkError::Nvvm {
                 input: input.name().to_owned(),
                 arch,
                 failure,
             };
-            let output = crate::nvvm::compile(&lib, &request).map_err(failed)?;
+            let output = super::compile(&lib, &request).map_err(failed)?;
             let name = format!("{} ({})", input.name(), arch.lto());
             lowered.push(ObjectCode::from_ltoir(output.code, name)?);
         }
@@ -126,7 +126,7 @@ fn libdevice_for(lib: &Nvvm, input: &str) -> Result<Bytes, LinkError> {
         library: lib.path().display().to_string(),
     };
     let path = nvvm_sys::libdevice_beside(lib.path()).ok_or_else(missing)?;
-    crate::nvvm::read_libdevice(&path)
+    super::read_libdevice(&path)
         .map(|(bytes, _)| bytes)
         .map_err(|_| missing())
 }

@@ -1,0 +1,150 @@
+//! NVVM IR through libNVVM: modules added in order, libdevice added
+//! lazily, the program verified before it is compiled (libNVVM segfaults
+//! on some IR its verifier refuses), and what libNVVM gets wrong silently
+//! turned into errors: definitions dropped for the order modules were
+//! added in, and functions left unresolved.
+//!
+//! [`compile`] is the one compile that [`Linker`](crate::Linker) (NVVM IR
+//! inputs to LTO-IR, `link.rs`) and `cuda-compile`'s NVVM programs both
+//! run.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use bytes::Bytes;
+/// The libNVVM bindings: [`Nvvm`] loads it, `libdevice_beside` finds its
+/// libdevice.
+pub use nvvm_sys::{self, Nvvm, libdevice_beside};
+
+use crate::inspect::NvvmIrInfo;
+pub use crate::nvvm_program::{NvvmFailure, NvvmOutput};
+use crate::nvvm_program::{RawRequest, run};
+use crate::object_code::ObjectCode;
+
+mod checks;
+mod link;
+
+/// What one compile takes.
+#[derive(Debug, Clone, Copy)]
+pub struct NvvmRequest<'a> {
+    /// The modules, NVVM IR, in the order they are added (it matters:
+    /// see [`NvvmFailure::DroppedByOrder`]).
+    pub modules: &'a [ObjectCode],
+    /// libdevice's bitcode, added lazily after the modules (libNVVM links
+    /// only the functions they call), and not verified, as numba-cuda
+    /// adds it.
+    pub libdevice: Option<&'a [u8]>,
+    /// libNVVM's options: `-arch=compute_90`, `-opt=3`, `-gen-lto`, ...
+    pub options: &'a [String],
+    /// Functions the caller resolves later (in a link with other code):
+    /// left unresolved without an error.
+    pub resolved_later: &'a [String],
+    /// Whether a function that nothing defines is an error
+    /// ([`NvvmFailure::Unresolved`]); a link leaves it to nvJitLink,
+    /// which knows the other inputs. A dropped definition is an error
+    /// either way.
+    pub check_unresolved: bool,
+    /// Where libNVVM runs: in this process, or in a worker process that
+    /// a crash on the input takes down instead.
+    pub isolation: crate::Isolation,
+}
+
+/// Verifies and compiles `request` with `lib`, then checks that nothing
+/// was dropped or left unresolved: before the compile on the text modules,
+/// and after it on PTX output (LTO-IR is opaque). With
+/// [`Isolation::Process`](crate::Isolation::Process), libNVVM runs in a
+/// worker process, as an isolated link's nvJitLink does: a crash on the
+/// input is [`NvvmFailure::Crashed`], and the caller is untouched.
+pub fn compile(lib: &Arc<Nvvm>, request: &NvvmRequest<'_>) -> Result<NvvmOutput, NvvmFailure> {
+    let infos = checks::module_infos(request.modules)?;
+    checks::check_order(&infos, request)?;
+    let modules: Vec<(&str, &[u8])> = request
+        .modules
+        .iter()
+        .map(|m| (m.name(), m.as_bytes()))
+        .collect();
+    let raw = RawRequest {
+        modules: &modules,
+        libdevice: request.libdevice,
+        options: request.options,
+    };
+    let output = match request.isolation {
+        #[cfg(unix)]
+        crate::Isolation::Process {
+            timeout,
+            memory_limit,
+        } => crate::linker::compile_nvvm_isolated(lib, &raw, timeout, memory_limit),
+        _ => run(lib, &raw),
+    }
+    .map_err(|failure| explained(failure, lib, &infos, request.options))?;
+    if !request.options.iter().any(|o| o == "-gen-lto") {
+        checks::check_ptx(&output.code, &infos, request)?;
+    }
+    Ok(output)
+}
+
+/// A verifier's refusal of opaque pointers at an arch whose front end is
+/// LLVM 7's, said as such.
+fn explained(
+    failure: NvvmFailure,
+    lib: &Nvvm,
+    infos: &[(&str, Option<&NvvmIrInfo>)],
+    options: &[String],
+) -> NvvmFailure {
+    let NvvmFailure::Verify { modules, log } = failure else {
+        return failure;
+    };
+    let arch = options
+        .iter()
+        .rev()
+        .find_map(|o| o.strip_prefix("-arch="))
+        .unwrap_or("compute_75");
+    let number: u32 = arch
+        .trim_start_matches("compute_")
+        .trim_end_matches(|c: char| c.is_ascii_alphabetic())
+        .parse()
+        .unwrap_or(0);
+    let opaque = infos
+        .iter()
+        .any(|(_, info)| info.is_some_and(|i| i.opaque_pointers));
+    match opaque && number < 100 && log.contains("parse") {
+        true => NvvmFailure::UnsupportedIr {
+            modules,
+            construct: "opaque pointers (`ptr`)",
+            arch: arch.to_owned(),
+            library: format!(
+                "libNVVM {} ({})",
+                lib.version_string(),
+                lib.path().display()
+            ),
+            log,
+        },
+        false => NvvmFailure::Verify { modules, log },
+    }
+}
+
+/// The bytes of the libdevice at `path` and their SHA-256 in hex, read
+/// once per process (it is 0.5 MB, and a link that needs it would read and hash it
+/// each time).
+pub fn read_libdevice(path: &std::path::Path) -> std::io::Result<(Bytes, String)> {
+    static READ: OnceLock<Mutex<HashMap<PathBuf, (Bytes, String)>>> = OnceLock::new();
+    let read = READ.get_or_init(Mutex::default);
+    if let Some(found) = read.lock().unwrap_or_else(|p| p.into_inner()).get(path) {
+        return Ok(found.clone());
+    }
+    let bytes = Bytes::from(std::fs::read(path)?);
+    let digest = {
+        use sha2::Digest as _;
+        let digest = sha2::Sha256::digest(&bytes);
+        digest
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    };
+    let found = (bytes, digest);
+    read.lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(path.to_owned(), found.clone());
+    Ok(found)
+}
