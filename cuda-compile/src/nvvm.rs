@@ -288,6 +288,8 @@ pub struct NvvmCompiler {
     cache: Option<Arc<LinkCache>>,
     /// libNVVM's version and file, for keys.
     identity: OnceLock<String>,
+    /// nvJitLink's, for the keys of cubins.
+    nvjitlink_identity: OnceLock<Option<String>>,
 }
 
 impl std::fmt::Debug for NvvmCompiler {
@@ -312,6 +314,7 @@ impl NvvmCompiler {
             nvvm,
             cache: None,
             identity: OnceLock::new(),
+            nvjitlink_identity: OnceLock::new(),
         }
     }
 
@@ -319,6 +322,7 @@ impl NvvmCompiler {
     pub fn with_cache(mut self, cache: Arc<LinkCache>) -> Self {
         self.cache = Some(cache);
         self.identity = OnceLock::new();
+        self.nvjitlink_identity = OnceLock::new();
         self
     }
 
@@ -369,7 +373,7 @@ impl NvvmCompiler {
             failure: Box::new(failure),
         })?;
         let code = match target {
-            Target::Cubin => cubin(program, arch, output.code, options.isolation)?,
+            Target::Cubin => cubin(program, arch, output.code, options)?,
             Target::Ptx | Target::Ltoir => output_code(program, target, output.code)?,
         };
         let made = Made {
@@ -403,6 +407,24 @@ impl NvvmCompiler {
                 path: path.display().to_string(),
                 detail: e.to_string(),
             })
+    }
+
+    /// The nvJitLink a cubin is assembled with (the one `Linker::new`
+    /// loads), for keys; `None` when it cannot be loaded or identified.
+    fn nvjitlink_identity(&self) -> Option<&str> {
+        self.nvjitlink_identity
+            .get_or_init(|| {
+                let lib = cuda_link::NvJitLink::global().ok()?;
+                let symbol = lib.nvJitLinkVersion.map(|f| f as *const std::ffi::c_void);
+                let portable = self.cache.as_ref().is_some_and(|c| c.portable_keys());
+                let file = match portable {
+                    true => cuda_link::library_content_identity(symbol, lib.path()),
+                    false => cuda_link::library_file_identity(symbol, lib.path()),
+                }
+                .ok()?;
+                Some(format!("nvJitLink {} | {file}", lib.version_string()))
+            })
+            .as_deref()
     }
 
     fn identity(&self) -> &str {
@@ -441,6 +463,10 @@ impl NvvmCompiler {
             key.field(arg.as_bytes());
         }
         key.field(program.digest().as_bytes());
+        if target == Target::Cubin {
+            // nvJitLink assembles the PTX: its identity decides the cubin.
+            key.field(self.nvjitlink_identity()?.as_bytes());
+        }
         Some(key.finish())
     }
 }
@@ -503,19 +529,24 @@ fn output_code(
 }
 
 /// The PTX assembled to an `arch` cubin by nvJitLink.
+/// With the program's `-g` and line info (ptxas keeps them only when
+/// asked too).
 fn cubin(
     program: &NvvmProgram,
     arch: Arch,
     ptx: Vec<u8>,
-    isolation: Isolation,
+    options: &NvvmOptions,
 ) -> Result<ObjectCode, CompileError> {
     let ptx = output_code(program, Target::Ptx, ptx)?;
     let failed = |error: cuda_link::LinkError| CompileError::Link {
         program: program.name.clone(),
         error: Box::new(error),
     };
-    let mut linker =
-        Linker::new(LinkerOptions::for_arch(arch).isolation(isolation)).map_err(failed)?;
+    let linker_options = LinkerOptions::for_arch(arch)
+        .isolation(options.isolation)
+        .debug(options.debug)
+        .lineinfo(options.line_info);
+    let mut linker = Linker::new(linker_options).map_err(failed)?;
     linker.add(&ptx).map_err(failed)?;
     let cubin = linker.link(OutputKind::Cubin).map_err(failed)?;
     Ok(cubin.renamed(format!("{} (cubin)", program.name)))

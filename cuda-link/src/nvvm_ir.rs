@@ -54,6 +54,10 @@ pub struct NvvmIrInfo {
     /// Functions declared and not defined here, in order; LLVM's
     /// intrinsics (`llvm.*`) left out.
     pub declared: NameList,
+    /// Globals named inside function bodies and initializers, each once:
+    /// a `linkonce` definition one of them names may be kept by its own
+    /// module's code.
+    pub referenced: NameList,
     /// Whether it writes pointers as LLVM 15's opaque `ptr`, which the
     /// LLVM 7 front end of libNVVM (compute_90 and older) cannot parse.
     pub opaque_pointers: bool,
@@ -155,6 +159,7 @@ impl NvvmIrInfo {
             defined: NameList::new(),
             discardable: NameList::new(),
             declared: NameList::new(),
+            referenced: NameList::new(),
             opaque_pointers: false,
         }
     }
@@ -167,6 +172,7 @@ fn read_text(text: &str) -> NvvmIrInfo {
     let mut annotations: Vec<&str> = Vec::new();
     let mut version_node = None;
     let mut kernels_by_convention = Vec::new();
+    let mut referenced = std::collections::HashSet::new();
     for line in text.lines() {
         let line = line.trim_start();
         if !info.opaque_pointers && !line.starts_with(';') && has_ptr_type(line) {
@@ -199,6 +205,18 @@ fn read_text(text: &str) -> NvvmIrInfo {
             {
                 info.declared.push(&name);
             }
+        } else if let Some(rest) = line.strip_prefix('@')
+            && let Some((name, definition)) = rest.split_once('=')
+            && definition
+                .trim_start()
+                .split_ascii_whitespace()
+                .any(|w| w == "alias")
+        {
+            // `@a = alias void (), void ()* @f`: `a` is defined.
+            if let Some(name) = global_name(name.trim_end()) {
+                info.defined.push(&name);
+            }
+            references(definition, &mut referenced, &mut info.referenced);
         } else if let Some(rest) = line.strip_prefix('!') {
             let Some((lhs, rhs)) = rest.split_once('=') else {
                 continue;
@@ -211,6 +229,17 @@ fn read_text(text: &str) -> NvvmIrInfo {
                 }
                 _ => {}
             }
+        } else if !line.starts_with(';') && !line.starts_with("attributes") {
+            // A body's line, or a global's initializer.
+            let from = match line.strip_prefix('@') {
+                Some(rest) => rest.find('=').map_or(line.len(), |at| at + 2),
+                None => 0,
+            };
+            references(
+                &line[from.min(line.len())..],
+                &mut referenced,
+                &mut info.referenced,
+            );
         }
     }
     // A name both declared and defined (a declaration before a
@@ -225,6 +254,10 @@ fn read_text(text: &str) -> NvvmIrInfo {
         .and_then(|id| nodes.get(id))
         .and_then(|node| version_numbers(node));
     let mut seen = std::collections::HashSet::new();
+    // Each node once: a list that names one node a million times reads it
+    // once.
+    let mut ids = std::collections::HashSet::new();
+    annotations.retain(|id| ids.insert(*id));
     let annotated = annotations
         .into_iter()
         .filter_map(|id| annotated_kernel(nodes.get(id)?));
@@ -245,7 +278,7 @@ fn has_ptr_type(line: &str) -> bool {
         if byte == b'"' {
             quoted = !quoted;
         }
-        if quoted || !line[at..].starts_with("ptr") {
+        if quoted || !bytes[at..].starts_with(b"ptr") {
             continue;
         }
         let word = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'$' | b'-');
@@ -258,6 +291,31 @@ fn has_ptr_type(line: &str) -> bool {
         }
     }
     false
+}
+
+/// Adds each `@name` in `text` that is not yet in `seen` to `names`.
+fn references<'a>(
+    text: &'a str,
+    seen: &mut std::collections::HashSet<&'a str>,
+    names: &mut NameList,
+) {
+    let mut rest = text;
+    while let Some(at) = rest.find('@') {
+        rest = &rest[at + 1..];
+        let end = match rest.strip_prefix('"') {
+            Some(quoted) => quoted.find('"').map_or(rest.len(), |end| end + 2),
+            None => rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '$' | '.' | '_' | '-')))
+                .unwrap_or(rest.len()),
+        };
+        let raw = &rest[..end];
+        if !raw.is_empty() && seen.insert(raw) {
+            if let Some(name) = global_name(raw) {
+                names.push(&name);
+            }
+        }
+        rest = &rest[end..];
+    }
 }
 
 /// `"X"` of `key = "X"`.
@@ -377,6 +435,15 @@ mod tests {
         );
         assert_eq!(info.discardable.iter().collect::<Vec<_>>(), ["helper"]);
         assert_eq!(info.declared.iter().collect::<Vec<_>>(), ["__nv_sin"]);
+        assert!(info.referenced.is_empty());
+        let calls = "define void @a() {\n  call void @b()\n  ret void\n}\n\
+                     @g = global void ()* @\"h.1\"\n@x = alias void (), void ()* @a\n";
+        let info = inspect(calls.as_bytes()).unwrap();
+        assert_eq!(
+            info.referenced.iter().collect::<Vec<_>>(),
+            ["b", "h.1", "a"]
+        );
+        assert_eq!(info.defined.iter().collect::<Vec<_>>(), ["a", "x"]);
     }
 
     #[test]
@@ -391,6 +458,9 @@ mod tests {
         assert!(info.opaque_pointers);
         assert!(!inspect(NUMBA.as_bytes()).unwrap().opaque_pointers);
         assert!(!has_ptr_type("%ptr = load i8*, i8** %\"ptr x\""));
+        // Multi-byte characters outside quotes.
+        assert!(inspect("target triple = \"nvptx64\"\n  ret void ; café é\n".as_bytes()).is_ok());
+        assert!(inspect("é".as_bytes()).is_ok());
     }
 
     #[test]

@@ -185,7 +185,8 @@ pub(crate) fn run(lib: &Nvvm, request: &RawRequest<'_>) -> Result<NvvmOutput, Nv
     if let Some(libdevice) = request.libdevice {
         program.add(libdevice, "libdevice", true)?;
     }
-    program.compile(&mut pointers)
+    let ltoir = request.options.iter().any(|o| o == "-gen-lto");
+    program.compile(&mut pointers, ltoir)
 }
 
 fn c_strings(strings: &[String], what: &str) -> Result<Vec<CString>, NvvmFailure> {
@@ -274,7 +275,13 @@ impl<'a> Program<'a> {
         }
     }
 
-    fn compile(&self, options: &mut [*const c_char]) -> Result<NvvmOutput, NvvmFailure> {
+    /// Compiles, and reads the output: PTX without its NUL, or LTO-IR
+    /// (`ltoir`) as it is.
+    fn compile(
+        &self,
+        options: &mut [*const c_char],
+        ltoir: bool,
+    ) -> Result<NvvmOutput, NvvmFailure> {
         let count = i32::try_from(options.len()).unwrap_or(i32::MAX);
         // SAFETY: as in `verify`.
         let call = unsafe {
@@ -307,9 +314,11 @@ impl<'a> Program<'a> {
         if copied.result != nvvmResult::NVVM_SUCCESS {
             return Err(self.failed(copied.symbol, copied.result));
         }
-        // PTX comes NUL-terminated.
-        while code.last() == Some(&0) {
-            code.pop();
+        // PTX comes NUL-terminated; LTO-IR is binary, and may end in a 0.
+        if !ltoir {
+            while code.last() == Some(&0) {
+                code.pop();
+            }
         }
         Ok(NvvmOutput {
             code,

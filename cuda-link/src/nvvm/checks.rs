@@ -5,7 +5,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::NvvmRequest;
-use crate::inspect::NvvmIrInfo;
+use crate::inspect::{NvvmIrForm, NvvmIrInfo};
 use crate::kind::ObjectKind;
 use crate::nvvm_program::NvvmFailure;
 use crate::object_code::ObjectCode;
@@ -14,14 +14,18 @@ use crate::object_code::ObjectCode;
 /// in: the driver resolves them when it loads the code.
 const SYSTEM_FUNCTIONS: [&str; 4] = ["vprintf", "malloc", "free", "__assertfail"];
 
-/// Each module's contents, refusing inputs that are not NVVM IR.
+/// Each module's contents, refusing inputs that are not NVVM IR; `None`
+/// for bitcode, whose functions are libNVVM's to read.
 pub(super) fn module_infos(
     modules: &[ObjectCode],
 ) -> Result<Vec<(&str, Option<&NvvmIrInfo>)>, NvvmFailure> {
     modules
         .iter()
         .map(|module| match module.kind() {
-            ObjectKind::NvvmIr => Ok((module.name(), module.nvvm_ir())),
+            ObjectKind::NvvmIr => Ok((
+                module.name(),
+                module.nvvm_ir().filter(|ir| ir.form == NvvmIrForm::Text),
+            )),
             other => Err(NvvmFailure::Input {
                 name: module.name().to_owned(),
                 detail: format!("{other} is not NVVM IR"),
@@ -30,18 +34,23 @@ pub(super) fn module_infos(
         .collect()
 }
 
-/// Which functions are resolved by something other than the modules.
-fn resolved_elsewhere(name: &str, request: &NvvmRequest<'_>) -> bool {
+/// Which functions are resolved by something other than the modules:
+/// before the compile, libdevice's `__nv_*` when it is added; after it,
+/// an `__nv_*` left in the PTX is one libdevice lacks.
+fn resolved_elsewhere(name: &str, request: &NvvmRequest<'_>, compiled: bool) -> bool {
     SYSTEM_FUNCTIONS.contains(&name)
         || name == "__nvvm_reflect"
-        || (request.libdevice.is_some() && name.starts_with("__nv_"))
+        || (!compiled && request.libdevice.is_some() && name.starts_with("__nv_"))
         || request.resolved_later.iter().any(|later| later == name)
 }
 
 /// libNVVM's linking of the text modules, simulated: the first module
 /// keeps every definition; a later module's `linkonce` definition is kept
-/// only if a module before it calls it. A call left with no kept
-/// definition is an error; so is one defined nowhere.
+/// if a module before it calls it, or its own module names it (which may
+/// keep more than libNVVM does: the PTX check sees the rest). A call left
+/// with no kept definition is an error; so is one defined nowhere. With a
+/// bitcode module, whose functions cannot be read here, only the PTX
+/// check runs.
 pub(super) fn check_order(
     infos: &[(&str, Option<&NvvmIrInfo>)],
     request: &NvvmRequest<'_>,
@@ -50,11 +59,15 @@ pub(super) fn check_order(
     let mut kept: HashSet<&str> = HashSet::new();
     let mut dropped: HashMap<&str, &str> = HashMap::new();
     for (index, (name, info)) in infos.iter().enumerate() {
-        // Bitcode cannot be read here: the PTX check covers it.
         let Some(info) = info else { return Ok(()) };
         let discardable: HashSet<&str> = info.discardable.iter().collect();
+        let own: HashSet<&str> = info.referenced.iter().collect();
         for function in info.defined.iter() {
-            if index == 0 || !discardable.contains(function) || called.contains(function) {
+            if index == 0
+                || !discardable.contains(function)
+                || called.contains(function)
+                || own.contains(function)
+            {
                 kept.insert(function);
             } else if !kept.contains(function) {
                 dropped.entry(function).or_insert(name);
@@ -66,7 +79,7 @@ pub(super) fn check_order(
     let mut seen = HashSet::new();
     for (user, info) in infos.iter().filter_map(|(n, i)| Some((*n, (*i)?))) {
         for function in info.declared.iter() {
-            if kept.contains(function) || resolved_elsewhere(function, request) {
+            if kept.contains(function) || resolved_elsewhere(function, request, false) {
                 continue;
             }
             if let Some(definer) = dropped.get(function) {
@@ -97,13 +110,14 @@ pub(super) fn check_ptx(
     request: &NvvmRequest<'_>,
 ) -> Result<(), NvvmFailure> {
     let text = String::from_utf8_lossy(ptx);
+    // The `linkonce` definitions libNVVM may drop, by function.
     let definers: HashMap<&str, &str> = infos
         .iter()
         .filter_map(|(module, info)| Some((*module, (*info)?)))
-        .flat_map(|(module, info)| info.defined.iter().map(move |f| (f, module)))
+        .flat_map(|(module, info)| info.discardable.iter().map(move |f| (f, module)))
         .collect();
     let unresolved: Vec<String> = extern_functions(&text)
-        .filter(|name| !resolved_elsewhere(name, request))
+        .filter(|name| !resolved_elsewhere(name, request, true))
         .filter(|name| request.check_unresolved || definers.contains_key(name))
         .map(str::to_owned)
         .collect();
@@ -224,5 +238,48 @@ mod tests {
             ..request(&modules, None)
         };
         assert_eq!(check_order(&infos, &resolved), Ok(()));
+        // After the compile, an `__nv_*` left in the PTX is one libdevice
+        // lacks.
+        let ptx = b".extern .func (.param .b64 r) __nv_sinn(.param .b64 x);\n";
+        let checked = check_ptx(ptx, &infos, &request(&modules, Some(b"BC")));
+        assert!(
+            matches!(checked, Err(NvvmFailure::Unresolved { .. })),
+            "{checked:?}"
+        );
+    }
+
+    /// Definitions libNVVM keeps, which the check must not call dropped:
+    /// one named by its own module's code (a call, a global's
+    /// initializer), and an alias's target.
+    #[test]
+    fn what_a_module_names_itself_is_kept() {
+        let first = ir("first.ll", "define void @x() {\n ret void\n}\n");
+        let calls = ir(
+            "calls.ll",
+            "define void @a() {\n  call void @b()\n  ret void\n}\n\
+             define linkonce_odr void @b() {\n  ret void\n}\n\
+             @g = global void ()* @h\n\
+             define linkonce_odr void @h() {\n  ret void\n}\n\
+             @c = alias void (), void ()* @a\n",
+        );
+        let user = ir(
+            "user.ll",
+            "declare void @b()\ndeclare void @h()\ndeclare void @c()\n",
+        );
+        let modules = [first, calls, user];
+        let infos = module_infos(&modules).unwrap();
+        assert_eq!(check_order(&infos, &request(&modules, None)), Ok(()));
+    }
+
+    /// A text module that calls what a bitcode module defines: the
+    /// bitcode cannot be read, so nothing is called unresolved before the
+    /// compile.
+    #[test]
+    fn bitcode_defers_to_the_ptx_check() {
+        let text = ir("k.ll", "declare void @defined_in_bitcode()\n");
+        let bitcode = ObjectCode::from_nvvm_ir(&b"BC\xC0\xDE\x35\x14\x00\x00"[..], "d.bc").unwrap();
+        let modules = [text, bitcode];
+        let infos = module_infos(&modules).unwrap();
+        assert_eq!(check_order(&infos, &request(&modules, None)), Ok(()));
     }
 }

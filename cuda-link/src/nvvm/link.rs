@@ -62,48 +62,68 @@ impl Linker {
         Some(identity)
     }
 
-    /// The inputs with each NVVM IR input compiled to LTO-IR for `arch`;
-    /// `None` when there is none.
+    /// The inputs with the NVVM IR ones compiled to LTO-IR for `arch`,
+    /// together, in the order they were added, as numba compiles a
+    /// kernel's modules: compiled alone, a module would lose the
+    /// `linkonce` definitions that only the others call. The LTO-IR takes
+    /// the first NVVM IR input's place. `None` when there is none.
     pub(crate) fn lowered_nvvm_inputs(
         &self,
         arch: Arch,
     ) -> Result<Option<Vec<ObjectCode>>, LinkError> {
-        if !self.inputs().iter().any(|i| i.kind() == ObjectKind::NvvmIr) {
+        let (ir, others): (Vec<&ObjectCode>, Vec<&ObjectCode>) = self
+            .inputs()
+            .iter()
+            .partition(|input| input.kind() == ObjectKind::NvvmIr);
+        let Some(first) = ir.first() else {
             return Ok(None);
-        }
+        };
+        let names = ir
+            .iter()
+            .map(|input| input.name())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let lib = self.nvvm(&names)?;
+        let libdevice = match ir.iter().any(|input| calls_libdevice(input)) {
+            true => Some(libdevice_for(&lib, &names)?),
+            false => None,
+        };
+        let modules: Vec<ObjectCode> = ir.iter().map(|input| (*input).clone()).collect();
         let options = vec![format!("-arch={}", arch.compute()), "-gen-lto".to_owned()];
-        let mut lowered = Vec::with_capacity(self.inputs().len());
-        for input in self.inputs() {
-            if input.kind() != ObjectKind::NvvmIr {
-                lowered.push(input.clone());
-                continue;
-            }
-            let lib = self.nvvm(input.name())?;
-            let libdevice = match calls_libdevice(input) {
-                true => Some(libdevice_for(&lib, input.name())?),
-                false => None,
-            };
-            let modules = std::slice::from_ref(input);
-            let request = NvvmRequest {
-                modules,
-                libdevice: libdevice.as_deref(),
-                options: &options,
-                // The link resolves what the other inputs define; nvJitLink
-                // names what none does.
-                resolved_later: &[],
-                check_unresolved: false,
-                isolation: self.options().isolation,
-            };
-            let failed = |failure: NvvmFailure| LinkError::Nvvm {
-                input: input.name().to_owned(),
+        let request = NvvmRequest {
+            modules: &modules,
+            libdevice: libdevice.as_deref(),
+            options: &options,
+            // The link resolves what the other inputs define; nvJitLink
+            // names what none does.
+            resolved_later: &[],
+            check_unresolved: false,
+            isolation: self.options().isolation,
+        };
+        let output =
+            super::compile(&lib, &request).map_err(|failure: NvvmFailure| LinkError::Nvvm {
+                input: names.clone(),
                 arch,
                 failure,
-            };
-            let output = super::compile(&lib, &request).map_err(failed)?;
-            let name = format!("{} ({})", input.name(), arch.lto());
-            lowered.push(ObjectCode::from_ltoir(output.code, name)?);
+            })?;
+        let name = match ir.len() {
+            1 => format!("{} ({})", first.name(), arch.lto()),
+            _ => format!("[{names}] ({})", arch.lto()),
+        };
+        let lowered = ObjectCode::from_ltoir(output.code, name)?;
+        let mut inputs = Vec::with_capacity(others.len() + 1);
+        let mut placed = false;
+        for input in self.inputs() {
+            match input.kind() {
+                ObjectKind::NvvmIr if !placed => {
+                    inputs.push(lowered.clone());
+                    placed = true;
+                }
+                ObjectKind::NvvmIr => {}
+                _ => inputs.push(input.clone()),
+            }
         }
-        Ok(Some(lowered))
+        Ok(Some(inputs))
     }
 }
 

@@ -255,6 +255,87 @@ fn linker_takes_numba_ir_with_ptx_and_ltoir() {
     }
 }
 
+/// numba's device functions are four modules, the helpers `linkonce_odr`
+/// in the last three: a link compiles them as one program, in order, or
+/// the helpers would be dropped.
+#[test]
+fn a_link_of_several_modules_keeps_their_helpers() {
+    let _serial = serial();
+    let nvvms = nvvm_libraries();
+    for (major, path) in nvjitlink_libraries() {
+        let Some((_, nvvm_path)) = nvvms.iter().find(|(m, _)| *m == major) else {
+            continue;
+        };
+        // SAFETY: the pinned libNVVM and nvJitLink wheels.
+        let (nvvm, lib) = unsafe {
+            (
+                Nvvm::open(nvvm_path).unwrap(),
+                NvJitLink::open(&path).unwrap(),
+            )
+        };
+        let mut linker =
+            Linker::with_nvjitlink(Arc::new(lib), LinkerOptions::for_arch(Arch::sm(90)))
+                .unwrap()
+                .with_nvvm(Arc::new(nvvm));
+        linker.add_many(&modules("device_functions")).unwrap();
+        let cubin = linker
+            .link(OutputKind::Cubin)
+            .unwrap_or_else(|e| panic!("{major}: {e}"));
+        let info = cubin.inspect().unwrap();
+        assert!(info.kernels()[0].contains("device_functions"), "{info}");
+    }
+}
+
+/// LTO-IR is binary and may end in a zero byte, which is not a
+/// terminator to strip: nvJitLink refuses LTO-IR cut short ("Invalid
+/// bitcode signature"). About one program in 256 ends so; this finds one
+/// by the constant it stores.
+#[test]
+fn ltoir_that_ends_in_zero_is_kept_whole() {
+    let _serial = serial();
+    let module = |value: u32| {
+        let ir = format!(
+            "target triple = \"nvptx64-nvidia-cuda\"\n\
+             target datalayout = \"e-i64:64-i128:128-v16:16-v32:32-n16:32:64\"\n\
+             define void @k(i32* %p) {{\n  store i32 {value}, i32* %p\n  ret void\n}}\n\
+             !nvvm.annotations = !{{!0}}\n!0 = !{{void (i32*)* @k, !\"kernel\", i32 1}}\n\
+             !nvvmir.version = !{{!1}}\n!1 = !{{i32 2, i32 0}}\n"
+        );
+        [ObjectCode::from_nvvm_ir(ir, "k.ll").unwrap()]
+    };
+    let options = ["-arch=compute_90".to_owned(), "-gen-lto".to_owned()];
+    let nvjitlinks = nvjitlink_libraries();
+    for (major, path) in nvvm_libraries() {
+        // SAFETY: the pinned libNVVM wheel.
+        let lib = Arc::new(unsafe { Nvvm::open(&path) }.unwrap());
+        let compile = |value| {
+            nvvm::compile(
+                &lib,
+                &request(&module(value), None, &options, Isolation::InProcess),
+            )
+            .unwrap()
+        };
+        let Some(made) = (0..4096)
+            .map(compile)
+            .find(|made| made.code.last() == Some(&0))
+        else {
+            panic!("NVVM {major}: no LTO-IR of 4096 ends in a zero byte");
+        };
+        let Some((_, nvjitlink)) = nvjitlinks.iter().find(|(m, _)| *m == major) else {
+            continue;
+        };
+        // SAFETY: the pinned nvJitLink wheel.
+        let nvjitlink = Arc::new(unsafe { NvJitLink::open(nvjitlink) }.unwrap());
+        let mut linker =
+            Linker::with_nvjitlink(nvjitlink, LinkerOptions::for_arch(Arch::sm(90))).unwrap();
+        linker
+            .add(&ObjectCode::from_ltoir(made.code, "k.ltoir").unwrap())
+            .unwrap();
+        let linked = linker.link(OutputKind::Cubin);
+        assert!(linked.is_ok(), "NVVM {major}: {linked:?}");
+    }
+}
+
 #[test]
 fn the_driver_backend_refuses_nvvm_ir() {
     let module = &modules("records")[0];

@@ -229,6 +229,11 @@ fn round_trip<T>(
                 .copy_out(len, &mut answer)
                 .map(|()| decode(&answer));
             match answer {
+                // Answered nonsense: not kept for the next request.
+                Ok(Err(garbled @ LinkError::Isolation { .. })) => {
+                    worker.stop();
+                    Err(garbled)
+                }
                 Ok(decoded) => {
                     match worker.shared.file_len() {
                         Ok(kept) if kept <= MAX_KEPT_SHARED => pool::put_back(worker),

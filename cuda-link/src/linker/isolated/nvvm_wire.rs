@@ -174,7 +174,12 @@ pub(super) fn decode(
         }),
         CALL => {
             let call = call_name(&fields.text()?);
-            let code = fields.next()?.try_into().unwrap_or_default();
+            let code = fields
+                .next()?
+                .try_into()
+                .map_err(|_| LinkError::Isolation {
+                    detail: "the libNVVM worker answered a result code of the wrong size".into(),
+                })?;
             Err(NvvmFailure::Call {
                 call,
                 error: nvvm_sys::NvvmError {
@@ -189,7 +194,7 @@ pub(super) fn decode(
             symbol: call_name(&fields.text()?),
         })),
         INPUT => Err(NvvmFailure::Input {
-            name: raw.modules.first().map_or("?", |(n, _)| n).to_owned(),
+            name: modules().join(", "),
             detail: fields.text()?,
         }),
         other => {
