@@ -49,13 +49,13 @@ pub struct Build {
     pub(crate) cudart: Cudart,
     pub(crate) out_dir: Option<PathBuf>,
     pub(crate) cache: Option<PathBuf>,
-    #[cfg(feature = "remote")]
+    #[cfg(feature = "remote-tier")]
     pub(crate) cache_url: Option<Secret>,
-    #[cfg(feature = "remote")]
+    #[cfg(feature = "remote-tier")]
     pub(crate) cache_read_only: bool,
-    #[cfg(feature = "remote")]
+    #[cfg(feature = "remote-tier")]
     pub(crate) cache_signing_key: Option<Secret>,
-    #[cfg(feature = "remote")]
+    #[cfg(feature = "remote-tier")]
     pub(crate) cache_verify_key: Option<String>,
     pub(crate) cargo_metadata: bool,
     pub(crate) warnings: bool,
@@ -135,13 +135,13 @@ impl Build {
             cudart: Cudart::Static,
             out_dir: None,
             cache: None,
-            #[cfg(feature = "remote")]
+            #[cfg(feature = "remote-tier")]
             cache_url: None,
-            #[cfg(feature = "remote")]
+            #[cfg(feature = "remote-tier")]
             cache_read_only: false,
-            #[cfg(feature = "remote")]
+            #[cfg(feature = "remote-tier")]
             cache_signing_key: None,
-            #[cfg(feature = "remote")]
+            #[cfg(feature = "remote-tier")]
             cache_verify_key: None,
             cargo_metadata: true,
             warnings: true,
@@ -319,7 +319,7 @@ impl Build {
     /// folder (default: `CUDA_LINK_CACHE_URL`): `redis://host:6379/0`,
     /// `s3://bucket/prefix`, `file:///shared/folder`, ... (see
     /// `cuda_link::RemoteCache`). Needs the `remote` feature.
-    #[cfg(feature = "remote")]
+    #[cfg(feature = "remote-tier")]
     pub fn cache_url(&mut self, url: impl Into<String>) -> &mut Self {
         self.cache_url = Some(Secret(url.into()));
         self
@@ -328,7 +328,7 @@ impl Build {
     /// Reads the shared store without ever writing to it (default:
     /// `CUDA_LINK_CACHE_READ_ONLY=1`), as pull-request builds should.
     /// Needs the `remote` feature.
-    #[cfg(feature = "remote")]
+    #[cfg(feature = "remote-tier")]
     pub fn cache_read_only(&mut self, read_only: bool) -> &mut Self {
         self.cache_read_only = read_only;
         self
@@ -339,7 +339,7 @@ impl Build {
     /// one with `cuda-link cache keygen`), and serves what it signed. A
     /// secret: give it to the builds that publish. Needs the `remote`
     /// feature.
-    #[cfg(feature = "remote")]
+    #[cfg(feature = "remote-tier")]
     pub fn cache_signing_key(&mut self, hex: impl Into<String>) -> &mut Self {
         self.cache_signing_key = Some(Secret(hex.into()));
         self
@@ -350,7 +350,7 @@ impl Build {
     /// build with a verify key alone reads the team's kernels and never
     /// publishes. Without any key the store is not used. Needs the
     /// `remote` feature.
-    #[cfg(feature = "remote")]
+    #[cfg(feature = "remote-tier")]
     pub fn cache_verify_key(&mut self, hex: impl Into<String>) -> &mut Self {
         self.cache_verify_key = Some(hex.into());
         self
@@ -394,11 +394,11 @@ impl Build {
 /// A setting that may hold a password (a store's URL): its `Debug`, which
 /// goes into the stamp in `target/`, holds nothing of it, not even a hash
 /// (the outputs do not depend on where they are shared).
-#[cfg(feature = "remote")]
+#[cfg(feature = "remote-tier")]
 #[derive(Clone)]
 pub(crate) struct Secret(pub(crate) String);
 
-#[cfg(feature = "remote")]
+#[cfg(feature = "remote-tier")]
 impl std::fmt::Debug for Secret {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("(not recorded)")

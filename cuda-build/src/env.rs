@@ -20,9 +20,9 @@ const OWN: &[&str] = &[
 
 /// The shared store's settings (`cuda_link::RemoteCache::VARIABLES`; the
 /// URL is read without the `remote` feature too, to say it is not used).
-#[cfg(feature = "remote")]
+#[cfg(feature = "remote-tier")]
 const REMOTE: [&str; 8] = cuda_link::RemoteCache::VARIABLES;
-#[cfg(not(feature = "remote"))]
+#[cfg(not(feature = "remote-tier"))]
 const REMOTE: [&str; 1] = ["CUDA_LINK_CACHE_URL"];
 
 /// What nvcc (and the host compiler it runs) reads of the environment

@@ -293,7 +293,7 @@ impl<'a> Session<'a> {
         if !self.build.cargo_metadata {
             return;
         }
-        #[cfg(feature = "remote")]
+        #[cfg(feature = "remote-tier")]
         if let Some(remote) = self.cache.remote()
             && let Some(why) = remote.failure()
         {

@@ -11,7 +11,7 @@ use crate::env;
 /// else `CUDA_LINK_CACHE_URL`).
 pub(crate) fn open_cache(build: &Build) -> LinkCache {
     let cache = LinkCache::new(build.cache.clone().unwrap_or_else(LinkCache::default_dir));
-    #[cfg(feature = "remote")]
+    #[cfg(feature = "remote-tier")]
     {
         let remote = cuda_link::RemoteCache::from_env(|name| {
             let name = *cuda_link::RemoteCache::VARIABLES
@@ -50,7 +50,7 @@ pub(crate) fn open_cache(build: &Build) -> LinkCache {
             Some(Err(_)) | None => {}
         }
     }
-    #[cfg(not(feature = "remote"))]
+    #[cfg(not(feature = "remote-tier"))]
     if build.cargo_metadata && env::var("CUDA_LINK_CACHE_URL").is_some() {
         println!(
             "cargo:warning=cuda-build: CUDA_LINK_CACHE_URL is set, but cuda-build was built \

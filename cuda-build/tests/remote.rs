@@ -2,7 +2,7 @@
 //! `redis-server`: the second builds nothing NVRTC must compile, and its
 //! fatbin is the first one's.
 
-#![cfg(feature = "remote")]
+#![cfg(feature = "remote-redis")]
 
 use std::path::Path;
 

@@ -63,7 +63,7 @@ pub use cache::{
     CacheEntry, CacheKey, CacheStats, CachedLink, KeyBuilder, LinkCache, MemoryCache, MemoryStats,
     library_content_identity, library_file_identity,
 };
-#[cfg(feature = "remote")]
+#[cfg(feature = "remote-tier")]
 pub use cache::{RemoteCache, RemoteError};
 pub use demangle::demangle;
 #[doc(hidden)]

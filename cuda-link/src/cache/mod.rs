@@ -53,11 +53,11 @@ mod entry;
 mod identity;
 mod ledger;
 mod memory;
-#[cfg(feature = "remote")]
+#[cfg(feature = "remote-tier")]
 mod remote;
-#[cfg(feature = "remote")]
+#[cfg(feature = "remote-tier")]
 mod sealed;
-#[cfg(feature = "remote")]
+#[cfg(feature = "remote-tier")]
 mod store;
 mod trust;
 
@@ -76,7 +76,7 @@ pub use entry::CacheEntry;
 pub(crate) use identity::UNIDENTIFIED;
 pub use identity::{library_content_identity, library_file_identity};
 pub use memory::{MemoryCache, MemoryStats};
-#[cfg(feature = "remote")]
+#[cfg(feature = "remote-tier")]
 pub use remote::{RemoteCache, RemoteError};
 
 const EXTENSION: &str = "clc";
@@ -247,7 +247,7 @@ pub struct LinkCache {
     /// Whether the process's [`MemoryCache`] answers in front of it.
     memory_tier: bool,
     /// The store behind the folder, if any.
-    #[cfg(feature = "remote")]
+    #[cfg(feature = "remote-tier")]
     remote: Option<RemoteCache>,
 }
 
@@ -290,7 +290,7 @@ impl LinkCache {
             opened: OnceLock::new(),
             usage: Mutex::default(),
             memory_tier: true,
-            #[cfg(feature = "remote")]
+            #[cfg(feature = "remote-tier")]
             remote: None,
         }
     }
@@ -319,7 +319,7 @@ impl LinkCache {
     /// once and left out, since a build never fails because of its cache.
     pub fn open_default() -> Self {
         let cache = Self::new(Self::default_dir());
-        #[cfg(feature = "remote")]
+        #[cfg(feature = "remote-tier")]
         match RemoteCache::from_env(|name| std::env::var(name).ok()) {
             Some(Ok(remote)) => return cache.with_remote(remote),
             Some(Err(error)) => log::warn!("cuda-link cache: no remote store: {error}"),
@@ -336,14 +336,14 @@ impl LinkCache {
     /// Puts `remote` behind the folder: a lookup the folder misses asks
     /// it, and a hit there is kept in the folder; a new entry is written
     /// to both (see [`RemoteCache`]).
-    #[cfg(feature = "remote")]
+    #[cfg(feature = "remote-tier")]
     pub fn with_remote(mut self, remote: RemoteCache) -> Self {
         self.remote = Some(remote);
         self
     }
 
     /// The remote store, if any.
-    #[cfg(feature = "remote")]
+    #[cfg(feature = "remote-tier")]
     pub fn remote(&self) -> Option<&RemoteCache> {
         self.remote.as_ref()
     }
@@ -355,9 +355,9 @@ impl LinkCache {
     /// them. Without one, a file's identity (path, inode, time) is
     /// cheaper and as exact.
     pub fn portable_keys(&self) -> bool {
-        #[cfg(feature = "remote")]
+        #[cfg(feature = "remote-tier")]
         return self.remote.is_some();
-        #[cfg(not(feature = "remote"))]
+        #[cfg(not(feature = "remote-tier"))]
         false
     }
 
@@ -365,7 +365,7 @@ impl LinkCache {
     /// timeout); a no-op without a remote store. Call it before a process
     /// ends without dropping the cache (`exit`, `_exit`).
     pub fn flush(&self) {
-        #[cfg(feature = "remote")]
+        #[cfg(feature = "remote-tier")]
         if let Some(remote) = &self.remote {
             remote.flush();
         }
@@ -403,7 +403,7 @@ impl LinkCache {
 
     /// The remote tier's counters.
     fn remote_stats(&self) -> CacheStats {
-        #[cfg(feature = "remote")]
+        #[cfg(feature = "remote-tier")]
         if let Some(remote) = &self.remote {
             let c = &remote.counters;
             let get = |a: &AtomicU64| a.load(Ordering::Relaxed);
@@ -598,14 +598,14 @@ impl LinkCache {
     /// A lookup the folder missed, asked of the remote store: a verified
     /// entry that `convert` takes is kept in the folder (when it can be
     /// written) and served.
-    #[cfg_attr(not(feature = "remote"), allow(unused_variables))]
+    #[cfg_attr(not(feature = "remote-tier"), allow(unused_variables))]
     fn load_remote<T, E: std::fmt::Display>(
         &self,
         dir: Option<&Dir>,
         key: &CacheKey,
         convert: impl Fn(CacheEntry) -> Result<T, E>,
     ) -> Option<T> {
-        #[cfg(feature = "remote")]
+        #[cfg(feature = "remote-tier")]
         if let Some(remote) = &self.remote {
             let file = remote.fetch(key, Self::MAX_ENTRY_BYTES)?;
             let refused = |why: String| -> Option<T> { remote.refuse(key, &why) };
@@ -700,7 +700,7 @@ impl LinkCache {
             return;
         }
         let file = entry::encode(&key.0, entry);
-        #[cfg(feature = "remote")]
+        #[cfg(feature = "remote-tier")]
         if let Some(remote) = &self.remote
             && file.len() as u64 <= Self::MAX_ENTRY_BYTES
         {

@@ -53,6 +53,20 @@ pub enum RemoteError {
     },
 }
 
+/// The feature that builds the store a URL's scheme names.
+fn feature_of(url: &str) -> Option<&'static str> {
+    let (scheme, _) = url.split_once("://")?;
+    Some(match scheme.to_ascii_lowercase().as_str() {
+        "redis" | "rediss" => "remote-redis",
+        "s3" => "remote-s3",
+        "gcs" | "gs" => "remote-gcs",
+        "azblob" => "remote-azblob",
+        "webdav" => "remote-webdav",
+        "ghac" => "remote-ghac",
+        _ => return None,
+    })
+}
+
 /// Counters of the remote tier in this process.
 #[derive(Default)]
 pub(super) struct RemoteCounters {
@@ -159,7 +173,13 @@ impl RemoteCache {
         let shown = without_password(url);
         let store = Store::new(credentials_as_options(url)).map_err(|e| RemoteError::Url {
             url: shown.clone(),
-            detail: e.to_string(),
+            detail: match feature_of(url) {
+                Some(feature) if e.kind() == opendal::ErrorKind::Unsupported => format!(
+                    "{e} (this build has no such store: turn on cuda-link's `{feature}` \
+                     feature, or cuda-build's)"
+                ),
+                _ => e.to_string(),
+            },
         })?;
         Ok(RemoteCache {
             url: shown,

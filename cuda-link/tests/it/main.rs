@@ -8,6 +8,7 @@ mod link;
 mod never_panics;
 mod nvvm;
 mod object_code;
-#[cfg(feature = "remote")]
+// Against a real redis-server, and folder stores.
+#[cfg(feature = "remote-redis")]
 mod remote;
 mod streamed;
