@@ -309,10 +309,11 @@ fn references<'a>(
                 .unwrap_or(rest.len()),
         };
         let raw = &rest[..end];
-        if !raw.is_empty() && seen.insert(raw) {
-            if let Some(name) = global_name(raw) {
-                names.push(&name);
-            }
+        if !raw.is_empty()
+            && seen.insert(raw)
+            && let Some(name) = global_name(raw)
+        {
+            names.push(&name);
         }
         rest = &rest[end..];
     }
