@@ -124,16 +124,36 @@ fn explained(
     }
 }
 
-/// The bytes of the libdevice at `path` and their SHA-256 in hex, read
-/// once per process (it is 0.5 MB, and a link that needs it would read and hash it
-/// each time).
+/// The bytes of the libdevice at `path` and their SHA-256 in hex: read
+/// and hashed once per process for each version of the file (0.5 MB, which
+/// a repeated compile would read and hash each time), a version being its
+/// size, modification time and inode, looked up with one `stat` a call so
+/// that a file replaced in place is read again.
 pub fn read_libdevice(path: &std::path::Path) -> std::io::Result<(Bytes, String)> {
-    static READ: OnceLock<Mutex<HashMap<PathBuf, (Bytes, String)>>> = OnceLock::new();
+    /// A file's size, modification time and inode.
+    type Version = (u64, Option<std::time::SystemTime>, u64);
+    /// Each file's version as read, its bytes and their digest.
+    type Read = HashMap<PathBuf, (Version, Bytes, String)>;
+    static READ: OnceLock<Mutex<Read>> = OnceLock::new();
+    let version = |metadata: &std::fs::Metadata| -> Version {
+        #[cfg(unix)]
+        let inode = std::os::unix::fs::MetadataExt::ino(metadata);
+        #[cfg(not(unix))]
+        let inode = 0;
+        (metadata.len(), metadata.modified().ok(), inode)
+    };
+    let now = version(&std::fs::metadata(path)?);
     let read = READ.get_or_init(Mutex::default);
-    if let Some(found) = read.lock().unwrap_or_else(|p| p.into_inner()).get(path) {
-        return Ok(found.clone());
+    if let Some((seen, bytes, digest)) = read.lock().unwrap_or_else(|p| p.into_inner()).get(path)
+        && *seen == now
+    {
+        return Ok((bytes.clone(), digest.clone()));
     }
-    let bytes = Bytes::from(std::fs::read(path)?);
+    let mut file = std::fs::File::open(path)?;
+    let opened = version(&file.metadata()?);
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut file, &mut bytes)?;
+    let bytes = Bytes::from(bytes);
     let digest = {
         use sha2::Digest as _;
         let digest = sha2::Sha256::digest(&bytes);
@@ -142,9 +162,10 @@ pub fn read_libdevice(path: &std::path::Path) -> std::io::Result<(Bytes, String)
             .map(|b| format!("{b:02x}"))
             .collect::<String>()
     };
-    let found = (bytes, digest);
+    // Kept under the version of the file it read, which the next call's
+    // `stat` must match.
     read.lock()
         .unwrap_or_else(|p| p.into_inner())
-        .insert(path.to_owned(), found.clone());
-    Ok(found)
+        .insert(path.to_owned(), (opened, bytes.clone(), digest.clone()));
+    Ok((bytes, digest))
 }

@@ -31,6 +31,26 @@ fn each_nvvm(mut check: impl FnMut(u32, Arc<Nvvm>)) {
     }
 }
 
+/// Runs `check` once per major that has both libNVVM and nvJitLink: an
+/// older nvJitLink cannot read a newer libNVVM's LTO-IR ("may need newer
+/// version of nvJitLink").
+fn each_pair(mut check: impl FnMut(u32, Arc<Nvvm>, Arc<NvJitLink>)) {
+    let nvvms = nvvm_libraries();
+    for (major, path) in nvjitlink_libraries() {
+        let Some((_, nvvm_path)) = nvvms.iter().find(|(m, _)| *m == major) else {
+            continue;
+        };
+        // SAFETY: the pinned libNVVM and nvJitLink wheels.
+        let (nvvm, lib) = unsafe {
+            (
+                Nvvm::open(nvvm_path).unwrap(),
+                NvJitLink::open(&path).unwrap(),
+            )
+        };
+        check(major, Arc::new(nvvm), Arc::new(lib));
+    }
+}
+
 fn libdevice(lib: &Nvvm) -> cuda_link::Bytes {
     let path = nvvm::libdevice_beside(lib.path()).expect("libdevice beside libNVVM");
     nvvm::read_libdevice(&path).unwrap().0
@@ -205,25 +225,11 @@ fn hostile_ir_is_a_typed_error_in_a_worker_and_here() {
     });
 }
 
-/// Links numba's IR of two kernels with saxpy's LTO-IR and PTX, each
-/// libNVVM with the nvJitLink of its major (an older nvJitLink cannot
-/// read a newer libNVVM's LTO-IR: "may need newer version of nvJitLink").
+/// Links numba's IR of two kernels with saxpy's LTO-IR and PTX.
 #[test]
 fn linker_takes_numba_ir_with_ptx_and_ltoir() {
     let _serial = serial();
-    let nvvms = nvvm_libraries();
-    for (major, path) in nvjitlink_libraries() {
-        let Some((_, nvvm_path)) = nvvms.iter().find(|(m, _)| *m == major) else {
-            continue;
-        };
-        // SAFETY: the pinned libNVVM and nvJitLink wheels.
-        let (nvvm, lib) = unsafe {
-            (
-                Nvvm::open(nvvm_path).unwrap(),
-                NvJitLink::open(&path).unwrap(),
-            )
-        };
-        let (nvvm, lib) = (Arc::new(nvvm), Arc::new(lib));
+    each_pair(|major, nvvm, lib| {
         for isolation in [Isolation::process(), Isolation::InProcess] {
             let options = LinkerOptions::for_arch(Arch::sm(90)).isolation(isolation);
             let mut linker = Linker::with_nvjitlink(Arc::clone(&lib), options)
@@ -252,7 +258,7 @@ fn linker_takes_numba_ir_with_ptx_and_ltoir() {
                 );
             }
         }
-    }
+    });
 }
 
 /// numba's device functions are four modules, the helpers `linkonce_odr`
@@ -261,29 +267,17 @@ fn linker_takes_numba_ir_with_ptx_and_ltoir() {
 #[test]
 fn a_link_of_several_modules_keeps_their_helpers() {
     let _serial = serial();
-    let nvvms = nvvm_libraries();
-    for (major, path) in nvjitlink_libraries() {
-        let Some((_, nvvm_path)) = nvvms.iter().find(|(m, _)| *m == major) else {
-            continue;
-        };
-        // SAFETY: the pinned libNVVM and nvJitLink wheels.
-        let (nvvm, lib) = unsafe {
-            (
-                Nvvm::open(nvvm_path).unwrap(),
-                NvJitLink::open(&path).unwrap(),
-            )
-        };
-        let mut linker =
-            Linker::with_nvjitlink(Arc::new(lib), LinkerOptions::for_arch(Arch::sm(90)))
-                .unwrap()
-                .with_nvvm(Arc::new(nvvm));
+    each_pair(|major, nvvm, lib| {
+        let mut linker = Linker::with_nvjitlink(lib, LinkerOptions::for_arch(Arch::sm(90)))
+            .unwrap()
+            .with_nvvm(nvvm);
         linker.add_many(&modules("device_functions")).unwrap();
         let cubin = linker
             .link(OutputKind::Cubin)
             .unwrap_or_else(|e| panic!("{major}: {e}"));
         let info = cubin.inspect().unwrap();
         assert!(info.kernels()[0].contains("device_functions"), "{info}");
-    }
+    });
 }
 
 /// LTO-IR is binary and may end in a zero byte, which is not a
@@ -304,14 +298,12 @@ fn ltoir_that_ends_in_zero_is_kept_whole() {
         [ObjectCode::from_nvvm_ir(ir, "k.ll").unwrap()]
     };
     let options = ["-arch=compute_90".to_owned(), "-gen-lto".to_owned()];
-    let nvjitlinks = nvjitlink_libraries();
-    for (major, path) in nvvm_libraries() {
-        // SAFETY: the pinned libNVVM wheel.
-        let lib = Arc::new(unsafe { Nvvm::open(&path) }.unwrap());
+    each_pair(|major, nvvm, lib| {
         let compile = |value| {
+            let modules = module(value);
             nvvm::compile(
-                &lib,
-                &request(&module(value), None, &options, Isolation::InProcess),
+                &nvvm,
+                &request(&modules, None, &options, Isolation::InProcess),
             )
             .unwrap()
         };
@@ -321,19 +313,14 @@ fn ltoir_that_ends_in_zero_is_kept_whole() {
         else {
             panic!("NVVM {major}: no LTO-IR of 4096 ends in a zero byte");
         };
-        let Some((_, nvjitlink)) = nvjitlinks.iter().find(|(m, _)| *m == major) else {
-            continue;
-        };
-        // SAFETY: the pinned nvJitLink wheel.
-        let nvjitlink = Arc::new(unsafe { NvJitLink::open(nvjitlink) }.unwrap());
         let mut linker =
-            Linker::with_nvjitlink(nvjitlink, LinkerOptions::for_arch(Arch::sm(90))).unwrap();
+            Linker::with_nvjitlink(lib, LinkerOptions::for_arch(Arch::sm(90))).unwrap();
         linker
             .add(&ObjectCode::from_ltoir(made.code, "k.ltoir").unwrap())
             .unwrap();
         let linked = linker.link(OutputKind::Cubin);
         assert!(linked.is_ok(), "NVVM {major}: {linked:?}");
-    }
+    });
 }
 
 #[test]
@@ -344,4 +331,18 @@ fn the_driver_backend_refuses_nvvm_ir() {
         Linker::check(&options, std::slice::from_ref(module)),
         Err(LinkError::LtoirNeedsNvJitLink { .. })
     ));
+}
+
+/// libdevice is read once per version of its file: an edit is read again.
+#[test]
+fn a_replaced_libdevice_is_read_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("libdevice.10.bc");
+    std::fs::write(&path, b"BC\xC0\xDE first").unwrap();
+    let (first, first_digest) = nvvm::read_libdevice(&path).unwrap();
+    assert_eq!(nvvm::read_libdevice(&path).unwrap().1, first_digest);
+    std::fs::write(&path, b"BC\xC0\xDE the second").unwrap();
+    let (second, second_digest) = nvvm::read_libdevice(&path).unwrap();
+    assert_ne!(first, second);
+    assert_ne!(first_digest, second_digest);
 }

@@ -23,11 +23,7 @@ const CALLS: &[&str] = &[
 ];
 
 fn call_name(name: &str) -> &'static str {
-    CALLS
-        .iter()
-        .copied()
-        .find(|&c| c == name)
-        .unwrap_or("libNVVM")
+    super::wire::known(CALLS, name, "libNVVM")
 }
 
 /// The request's fields, each given to `put` as a u64 length and bytes.

@@ -29,11 +29,17 @@ const CALLS: &[&str] = &[
 ];
 
 fn call_name(name: &str) -> &'static str {
-    CALLS
+    known(CALLS, name, "nvJitLink")
+}
+
+/// The entry of `calls` that a worker's answer named, as a `'static`
+/// name; `library` for a name that is none of them.
+pub(super) fn known(calls: &[&'static str], name: &str, library: &'static str) -> &'static str {
+    calls
         .iter()
         .copied()
         .find(|&c| c == name)
-        .unwrap_or("nvJitLink")
+        .unwrap_or(library)
 }
 
 /// The request: flags, the output kind, then each input's kind, name and
