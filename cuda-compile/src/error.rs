@@ -115,16 +115,28 @@ pub enum CompileError {
         #[source]
         failure: Box<cuda_link::nvvm::NvvmFailure>,
     },
-    /// An NVVM program calls libdevice, and none is beside libNVVM.
+    /// An NVVM program calls libdevice (or is bitcode, which may), and
+    /// none is beside libNVVM.
     #[error(
-        "{program} calls libdevice (`__nv_*`), and there is no nvvm/libdevice/libdevice.10.bc \
-         beside libNVVM at {library}: give one with Libdevice::Path"
+        "{program} calls libdevice (`__nv_*`), or is bitcode that may, and there is no \
+         nvvm/libdevice/libdevice.10.bc beside libNVVM at {library}: point CUDA_LINK_NVVM_PATH \
+         at a libNVVM of a toolkit or wheel that has one, or give libdevice with Libdevice::Path"
     )]
     NoLibdevice {
         /// The program's name.
         program: String,
         /// libNVVM's path.
         library: String,
+    },
+    /// A module given to an NVVM program is not NVVM IR (empty, PTX, C++,
+    /// or bitcode cut short).
+    #[error("{program}: a module is not NVVM IR")]
+    NotNvvmIr {
+        /// The program's name.
+        program: String,
+        /// What the module is instead.
+        #[source]
+        error: cuda_link::ObjectError,
     },
     /// The PTX of an NVVM program did not assemble to a cubin.
     #[error("{program}: its PTX does not link to a cubin")]

@@ -26,7 +26,8 @@ const CACHE_DOMAIN: &str = "cuda-compile nvvm v1";
 #[non_exhaustive]
 pub enum Libdevice {
     /// When a text module declares an `__nv_*` function, or a module is
-    /// bitcode (which cannot be read here): the one beside libNVVM.
+    /// bitcode (which cannot be read here; then only if there is one):
+    /// the one beside libNVVM.
     #[default]
     Auto,
     /// Always, the one beside libNVVM.
@@ -60,9 +61,13 @@ pub struct NvvmProgram {
     files: Vec<PathBuf>,
     libdevice: Libdevice,
     resolved_later: Vec<String>,
-    /// Whether a module calls libdevice or is bitcode, read as each is
-    /// added.
+    /// Whether a text module calls libdevice, read as each is added.
     calls_libdevice: bool,
+    /// Whether a module is bitcode, which may call it (its calls are not
+    /// read here).
+    has_bitcode: bool,
+    /// Whether any function may be left for a later link to resolve.
+    relocatable: bool,
     /// The hash of the modules and the names resolved later, made at the
     /// first compile: a repeated compile of this program hashes none of
     /// its bytes again.
@@ -98,13 +103,17 @@ impl NvvmProgram {
         name: impl Into<String>,
     ) -> Result<Self, CompileError> {
         let name = name.into();
-        let code = ObjectCode::from_nvvm_ir(ir, &name).map_err(|error| CompileError::Output {
-            program: self.name.clone(),
-            error,
-        })?;
-        self.calls_libdevice |= code.nvvm_ir().is_none_or(|ir| {
-            ir.form == NvvmIrForm::Bitcode || ir.declared.iter().any(|f| f.starts_with("__nv_"))
-        });
+        let code =
+            ObjectCode::from_nvvm_ir(ir, &name).map_err(|error| CompileError::NotNvvmIr {
+                program: self.name.clone(),
+                error,
+            })?;
+        match code.nvvm_ir() {
+            Some(ir) if ir.form == NvvmIrForm::Text => {
+                self.calls_libdevice |= ir.declared.iter().any(|f| f.starts_with("__nv_"));
+            }
+            _ => self.has_bitcode = true,
+        }
         self.modules.push(code);
         self.digest = OnceLock::new();
         Ok(self)
@@ -131,7 +140,8 @@ impl NvvmProgram {
     fn digest(&self) -> &CacheKey {
         self.digest.get_or_init(|| {
             let mut key = CacheKey::builder("cuda-compile nvvm modules");
-            key.count(self.resolved_later.len());
+            key.field(&[u8::from(self.relocatable)])
+                .count(self.resolved_later.len());
             for name in &self.resolved_later {
                 key.field(name.as_bytes());
             }
@@ -141,6 +151,16 @@ impl NvvmProgram {
             }
             key.finish()
         })
+    }
+
+    /// Relocatable code, as `-rdc=true` makes of C++: any function it
+    /// calls and does not define is left for a later link (nvJitLink
+    /// names the ones no input defines), not refused here. Definitions
+    /// dropped for module order are still refused.
+    pub fn relocatable(mut self, on: bool) -> Self {
+        self.relocatable = on;
+        self.digest = OnceLock::new();
+        self
     }
 
     /// The program's name.
@@ -365,7 +385,7 @@ impl NvvmCompiler {
             libdevice: libdevice.as_ref().map(|(bytes, _)| &bytes[..]),
             options: &args,
             resolved_later: &program.resolved_later,
-            check_unresolved: true,
+            check_unresolved: !program.relocatable,
             isolation: options.isolation,
         };
         let output = nvvm::compile(&self.nvvm, &request).map_err(|failure| CompileError::Nvvm {
@@ -393,7 +413,17 @@ impl NvvmCompiler {
     fn libdevice(&self, program: &NvvmProgram) -> Result<Option<(Bytes, String)>, CompileError> {
         let path = match &program.libdevice {
             Libdevice::Never => return Ok(None),
-            Libdevice::Auto if !program.calls_libdevice => return Ok(None),
+            Libdevice::Auto if !program.calls_libdevice && !program.has_bitcode => {
+                return Ok(None);
+            }
+            // Bitcode alone may not call it: without one, the PTX check
+            // names any `__nv_*` left unresolved.
+            Libdevice::Auto if !program.calls_libdevice => {
+                match nvvm::libdevice_beside(self.nvvm.path()) {
+                    Some(path) => path,
+                    None => return Ok(None),
+                }
+            }
             Libdevice::Path(path) => path.clone(),
             Libdevice::Auto | Libdevice::Always => nvvm::libdevice_beside(self.nvvm.path())
                 .ok_or_else(|| CompileError::NoLibdevice {

@@ -296,14 +296,19 @@ enum Source {
 }
 
 impl Source {
-    /// NVVM IR by its extension or its bytes, else CUDA C++.
+    /// NVVM IR by its bytes, or by its extension (`.ll`, `.bc`) when the
+    /// bytes are not CUDA C++; else CUDA C++.
     fn read(path: &Path) -> Result<Source, Failure> {
         let by_name = path
             .extension()
             .and_then(|e| e.to_str())
             .and_then(ObjectKind::from_extension);
-        let ir = by_name == Some(ObjectKind::NvvmIr)
-            || std::fs::read(path).is_ok_and(|b| ObjectKind::detect(&b) == Ok(ObjectKind::NvvmIr));
+        let detected = std::fs::read(path).map(|bytes| ObjectKind::detect(&bytes));
+        let ir = match detected {
+            Ok(Ok(ObjectKind::NvvmIr)) => true,
+            Ok(Err(cuda_link::Reason::CudaSource)) => false,
+            _ => by_name == Some(ObjectKind::NvvmIr),
+        };
         Ok(match ir {
             true => Source::Nvvm(NvvmProgram::from_path(path).map_err(compile_failure)?),
             false => Source::Cuda(Program::from_path(path).map_err(compile_failure)?),
@@ -381,6 +386,11 @@ fn compile_nvvm(
 /// libNVVM's options from `compile`'s flags.
 fn nvvm_options(args: &CompileArgs) -> Result<NvvmOptions, Failure> {
     let mut options = NvvmOptions::default();
+    if args.device_debug {
+        // `-G` turns optimisation off, as numba's debug builds do
+        // (`-opt=0 -g`); an `-O` given with it wins.
+        options = options.opt_level(0);
+    }
     if let Some(level) = &args.host_optimization {
         let level = level
             .parse()
@@ -441,6 +451,9 @@ pub(crate) fn run(args: CompileArgs) -> Result<(), Failure> {
         let program = match Source::read(input)? {
             Source::Cuda(program) => program,
             Source::Nvvm(program) => {
+                // `-rdc=true` / `-dc`: calls left for a later link.
+                let relocatable = args.rdc.or(args.dc.then_some(true)).unwrap_or(false);
+                let program = program.relocatable(relocatable);
                 compile_ir(&args, &slots, &compilers, input, &program, &nvvm_options)?;
                 continue;
             }

@@ -366,7 +366,8 @@ fn check_inputs(
                 }
             }
         }
-        let has_ltoir = input.kind() == ObjectKind::Ltoir
+        // NVVM IR is compiled to LTO-IR for the link.
+        let has_ltoir = matches!(input.kind(), ObjectKind::Ltoir | ObjectKind::NvvmIr)
             || info.fatbin_entries().any(|e| e.kind == EntryKind::Ltoir);
         if args.ptx && !has_ltoir {
             return Err(Failure::Usage(format!(

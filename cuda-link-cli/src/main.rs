@@ -68,7 +68,8 @@ enum Command {
     /// Link inputs of any kind (cubin, PTX, LTO-IR, fatbin, .o, .a).
     #[command(after_help = format!("{LIBRARIES}\n\n{EXIT_CODES}"))]
     Link(Box<LinkArgs>),
-    /// Compile CUDA C++ with NVRTC, spelt as nvcc is: PTX, LTO-IR, cubins,
+    /// Compile CUDA C++ with NVRTC, spelt as nvcc is, or NVVM IR with
+    /// libNVVM: PTX, LTO-IR, cubins,
     /// or one fatbin.
     #[command(after_help = format!("{COMPILE_NOTES}\n\n{EXIT_CODES}"))]
     Compile(Box<compile::CompileArgs>),

@@ -30,8 +30,13 @@ pub(crate) fn stage(output: &Path) -> Result<tempfile::NamedTempFile, Failure> {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
     };
-    tempfile::Builder::new()
-        .prefix(".cuda-link-")
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".cuda-link-");
+    // Created as any output is, 0666 less the umask: a temporary's 0600
+    // would stay on the output it is renamed to.
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    builder
         .tempfile_in(folder)
         .map_err(|e| Failure::Reported(format!("cannot write {}: {e}", output.display())))
 }

@@ -146,3 +146,140 @@ fn bad_ir_names_the_file_and_the_log() {
         "{stderr}"
     );
 }
+
+/// What a user of numba's IR reaches for: `-G` for numba's debug build
+/// (optimisation off), PTX of several modules through `link --ptx`,
+/// relocatable LTO-IR that calls a function defined elsewhere, outputs
+/// with the usual permissions, and C++ saved as `.ll` taken as C++.
+#[test]
+fn debug_relocatable_linked_ptx_and_permissions() {
+    let dir = project();
+    let Some(plain) = run_in(
+        dir.path(),
+        &[
+            "compile",
+            "math.ll",
+            "-arch=sm_90",
+            "--ptx",
+            "-o",
+            "plain.ptx",
+        ],
+    ) else {
+        return;
+    };
+    succeeded(&plain);
+    succeeded(
+        &run_in(
+            dir.path(),
+            &[
+                "compile",
+                "math.ll",
+                "-arch=sm_90",
+                "--ptx",
+                "-G",
+                "-o",
+                "debug.ptx",
+            ],
+        )
+        .unwrap(),
+    );
+    succeeded(
+        &run_in(
+            dir.path(),
+            &[
+                "compile",
+                "math.ll",
+                "-arch=sm_90",
+                "--ptx",
+                "-O0",
+                "-o",
+                "o0.ptx",
+            ],
+        )
+        .unwrap(),
+    );
+    let bytes = |file: &str| std::fs::read(dir.path().join(file)).unwrap();
+    assert_ne!(
+        bytes("debug.ptx"),
+        bytes("plain.ptx"),
+        "-G turns optimisation off"
+    );
+    assert_eq!(
+        bytes("debug.ptx").len() > bytes("plain.ptx").len(),
+        bytes("o0.ptx").len() > bytes("plain.ptx").len()
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(dir.path().join("plain.ptx"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_ne!(
+            mode & 0o044,
+            0,
+            "an output is readable by others, as nvcc's: {mode:o}"
+        );
+    }
+    // numba's four modules of one kernel, linked to one PTX.
+    for (index, module) in cuda_link_tests::numba_kernel("device_functions")
+        .0
+        .iter()
+        .enumerate()
+    {
+        std::fs::write(dir.path().join(format!("m{index}.ll")), &module.1).unwrap();
+    }
+    let linked = [
+        "link",
+        "m0.ll",
+        "m1.ll",
+        "m2.ll",
+        "m3.ll",
+        "-arch=sm_90",
+        "--ptx",
+        "-o",
+        "df.ptx",
+    ];
+    succeeded(&run_in(dir.path(), &linked).unwrap());
+    assert!(
+        read(dir.path(), "df.ptx").inspect().unwrap().kernels()[0].contains("device_functions")
+    );
+    // A call to a function another input will define: refused, unless
+    // relocatable.
+    let calls = "target triple = \"nvptx64-nvidia-cuda\"\n\
+                 target datalayout = \"e-i64:64-i128:128-v16:16-v32:32-n16:32:64\"\n\
+                 declare float @ext_scale(float)\n\
+                 define void @k(float* %p) {\n  %v = load float, float* %p\n  \
+                 %s = call float @ext_scale(float %v)\n  store float %s, float* %p\n  ret void\n}\n\
+                 !nvvm.annotations = !{!0}\n!0 = !{void (float*)* @k, !\"kernel\", i32 1}\n\
+                 !nvvmir.version = !{!1}\n!1 = !{i32 2, i32 0}\n";
+    std::fs::write(dir.path().join("calls.ll"), calls).unwrap();
+    let refused = run_in(
+        dir.path(),
+        &["compile", "calls.ll", "-arch=sm_90", "--ltoir"],
+    )
+    .unwrap();
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("ext_scale"));
+    succeeded(
+        &run_in(
+            dir.path(),
+            &["compile", "calls.ll", "-arch=sm_90", "--ltoir", "-dc"],
+        )
+        .unwrap(),
+    );
+    // C++ saved as `.ll` is compiled as C++, by NVRTC, when there is one.
+    std::fs::write(
+        dir.path().join("cpp.ll"),
+        "__global__ void k(float *x) { x[0] = 1; }\n",
+    )
+    .unwrap();
+    if cuda_link_tests::redist("CUDA_LINK_NVRTC_PATH").is_some() {
+        let cpp = ["compile", "cpp.ll", "-arch=sm_90", "--ptx", "-o", "cpp.ptx"];
+        succeeded(&run_in(dir.path(), &cpp).unwrap());
+        assert_eq!(
+            read(dir.path(), "cpp.ptx").inspect().unwrap().kernels(),
+            ["_Z1kPf"]
+        );
+    }
+}

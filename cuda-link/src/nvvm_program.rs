@@ -126,7 +126,8 @@ pub enum NvvmFailure {
         if .functions.iter().any(|f| f.starts_with("__nv_")) {
             " (`__nv_*` functions are libdevice's: link libdevice)"
         } else {
-            " (name those another input of the link defines as resolved later)"
+            " (name the ones another input of a later link defines as resolved later, \
+             or compile it as relocatable code)"
         }
     )]
     Unresolved {

@@ -202,3 +202,24 @@ fn hostile_programs_are_typed_errors() {
             .is_err()
     );
 }
+
+#[test]
+fn relocatable_programs_leave_calls_for_a_later_link() {
+    let _serial = serial();
+    let Some((_, compiler)) = compilers().into_iter().last() else {
+        return;
+    };
+    let options = NvvmOptions::for_arch(Arch::sm(90)).isolation(Isolation::InProcess);
+    let math = program("math_libdevice").libdevice(Libdevice::Never);
+    assert!(compiler.compile(&math, Target::Ptx, &options).is_err());
+    let relocatable = math.relocatable(true);
+    let ptx = compiler
+        .compile(&relocatable, Target::Ptx, &options)
+        .unwrap();
+    assert!(String::from_utf8_lossy(ptx.code.as_bytes()).contains(".extern .func"));
+    // A module that is not NVVM IR is said to be so.
+    assert!(matches!(
+        NvvmProgram::new("p").module(&b""[..], "empty.ll"),
+        Err(CompileError::NotNvvmIr { .. })
+    ));
+}
