@@ -569,11 +569,8 @@ impl Compiler {
                 .nvrtc
                 .nvrtcVersion
                 .map(|f| f as *const std::ffi::c_void);
-            let file = match self.portable() {
-                true => cuda_link::library_content_identity(symbol, self.nvrtc.path()),
-                false => cuda_link::library_file_identity(symbol, self.nvrtc.path()),
-            }
-            .unwrap_or_else(|why| format!("\0unidentified ({why})"));
+            let file = cuda_link::library_identity(symbol, self.nvrtc.path(), self.portable())
+                .unwrap_or_else(|why| format!("\0unidentified ({why})"));
             format!("NVRTC {} | {file}", self.nvrtc.version_string())
         })
     }

@@ -6,7 +6,6 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use cuda_link::inspect::NvvmIrForm;
 use cuda_link::nvvm::{self, Nvvm, NvvmRequest};
 use cuda_link::{
     Arch, Bytes, CacheKey, Isolation, LinkCache, Linker, LinkerOptions, MemoryCache, ObjectCode,
@@ -108,11 +107,9 @@ impl NvvmProgram {
                 program: self.name.clone(),
                 error,
             })?;
-        match code.nvvm_ir() {
-            Some(ir) if ir.form == NvvmIrForm::Text => {
-                self.calls_libdevice |= ir.declared.iter().any(|f| f.starts_with("__nv_"));
-            }
-            _ => self.has_bitcode = true,
+        match nvvm::calls_libdevice(&code) {
+            Some(calls) => self.calls_libdevice |= calls,
+            None => self.has_bitcode = true,
         }
         self.modules.push(code);
         self.digest = OnceLock::new();
@@ -446,26 +443,22 @@ impl NvvmCompiler {
             .get_or_init(|| {
                 let lib = cuda_link::NvJitLink::global().ok()?;
                 let symbol = lib.nvJitLinkVersion.map(|f| f as *const std::ffi::c_void);
-                let portable = self.cache.as_ref().is_some_and(|c| c.portable_keys());
-                let file = match portable {
-                    true => cuda_link::library_content_identity(symbol, lib.path()),
-                    false => cuda_link::library_file_identity(symbol, lib.path()),
-                }
-                .ok()?;
+                let file = cuda_link::library_identity(symbol, lib.path(), self.portable()).ok()?;
                 Some(format!("nvJitLink {} | {file}", lib.version_string()))
             })
             .as_deref()
     }
 
+    /// Whether keys are shared between machines (a remote store).
+    fn portable(&self) -> bool {
+        self.cache.as_ref().is_some_and(|c| c.portable_keys())
+    }
+
     fn identity(&self) -> &str {
         self.identity.get_or_init(|| {
             let symbol = self.nvvm.nvvmVersion.map(|f| f as *const std::ffi::c_void);
-            let portable = self.cache.as_ref().is_some_and(|c| c.portable_keys());
-            let file = match portable {
-                true => cuda_link::library_content_identity(symbol, self.nvvm.path()),
-                false => cuda_link::library_file_identity(symbol, self.nvvm.path()),
-            }
-            .unwrap_or_else(|why| format!("\0unidentified ({why})"));
+            let file = cuda_link::library_identity(symbol, self.nvvm.path(), self.portable())
+                .unwrap_or_else(|why| format!("\0unidentified ({why})"));
             format!("libNVVM {} | {file}", self.nvvm.version_string())
         })
     }

@@ -199,14 +199,16 @@ fn debug_relocatable_linked_ptx_and_permissions() {
         .unwrap(),
     );
     let bytes = |file: &str| std::fs::read(dir.path().join(file)).unwrap();
-    assert_ne!(
-        bytes("debug.ptx"),
-        bytes("plain.ptx"),
-        "-G turns optimisation off"
+    // `-g` alone adds little to numba's IR, which has no debug metadata;
+    // unoptimised, the PTX is half as long again (26 against 40 KB).
+    let (plain, debug, o0) = (
+        bytes("plain.ptx").len(),
+        bytes("debug.ptx").len(),
+        bytes("o0.ptx").len(),
     );
-    assert_eq!(
-        bytes("debug.ptx").len() > bytes("plain.ptx").len(),
-        bytes("o0.ptx").len() > bytes("plain.ptx").len()
+    assert!(
+        debug > (plain + o0) / 2,
+        "-G turns optimisation off: {debug} bytes, -O3 {plain}, -O0 {o0}"
     );
     #[cfg(unix)]
     {

@@ -61,7 +61,7 @@ pub use bytes::Bytes;
 #[cfg(feature = "cache")]
 pub use cache::{
     CacheEntry, CacheKey, CacheStats, CachedLink, KeyBuilder, LinkCache, MemoryCache, MemoryStats,
-    library_content_identity, library_file_identity,
+    library_content_identity, library_file_identity, library_identity,
 };
 #[cfg(feature = "remote-tier")]
 pub use cache::{RemoteCache, RemoteError};

@@ -139,6 +139,21 @@ pub fn library_content_identity(
     Ok(identity)
 }
 
+/// The identity a cache key holds of the library that holds `symbol`:
+/// by its content when keys must be portable (a cache with a remote
+/// store, [`LinkCache::portable_keys`](super::LinkCache::portable_keys)),
+/// else by its file. The one choice of the link, compile and NVVM keys.
+pub fn library_identity(
+    symbol: Option<*const c_void>,
+    opened: &Path,
+    portable: bool,
+) -> Result<String, String> {
+    match portable {
+        true => library_content_identity(symbol, opened),
+        false => library_file_identity(symbol, opened),
+    }
+}
+
 /// `dev` as `/proc/self/maps` spells it: `major:minor`, in hex (glibc's
 /// encoding of the two numbers in a `dev_t`).
 #[cfg(unix)]

@@ -74,7 +74,7 @@ use dir::{Dir, Found, OpenError};
 pub use entry::CacheEntry;
 #[cfg(feature = "link")]
 pub(crate) use identity::UNIDENTIFIED;
-pub use identity::{library_content_identity, library_file_identity};
+pub use identity::{library_content_identity, library_file_identity, library_identity};
 pub use memory::{MemoryCache, MemoryStats};
 #[cfg(feature = "remote-tier")]
 pub use remote::{RemoteCache, RemoteError};

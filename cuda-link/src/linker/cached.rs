@@ -6,8 +6,7 @@ use std::sync::Arc;
 
 use super::{LinkError, Linker, OutputKind, Resolved};
 use crate::cache::{
-    CacheEntry, CacheKey, CachedLink, LinkCache, MemoryCache, UNIDENTIFIED,
-    library_content_identity, library_file_identity,
+    CacheEntry, CacheKey, CachedLink, LinkCache, MemoryCache, UNIDENTIFIED, library_identity,
 };
 use crate::kind::ObjectKind;
 use crate::object_code::ObjectCode;
@@ -62,11 +61,8 @@ impl Linker {
             .cache
             .as_ref()
             .is_some_and(|cache| cache.portable_keys());
-        let file = match portable {
-            true => library_content_identity(symbol, path),
-            false => library_file_identity(symbol, path),
-        }
-        .unwrap_or_else(|why| format!("{UNIDENTIFIED} ({}: {why})", path.display()));
+        let file = library_identity(symbol, path, portable)
+            .unwrap_or_else(|why| format!("{UNIDENTIFIED} ({}: {why})", path.display()));
         format!("{} | {file}", self.backend_name())
     }
 

@@ -9,7 +9,6 @@ use nvvm_sys::Nvvm;
 
 use super::{NvvmFailure, NvvmRequest};
 use crate::arch::Arch;
-use crate::inspect::NvvmIrForm;
 use crate::kind::ObjectKind;
 use crate::linker::{LinkError, Linker};
 use crate::object_code::ObjectCode;
@@ -47,7 +46,8 @@ impl Linker {
         let identity = match self.nvvm(first.name()) {
             Ok(lib) => {
                 let symbol = lib.nvvmVersion.map(|f| f as *const std::ffi::c_void);
-                let file = crate::cache::library_content_identity(symbol, lib.path())
+                let portable = self.cache().is_some_and(|cache| cache.portable_keys());
+                let file = crate::cache::library_identity(symbol, lib.path(), portable)
                     .unwrap_or_else(|why| format!("{} ({why})", crate::cache::UNIDENTIFIED));
                 let libdevice = nvvm_sys::libdevice_beside(lib.path())
                     .and_then(|path| super::read_libdevice(&path).ok())
@@ -84,7 +84,11 @@ impl Linker {
             .collect::<Vec<_>>()
             .join(", ");
         let lib = self.nvvm(&names)?;
-        let libdevice = match ir.iter().any(|input| calls_libdevice(input)) {
+        // Needed when an input calls it, or is bitcode, which may.
+        let libdevice = match ir
+            .iter()
+            .any(|input| super::calls_libdevice(input) != Some(false))
+        {
             true => Some(libdevice_for(&lib, &names)?),
             false => None,
         };
@@ -124,18 +128,6 @@ impl Linker {
             }
         }
         Ok(Some(inputs))
-    }
-}
-
-/// Whether an NVVM IR input calls libdevice: text that declares an
-/// `__nv_*` function, or bitcode, which cannot be read here (libdevice is
-/// added lazily: libNVVM takes only what the input calls).
-fn calls_libdevice(input: &ObjectCode) -> bool {
-    match input.nvvm_ir() {
-        Some(info) if info.form == NvvmIrForm::Text => {
-            info.declared.iter().any(|name| name.starts_with("__nv_"))
-        }
-        _ => true,
     }
 }
 

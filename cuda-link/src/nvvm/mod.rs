@@ -122,6 +122,15 @@ fn explained(
     }
 }
 
+/// Whether an NVVM IR module calls libdevice: for text, whether it
+/// declares an `__nv_*` function; `None` for bitcode, whose calls are not
+/// read here (and for anything that is not NVVM IR).
+pub fn calls_libdevice(module: &ObjectCode) -> Option<bool> {
+    let ir = module.nvvm_ir()?;
+    (ir.form == crate::inspect::NvvmIrForm::Text)
+        .then(|| ir.declared.iter().any(|name| name.starts_with("__nv_")))
+}
+
 /// The bytes of the libdevice at `path` and their SHA-256 in hex: read
 /// and hashed once per process for each version of the file (0.5 MB, which
 /// a repeated compile would read and hash each time), a version being its

@@ -245,5 +245,15 @@ mod tests {
         });
         assert_eq!(decode(&encode(&made), &raw).unwrap(), made);
         assert!(decode(&[9], &raw).is_err());
+        // A result code of the wrong size is a garbled answer, not success.
+        let mut short = vec![CALL];
+        for field in [&b"nvvmCompileProgram"[..], &[1, 0], b"log"] {
+            short.extend_from_slice(&(field.len() as u64).to_le_bytes());
+            short.extend_from_slice(field);
+        }
+        assert!(matches!(
+            decode(&short, &raw),
+            Err(LinkError::Isolation { .. })
+        ));
     }
 }
