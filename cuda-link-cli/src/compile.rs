@@ -658,17 +658,7 @@ fn print_rule(
     Ok(())
 }
 
-/// Writes `bytes` to `path` whole, through a temporary file beside it.
+/// Writes `bytes` to `path` whole (see [`crate::output::Staged`]).
 fn write(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
-    use std::io::Write as _;
-    let failed = |e: &dyn std::fmt::Display| {
-        Failure::Reported(format!("cannot write {}: {e}", path.display()))
-    };
-    let mut staged = crate::output::stage(path)?;
-    staged
-        .write_all(bytes)
-        .and_then(|()| staged.flush())
-        .map_err(|e| failed(&e))?;
-    staged.persist(path).map_err(|e| failed(&e.error))?;
-    Ok(())
+    crate::output::stage(path)?.write(bytes, path)
 }

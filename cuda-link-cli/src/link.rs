@@ -2,7 +2,6 @@
 //! first; the link runs isolated unless asked otherwise; the output is
 //! written whole or not at all.
 
-use std::io::Write as _;
 use std::time::Duration;
 
 use cuda_link::inspect::{Contents, EntryKind};
@@ -35,7 +34,7 @@ pub fn run(args: LinkArgs) -> Result<(), Failure> {
     let first = inputs.for_arch(arches.first().copied())?;
     Linker::check(&options, &first).map_err(link_failure)?;
     check_inputs(&args, &options, &first)?;
-    let mut staged = crate::output::stage(&args.output)?;
+    let staged = crate::output::stage(&args.output)?;
 
     let _context = match options.backend {
         Backend::Driver => Some(DeviceContext::make_current(args.device).map_err(link_failure)?),
@@ -72,17 +71,7 @@ pub fn run(args: LinkArgs) -> Result<(), Failure> {
     if args.verbose && !linker.info_log().trim().is_empty() {
         say::err(linker.info_log().trim_end());
     }
-    staged
-        .write_all(linked.as_bytes())
-        .and_then(|()| staged.flush())
-        .map_err(|e| Failure::Reported(format!("cannot write {}: {e}", args.output.display())))?;
-    staged.persist(&args.output).map_err(|e| {
-        Failure::Reported(format!(
-            "cannot write {}: {}",
-            args.output.display(),
-            e.error
-        ))
-    })?;
+    staged.write(linked.as_bytes(), &args.output)?;
     if let Some(cache) = linker.cache() {
         crate::cache::report(cache, args.verbose);
     }

@@ -919,3 +919,70 @@ fn multi_arch_to_a_single_output_name_and_a_missing_nvrtc() {
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert_eq!(run.status.code(), Some(3), "{stderr}");
 }
+
+/// `-o` naming a pipe or a device is written through, as compilers do: a
+/// rename would replace it with a plain file (as root, `/dev/null` itself).
+/// `-o` naming a link replaces the file it points to and keeps the link.
+#[cfg(unix)]
+#[test]
+fn output_through_a_pipe_or_a_link_keeps_it() {
+    use std::os::unix::fs::FileTypeExt as _;
+    let Some(ptx) = fixtures::saxpy_ptx() else {
+        return;
+    };
+    let (dir, input) = temp_file("saxpy.ptx", &ptx);
+    let link_to = |output: &std::path::Path| {
+        cuda_link()
+            .args(["link", "-arch", "sm_90", "-o"])
+            .arg(output)
+            .arg(&input)
+            .output()
+            .unwrap()
+    };
+    let kernels = |bytes: Vec<u8>| -> Vec<String> {
+        let code = cuda_link::ObjectCode::from_bytes(bytes, "out").unwrap();
+        let inspection = code.inspect().unwrap();
+        inspection.kernels().into_iter().map(String::from).collect()
+    };
+
+    let pipe = dir.path().join("pipe");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&pipe)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let reader = {
+        let pipe = pipe.clone();
+        std::thread::spawn(move || std::fs::read(pipe).unwrap())
+    };
+    let run = link_to(&pipe);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    // Before the reader is joined: a renamed-over pipe is never opened.
+    let kind = std::fs::symlink_metadata(&pipe).unwrap().file_type();
+    assert!(kind.is_fifo(), "the pipe is still a pipe: {kind:?}");
+    assert_eq!(kernels(reader.join().unwrap()), ["saxpy"]);
+
+    let file = dir.path().join("file.cubin");
+    std::fs::write(&file, b"old").unwrap();
+    let link = dir.path().join("link.cubin");
+    std::os::unix::fs::symlink(&file, &link).unwrap();
+    let run = link_to(&link);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+    assert_eq!(kernels(std::fs::read(&file).unwrap()), ["saxpy"]);
+
+    let run = link_to(dir.path());
+    assert_eq!(run.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&run.stderr);
+    assert!(said.contains("it is a folder"), "{said}");
+}
