@@ -271,8 +271,16 @@ fn options(args: &LinkArgs) -> Result<LinkerOptions, Failure> {
             ))
         })?);
     }
+    // `compute_XX` alone is PTX for that arch, as nvcc's `-arch=compute_XX`
+    // embeds: a fatbin's PTX slot, unless --ptx or --ltoir asks for one
+    // output of that kind.
+    let virtual_only = |arch: &str| {
+        arch.get(..8)
+            .is_some_and(|p| p.eq_ignore_ascii_case("compute_"))
+            && !(args.ptx || args.ltoir)
+    };
     match args.arch.as_slice() {
-        [one] if targets.is_empty() => {
+        [one] if targets.is_empty() && !virtual_only(one) => {
             options.arch = Some(crate::parse_arch(one).map_err(Failure::Usage)?);
         }
         arches => {
@@ -293,8 +301,8 @@ fn options(args: &LinkArgs) -> Result<LinkerOptions, Failure> {
     let extension = args.output.extension().and_then(|e| e.to_str());
     if let (false, Some(kind @ ("cubin" | "ptx" | "ltoir"))) = (targets.is_empty(), extension) {
         return Err(Failure::Usage(format!(
-            "-o {}: a multi-arch link writes a fatbin, not a .{kind}; name the output \
-             .fatbin, or give one -arch",
+            "-o {}: a multi-arch or compute_XX link writes a fatbin, not a .{kind}; name \
+             the output .fatbin, or give one sm_XX -arch (--ptx for PTX alone)",
             args.output.display()
         )));
     }

@@ -123,6 +123,8 @@ pub(crate) struct LinkArgs {
     /// lto_90 (also spelt `-arch`, as nvcc does). Several, comma-separated
     /// (`sm_80,sm_90,compute_90`): one link per arch, on all cores,
     /// bundled into a fatbin (a cubin per sm_XX, PTX per compute_XX).
+    /// compute_XX alone is a fatbin of its PTX, as nvcc's (`--ptx`: the
+    /// PTX itself).
     #[arg(long, value_delimiter = ',', value_parser = parse_arch_text)]
     pub(crate) arch: Vec<String>,
     /// nvcc's `-gencode arch=compute_80,code=[sm_80,compute_80]`

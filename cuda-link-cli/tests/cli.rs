@@ -799,6 +799,57 @@ fn multi_arch_link_writes_a_fatbin() {
     assert_eq!(slots, ["ptx sm_80", "cubin sm_80", "cubin sm_90"]);
 }
 
+/// `-arch compute_90` alone is PTX, as nvcc's: a fatbin's PTX slot, never
+/// an sm_90 cubin; under a `.ptx` name it is refused, and `--ptx` gives
+/// the PTX itself.
+#[test]
+fn a_compute_arch_alone_links_ptx() {
+    let Some(ltoir) = fixtures::ltoir(fixtures::SAXPY_CU, "saxpy.cu", "sm_90") else {
+        return;
+    };
+    let (dir, input) = temp_file("saxpy.ltoir", &ltoir);
+    let link = |args: &[&str], output: &str| {
+        cuda_link()
+            .args(["link", "-arch", "compute_90"])
+            .args(args)
+            .arg("-o")
+            .arg(dir.path().join(output))
+            .arg(&input)
+            .output()
+            .unwrap()
+    };
+    let run = link(&[], "saxpy.fatbin");
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let fatbin = std::fs::read(dir.path().join("saxpy.fatbin")).unwrap();
+    let code = cuda_link::ObjectCode::from_bytes(fatbin, "saxpy.fatbin").unwrap();
+    let cuda_link::inspect::Contents::Fatbin(info) = code.inspect().unwrap().contents else {
+        panic!("not a fatbin");
+    };
+    let slots: Vec<_> = info
+        .entries
+        .iter()
+        .map(|e| format!("{:?} {}", e.kind, e.arch))
+        .collect();
+    assert_eq!(slots, ["Ptx sm_90"]);
+
+    let run = link(&[], "saxpy.ptx");
+    assert_eq!(run.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&run.stderr).contains("--ptx for PTX alone"));
+
+    let run = link(&["--ptx"], "saxpy.ptx");
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let ptx = std::fs::read_to_string(dir.path().join("saxpy.ptx")).unwrap();
+    assert!(ptx.contains(".entry saxpy"), "{ptx}");
+}
+
 /// `cuda-link fatbin` packs a cubin and PTX, the PTX put in a later slot,
 /// zstd-compressed; a cubin named for another arch is refused, exit 1.
 #[test]
