@@ -227,6 +227,10 @@ pub fn test_env(workspace: &Path) -> Vec<(&'static str, PathBuf)> {
             "CUDA_LINK_NVJITLINK_PATH",
             at("nvjitlink13", "nvidia/cu13/lib/libnvJitLink.so.13"),
         ),
+        (
+            "CUDA_LINK_NVVM_PATH",
+            at(NVCC.dir, "nvidia/cu13/lib/libnvvm.so.4"),
+        ),
         ("CUDA_LINK_CUOBJDUMP", cuobjdump(workspace)),
         // nvcc 13, for cuda-build's opt-in nvcc fallback.
         ("CUDA_LINK_NVCC", at(NVCC.dir, NVCC.marker)),
