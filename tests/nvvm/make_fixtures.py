@@ -12,10 +12,16 @@ Each kernel's folder holds `module.N.ll` (numba's modules, in the order it
 added them), `options.txt` (one option a line) and `numba.ptx` (what numba
 made of them, for comparison). libdevice is not kept: numba lazily adds the
 one beside libNVVM, as cuda-compile does.
+
+`records/module.0.bc` is the same module as bitcode, as cuda.core's
+`Program(code_type="nvvm")` takes it, written by LLVM 14's `llvm-as` when
+one is on `PATH` (both libNVVM majors read it).
 """
 
 import math
 import os
+import shutil
+import subprocess
 import sys
 
 import numpy as np
@@ -151,6 +157,10 @@ def main(out_dir):
         with open(os.path.join(folder, "numba.ptx"), "w") as f:
             f.write(ptx)
         print(name, len(modules), "modules", options)
+    llvm_as = shutil.which("llvm-as-14") or shutil.which("llvm-as")
+    if llvm_as:
+        records = os.path.join(out_dir, "records", "module.0")
+        subprocess.run([llvm_as, records + ".ll", "-o", records + ".bc"], check=True)
 
 
 if __name__ == "__main__":

@@ -78,6 +78,13 @@ pub fn nvvm_libraries() -> Vec<(u32, PathBuf)> {
         .collect()
 }
 
+/// numba's `records` module as bitcode (`llvm-as` of `module.0.ll`; see
+/// `tests/nvvm/make_fixtures.py`).
+pub fn numba_bitcode() -> Vec<u8> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("nvvm/numba/records/module.0.bc");
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
 /// The NVVM IR numba-cuda made of one kernel of `nvvm/numba/`
 /// (`nvvm/make_fixtures.py`): its modules as `(file name, bytes)`, in the
 /// order numba added them, and the PTX numba made of them.

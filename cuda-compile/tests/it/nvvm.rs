@@ -8,7 +8,7 @@ use cuda_compile::{CompileError, Libdevice, NvvmCompiler, NvvmOptions, NvvmProgr
 use cuda_link::inspect::Contents;
 use cuda_link::nvvm::{Nvvm, NvvmFailure};
 use cuda_link::{Arch, Isolation, LinkCache, ObjectKind};
-use cuda_link_tests::{NUMBA_KERNELS, numba_kernel, nvvm_libraries, serial};
+use cuda_link_tests::{NUMBA_KERNELS, numba_bitcode, numba_kernel, nvvm_libraries, serial};
 
 fn program(kernel: &str) -> NvvmProgram {
     let (modules, _) = numba_kernel(kernel);
@@ -53,6 +53,33 @@ fn numba_kernels_to_ptx_and_ltoir_with_both_majors() {
                 };
                 assert_eq!(header.arch, Arch::sm(sm), "NVVM {major}, {kernel}");
             }
+        }
+    }
+}
+
+/// Bitcode, as cuda.core's `code_type="nvvm"` takes it: numba's records
+/// module through `llvm-as`, to the same kernel as its text, both majors,
+/// compute_90 and compute_100.
+#[test]
+fn bitcode_compiles_as_its_text_does() {
+    let _serial = serial();
+    for (major, compiler) in compilers() {
+        for sm in [90, 100] {
+            let options = NvvmOptions::for_arch(Arch::sm(sm));
+            let program = NvvmProgram::new("records.bc")
+                .module(numba_bitcode(), "records.bc")
+                .unwrap();
+            let ptx = compiler
+                .compile(&program, Target::Ptx, &options)
+                .unwrap_or_else(|e| panic!("NVVM {major}, sm_{sm}: {e:?}"));
+            let from_text = compiler
+                .compile(&self::program("records"), Target::Ptx, &options)
+                .unwrap();
+            assert_eq!(
+                ptx.code.inspect().unwrap().kernels(),
+                from_text.code.inspect().unwrap().kernels(),
+                "NVVM {major}, sm_{sm}"
+            );
         }
     }
 }

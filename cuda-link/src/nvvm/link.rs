@@ -84,13 +84,17 @@ impl Linker {
             .collect::<Vec<_>>()
             .join(", ");
         let lib = self.nvvm(&names)?;
-        // Needed when an input calls it, or is bitcode, which may.
-        let libdevice = match ir
-            .iter()
-            .any(|input| super::calls_libdevice(input) != Some(false))
-        {
-            true => Some(libdevice_for(&lib, &names)?),
-            false => None,
+        // Needed when a text input calls it. Bitcode may: linked when
+        // found, as NvvmProgram does; nvJitLink names any `__nv_*` left.
+        let calls: Vec<Option<bool>> = ir.iter().map(|i| super::calls_libdevice(i)).collect();
+        let libdevice = if calls.contains(&Some(true)) {
+            Some(libdevice_for(&lib, &names)?)
+        } else if calls.contains(&None) {
+            nvvm_sys::libdevice_beside(lib.path())
+                .and_then(|path| super::read_libdevice(&path).ok())
+                .map(|(bytes, _)| bytes)
+        } else {
+            None
         };
         let modules: Vec<ObjectCode> = ir.iter().map(|input| (*input).clone()).collect();
         let options = vec![format!("-arch={}", arch.compute()), "-gen-lto".to_owned()];

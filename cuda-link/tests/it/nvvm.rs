@@ -11,7 +11,8 @@ use cuda_link::{
     Arch, Isolation, LinkError, Linker, LinkerOptions, ObjectCode, ObjectKind, OutputKind,
 };
 use cuda_link_tests::{
-    NUMBA_KERNELS, fixtures, numba_kernel, nvjitlink_libraries, nvvm_libraries, serial,
+    NUMBA_KERNELS, fixtures, numba_bitcode, numba_kernel, nvjitlink_libraries, nvvm_libraries,
+    serial,
 };
 use nvjitlink_sys::NvJitLink;
 
@@ -345,4 +346,42 @@ fn a_replaced_libdevice_is_read_again() {
     let (second, second_digest) = nvvm::read_libdevice(&path).unwrap();
     assert_ne!(first, second);
     assert_ne!(first_digest, second_digest);
+}
+
+/// Bitcode may call libdevice or not: with none beside libNVVM it links
+/// without, as `NvvmProgram` compiles it; text that calls `__nv_*` still
+/// needs it, and says so.
+#[test]
+fn bitcode_links_without_libdevice_beside_libnvvm() {
+    let _serial = serial();
+    each_pair(|major, nvvm, lib| {
+        // libNVVM alone in a folder: no libdevice beside it.
+        let dir = tempfile::tempdir().unwrap();
+        let alone = dir.path().join(nvvm.path().file_name().unwrap());
+        std::fs::copy(nvvm.path(), &alone).unwrap();
+        assert!(nvvm::libdevice_beside(&alone).is_none());
+        // SAFETY: a copy of the pinned libNVVM wheel's library.
+        let alone = Arc::new(unsafe { Nvvm::open(&alone) }.unwrap());
+        let bitcode = ObjectCode::from_bytes(numba_bitcode(), "records.bc").unwrap();
+        assert_eq!(bitcode.kind(), ObjectKind::NvvmIr);
+        let linker = |inputs: &[ObjectCode]| {
+            let mut linker =
+                Linker::with_nvjitlink(Arc::clone(&lib), LinkerOptions::for_arch(Arch::sm(90)))
+                    .unwrap()
+                    .with_nvvm(Arc::clone(&alone));
+            linker.add_many(inputs).unwrap();
+            linker.link(OutputKind::Cubin).map_err(Box::new)
+        };
+        let cubin =
+            linker(std::slice::from_ref(&bitcode)).unwrap_or_else(|e| panic!("{major}: {e:?}"));
+        let info = cubin.inspect().unwrap();
+        assert!(info.kernels()[0].contains("records"), "{info}");
+
+        let math = modules("math_libdevice").remove(0);
+        let refused = linker(&[math]).unwrap_err();
+        assert!(
+            matches!(*refused, LinkError::NoLibdevice { .. }),
+            "{major}: {refused}"
+        );
+    });
 }
