@@ -331,6 +331,7 @@ fn link_failure(error: LinkError) -> Failure {
         LinkError::NvJitLinkUnavailable(_)
         | LinkError::DriverUnavailable(_)
         | LinkError::NoBackend { .. } => Failure::NoBackend(report(&error)),
+        LinkError::NvvmUnavailable { .. } => Failure::NoBackend(report(&error)),
         _ => Failure::Reported(report(&error)),
     }
 }

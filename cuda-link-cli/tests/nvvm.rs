@@ -147,6 +147,27 @@ fn bad_ir_names_the_file_and_the_log() {
     );
 }
 
+/// No libNVVM is exit 3 for `compile` and `link` alike, as a missing
+/// nvJitLink or NVRTC is.
+#[test]
+fn no_libnvvm_is_exit_3() {
+    let dir = project();
+    for args in [
+        &["compile", "records.ll", "-arch=sm_90", "--ptx"][..],
+        &["link", "records.ll", "-arch=sm_90", "-o", "records.cubin"][..],
+    ] {
+        let output = Command::new(env!("CARGO_BIN_EXE_cuda-link"))
+            .current_dir(dir.path())
+            .env("CUDA_LINK_NVVM_PATH", "/nowhere/libnvvm.so")
+            .args(args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(3), "{args:?}: {stderr}");
+        assert!(stderr.contains("/nowhere/libnvvm.so"), "{args:?}: {stderr}");
+    }
+}
+
 /// What a user of numba's IR reaches for: `-G` for numba's debug build
 /// (optimisation off), PTX of several modules through `link --ptx`,
 /// relocatable LTO-IR that calls a function defined elsewhere, outputs
