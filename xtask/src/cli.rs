@@ -84,6 +84,9 @@ pub enum Command {
         /// Then a second runner through a real redis-server store after a first, and the no-op rebuild
         #[arg(long)]
         runners: bool,
+        /// Only the numbers of --pairs and --runners, in the test builds' workspaces an earlier whole run left
+        #[arg(long)]
+        numbers_only: bool,
     },
     /// The CPU test suites under AddressSanitizer
     Sanitize,

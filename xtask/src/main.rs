@@ -80,7 +80,8 @@ fn try_main() -> Result<()> {
             kernels_only,
             pairs,
             runners,
-        } => peer_candle::peer_candle(&workspace, kernels_only, pairs, runners),
+            numbers_only,
+        } => peer_candle::peer_candle(&workspace, kernels_only, pairs, runners, numbers_only),
     }
 }
 

@@ -72,6 +72,7 @@ pub fn peer_candle(
     kernels_only: bool,
     pairs: usize,
     runners: bool,
+    numbers_only: bool,
 ) -> Result<()> {
     redist::ensure(workspace, &[])?;
     let nvcc = redist::install(workspace, &redist::NVCC)?;
@@ -99,6 +100,15 @@ pub fn peer_candle(
         peer: &peer,
         candle_core: &candle_core,
     };
+    if numbers_only {
+        if pairs > 0 && !VARIANTS.iter().all(|v| root.join(v.name).is_dir()) {
+            return Err("--numbers-only --pairs needs the test builds of an earlier \
+                        `cargo xtask peer-candle`"
+                .into());
+        }
+        println!("{}", numbers.measure(pairs, runners)?);
+        return Ok(());
+    }
     // The runners alone build in a target folder of their own.
     if runners && pairs == 0 {
         println!("{}", numbers.measure(0, true)?);
