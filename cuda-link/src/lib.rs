@@ -53,6 +53,7 @@ mod reader;
 mod setter;
 #[cfg(unix)]
 mod streamed;
+mod write;
 
 pub use arch::{Arch, ArchCode, ArchVariant, CodeKind, ParseArchError};
 /// The byte buffer [`ObjectCode`] keeps: a `Vec<u8>` or `String` given to a

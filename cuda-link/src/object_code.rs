@@ -369,7 +369,9 @@ impl ObjectCode {
 
     /// Writes [`as_bytes`](Self::as_bytes) to `path`, replacing it whole: the
     /// bytes go to a temporary file beside it, which is then renamed, so a
-    /// reader never sees half a file.
+    /// reader never sees half a file. A device or a pipe (`/dev/null`) is
+    /// written through, and a link keeps pointing at its file, which is
+    /// replaced.
     ///
     /// # Errors
     /// The I/O error of creating, writing or renaming the file.
@@ -381,23 +383,7 @@ impl ObjectCode {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn write_to(&self, path: impl AsRef<Path>) -> std::io::Result<()> {
-        let path = path.as_ref();
-        let file_name = path
-            .file_name()
-            .map_or_else(Default::default, |n| n.to_os_string());
-        let mut temporary = path.to_path_buf();
-        let mut hidden = std::ffi::OsString::from(".");
-        hidden.push(&file_name);
-        // Unique per process and call: two writers never share a file.
-        static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        hidden.push(format!(".{}-{call}.tmp", std::process::id()));
-        temporary.set_file_name(hidden);
-        std::fs::write(&temporary, self.as_bytes())
-            .and_then(|()| std::fs::rename(&temporary, path))
-            .inspect_err(|_| {
-                let _ = std::fs::remove_file(&temporary);
-            })
+        crate::write::write_whole(path.as_ref(), self.as_bytes())
     }
 
     /// The validated bytes for C code: the only way bytes reach nvJitLink,

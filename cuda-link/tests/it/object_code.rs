@@ -387,6 +387,62 @@ fn objects_write_themselves_and_images_are_bytes() {
     assert!(code.write_to(dir.path().join("missing/k.ptx")).is_err());
 }
 
+/// `write_to` a pipe writes through it, and the pipe stays (a rename would
+/// put a plain file there: as root, over `/dev/null`); through a link, its
+/// file is replaced and the link stays; a link planted at the temporary's
+/// name is passed over, never followed; a folder is an error.
+#[cfg(unix)]
+#[test]
+fn write_to_keeps_pipes_and_links_and_follows_no_planted_link() {
+    use std::os::unix::fs::FileTypeExt as _;
+    let text = b".version 8.0\n.target sm_90\n.address_size 64\n".to_vec();
+    let code = ObjectCode::from_ptx(text.clone(), "k.ptx").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+
+    let pipe = dir.path().join("pipe");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&pipe)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let reader = {
+        let pipe = pipe.clone();
+        std::thread::spawn(move || std::fs::read(pipe).unwrap())
+    };
+    // Unblocks the reader whatever `write_to` did with the pipe.
+    let wrote = code.write_to(&pipe);
+    let kind = std::fs::symlink_metadata(&pipe).unwrap().file_type();
+    assert!(kind.is_fifo(), "the pipe is still a pipe: {kind:?}");
+    wrote.unwrap();
+    assert_eq!(reader.join().unwrap(), text);
+
+    let file = dir.path().join("file.ptx");
+    std::fs::write(&file, b"old").unwrap();
+    let link = dir.path().join("link.ptx");
+    std::os::unix::fs::symlink(&file, &link).unwrap();
+    code.write_to(&link).unwrap();
+    assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+    assert_eq!(std::fs::read(&file).unwrap(), text);
+
+    // Links at the next temporaries' names, to a file that must not change.
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, b"victim").unwrap();
+    let out = dir.path().join("out.ptx");
+    for call in 0..4096 {
+        let planted = dir
+            .path()
+            .join(format!(".out.ptx.{}-{call}.tmp", std::process::id()));
+        let _ = std::os::unix::fs::symlink(&victim, planted);
+    }
+    let _ = code.write_to(&out);
+    assert_eq!(std::fs::read(&victim).unwrap(), b"victim");
+
+    let error = code.write_to(dir.path()).unwrap_err();
+    assert_eq!(error.kind(), std::io::ErrorKind::IsADirectory);
+}
+
 /// An input over the size limit is refused before it is parsed, from
 /// memory and from a file (which is not read). The limit comes from
 /// `CUDA_LINK_MAX_INPUT_BYTES`, read once: checked in a child process.
