@@ -102,9 +102,11 @@ pub fn peer_candle(
     };
     if numbers_only {
         if pairs > 0 && !VARIANTS.iter().all(|v| root.join(v.name).is_dir()) {
-            return Err("--numbers-only --pairs needs the test builds of an earlier \
+            return Err(
+                "--numbers-only --pairs needs the test builds of an earlier \
                         `cargo xtask peer-candle`"
-                .into());
+                    .into(),
+            );
         }
         println!("{}", numbers.measure(pairs, runners)?);
         return Ok(());
