@@ -997,17 +997,7 @@ fn output_through_a_pipe_or_a_link_keeps_it() {
     };
 
     let pipe = dir.path().join("pipe");
-    assert!(
-        Command::new("mkfifo")
-            .arg(&pipe)
-            .status()
-            .unwrap()
-            .success()
-    );
-    let reader = {
-        let pipe = pipe.clone();
-        std::thread::spawn(move || std::fs::read(pipe).unwrap())
-    };
+    let reader = cuda_link_tests::pipe_with_reader(&pipe);
     let run = link_to(&pipe);
     assert!(
         run.status.success(),

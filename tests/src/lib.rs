@@ -78,6 +78,16 @@ pub fn nvvm_libraries() -> Vec<(u32, PathBuf)> {
         .collect()
 }
 
+/// A named pipe made at `path`, and a thread that reads it whole once a
+/// writer opens it (it blocks until then: join it only after checking
+/// that the pipe is still there).
+pub fn pipe_with_reader(path: &Path) -> std::thread::JoinHandle<Vec<u8>> {
+    let made = Command::new("mkfifo").arg(path).status().unwrap();
+    assert!(made.success(), "mkfifo {}", path.display());
+    let path = path.to_path_buf();
+    std::thread::spawn(move || std::fs::read(path).unwrap())
+}
+
 /// numba's `records` module as bitcode (`llvm-as` of `module.0.ll`; see
 /// `tests/nvvm/make_fixtures.py`).
 pub fn numba_bitcode() -> Vec<u8> {

@@ -400,17 +400,7 @@ fn write_to_keeps_pipes_and_links_and_follows_no_planted_link() {
     let dir = tempfile::tempdir().unwrap();
 
     let pipe = dir.path().join("pipe");
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(&pipe)
-            .status()
-            .unwrap()
-            .success()
-    );
-    let reader = {
-        let pipe = pipe.clone();
-        std::thread::spawn(move || std::fs::read(pipe).unwrap())
-    };
+    let reader = cuda_link_tests::pipe_with_reader(&pipe);
     // Unblocks the reader whatever `write_to` did with the pipe.
     let wrote = code.write_to(&pipe);
     let kind = std::fs::symlink_metadata(&pipe).unwrap().file_type();
