@@ -490,7 +490,7 @@ pub(crate) fn run(args: CompileArgs) -> Result<(), Failure> {
             let fatbin = builder
                 .build(path.display().to_string())
                 .map_err(|e| Failure::Reported(report(&e)))?;
-            write(&path, fatbin.as_bytes())?;
+            crate::output::write(&path, fatbin.as_bytes())?;
             written.push((path, lowered.unwrap_or_default()));
         } else {
             for &slot in &slots {
@@ -499,7 +499,7 @@ pub(crate) fn run(args: CompileArgs) -> Result<(), Failure> {
                     compile_file(compiler, &program, slot, &options, &mut warnings)
                 })?;
                 let path = output_path(&args, input, Some(slot), slots.len() > 1);
-                write(&path, code.as_bytes())?;
+                crate::output::write(&path, code.as_bytes())?;
                 written.push((path, code.name_expressions().to_vec()));
             }
         }
@@ -519,7 +519,7 @@ pub(crate) fn run(args: CompileArgs) -> Result<(), Failure> {
                     PathBuf::from(name)
                 });
                 let rule = rule(path, compiler, &program, &options)?;
-                write(&depfile, rule.as_bytes())?;
+                crate::output::write(&depfile, rule.as_bytes())?;
             }
         }
         if args.verbose {
@@ -576,7 +576,7 @@ fn compile_ir(
                 .map_err(|e| Failure::Reported(format!("{}: {}", slot.label(), report(&e))))?;
         } else {
             let path = output_path(args, input, Some(slot), slots.len() > 1);
-            write(&path, code.as_bytes())?;
+            crate::output::write(&path, code.as_bytes())?;
             written.push(path);
         }
     }
@@ -585,7 +585,7 @@ fn compile_ir(
         let fatbin = builder
             .build(path.display().to_string())
             .map_err(|e| Failure::Reported(report(&e)))?;
-        write(&path, fatbin.as_bytes())?;
+        crate::output::write(&path, fatbin.as_bytes())?;
         written.push(path);
     }
     warnings.dedup();
@@ -599,7 +599,7 @@ fn compile_ir(
                 name.push(".d");
                 PathBuf::from(name)
             });
-            write(
+            crate::output::write(
                 &depfile,
                 format!("{}: {}\n", escape(path), escape(input)).as_bytes(),
             )?;
@@ -656,9 +656,4 @@ fn print_rule(
     let rule = rule(target, compiler, program, options)?;
     let _ = say::out(rule.trim_end());
     Ok(())
-}
-
-/// Writes `bytes` to `path` whole (see [`crate::output::Staged`]).
-fn write(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
-    crate::output::stage(path)?.write(bytes, path)
 }

@@ -33,8 +33,8 @@ pub fn run(args: LinkArgs) -> Result<(), Failure> {
     // said before a backend is loaded and before a long link runs.
     let first = inputs.for_arch(arches.first().copied())?;
     Linker::check(&options, &first).map_err(link_failure)?;
-    check_inputs(&args, &options, &first)?;
-    let staged = crate::output::stage(&args.output)?;
+    check_inputs(&args, &options, &first, inputs.has_sources())?;
+    crate::output::check(&args.output)?;
 
     let _context = match options.backend {
         Backend::Driver => Some(DeviceContext::make_current(args.device).map_err(link_failure)?),
@@ -71,7 +71,7 @@ pub fn run(args: LinkArgs) -> Result<(), Failure> {
     if args.verbose && !linker.info_log().trim().is_empty() {
         say::err(linker.info_log().trim_end());
     }
-    staged.write(linked.as_bytes(), &args.output)?;
+    crate::output::write(&args.output, linked.as_bytes())?;
     if let Some(cache) = linker.cache() {
         crate::cache::report(cache, args.verbose);
     }
@@ -274,11 +274,8 @@ fn options(args: &LinkArgs) -> Result<LinkerOptions, Failure> {
     // `compute_XX` alone is PTX for that arch, as nvcc's `-arch=compute_XX`
     // embeds: a fatbin's PTX slot, unless --ptx or --ltoir asks for one
     // output of that kind.
-    let virtual_only = |arch: &str| {
-        arch.get(..8)
-            .is_some_and(|p| p.eq_ignore_ascii_case("compute_"))
-            && !(args.ptx || args.ltoir)
-    };
+    let virtual_only =
+        |arch: &str| matches!(arch.parse(), Ok(LinkTarget::Ptx(_))) && !(args.ptx || args.ltoir);
     match args.arch.as_slice() {
         [one] if targets.is_empty() && !virtual_only(one) => {
             options.arch = Some(crate::parse_arch(one).map_err(Failure::Usage)?);
@@ -342,7 +339,14 @@ fn check_inputs(
     args: &LinkArgs,
     options: &LinkerOptions,
     inputs: &[ObjectCode],
+    has_sources: bool,
 ) -> Result<(), Failure> {
+    // `.cu` inputs are compiled to what each target needs.
+    let ptx_target = options
+        .targets
+        .iter()
+        .find(|t| matches!(t, LinkTarget::Ptx(_)))
+        .filter(|_| !has_sources);
     let arches: Vec<Arch> = match options.arch {
         Some(arch) => vec![arch],
         None => options.targets.iter().map(|t| t.arch()).collect(),
@@ -371,6 +375,14 @@ fn check_inputs(
             return Err(Failure::Usage(format!(
                 "--ptx links LTO-IR into PTX, and {} holds no LTO-IR",
                 input.name()
+            )));
+        }
+        if let (Some(target), false) = (ptx_target, has_ltoir) {
+            return Err(Failure::Usage(format!(
+                "-arch {target} makes PTX, which nvJitLink links from LTO-IR only, and {} \
+                 holds none: pass -arch {} for a cubin",
+                input.name(),
+                target.arch()
             )));
         }
     }

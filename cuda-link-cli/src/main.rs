@@ -380,7 +380,23 @@ pub(crate) enum Failure {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse_from(without_nvcc_host_options(normalise_args(std::env::args())));
+    // nvcc's spellings are read as text: a word that is not UTF-8 (a file
+    // name, say) is refused by name, where `env::args` would panic.
+    let mut words = Vec::new();
+    for word in std::env::args_os() {
+        match word.into_string() {
+            Ok(word) => words.push(word),
+            Err(word) => {
+                say::err(format!(
+                    "cuda-link: {} is not UTF-8: rename it, or pass it through a link \
+                     whose name is",
+                    word.to_string_lossy()
+                ));
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let cli = Cli::parse_from(without_nvcc_host_options(normalise_args(words)));
     let verbose = match &cli.command {
         Command::Link(args) => args.verbose,
         Command::Compile(args) => args.verbose,

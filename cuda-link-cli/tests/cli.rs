@@ -972,11 +972,13 @@ fn multi_arch_to_a_single_output_name_and_a_missing_nvrtc() {
 }
 
 /// `-o` naming a pipe or a device is written through, as compilers do: a
-/// rename would replace it with a plain file (as root, `/dev/null` itself).
-/// `-o` naming a link replaces the file it points to and keeps the link.
+/// rename would replace it with a plain file (as root, `/dev/null` itself),
+/// and so is a path in `/proc` (standard output as `/proc/self/fd/1`). A
+/// link at `-o` (one planted in a shared folder) is replaced, never
+/// followed; a folder is refused before the link.
 #[cfg(unix)]
 #[test]
-fn output_through_a_pipe_or_a_link_keeps_it() {
+fn output_through_a_pipe_and_over_a_link() {
     use std::os::unix::fs::FileTypeExt as _;
     let Some(ptx) = fixtures::saxpy_ptx() else {
         return;
@@ -1009,21 +1011,67 @@ fn output_through_a_pipe_or_a_link_keeps_it() {
     assert!(kind.is_fifo(), "the pipe is still a pipe: {kind:?}");
     assert_eq!(kernels(reader.join().unwrap()), ["saxpy"]);
 
-    let file = dir.path().join("file.cubin");
-    std::fs::write(&file, b"old").unwrap();
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, b"old").unwrap();
     let link = dir.path().join("link.cubin");
-    std::os::unix::fs::symlink(&file, &link).unwrap();
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
     let run = link_to(&link);
     assert!(
         run.status.success(),
         "{}",
         String::from_utf8_lossy(&run.stderr)
     );
-    assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
-    assert_eq!(kernels(std::fs::read(&file).unwrap()), ["saxpy"]);
+    assert!(!std::fs::symlink_metadata(&link).unwrap().is_symlink());
+    assert_eq!(kernels(std::fs::read(&link).unwrap()), ["saxpy"]);
+    assert_eq!(std::fs::read(&victim).unwrap(), b"old");
+
+    let run = link_to(std::path::Path::new("/proc/self/fd/1"));
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert_eq!(kernels(run.stdout), ["saxpy"]);
 
     let run = link_to(dir.path());
     assert_eq!(run.status.code(), Some(1));
     let said = String::from_utf8_lossy(&run.stderr);
     assert!(said.contains("it is a folder"), "{said}");
+}
+
+/// `-arch compute_90` makes PTX, which nvJitLink links from LTO-IR only:
+/// PTX inputs are refused before the link, with the arch to pass.
+#[test]
+fn a_compute_arch_over_ptx_names_the_sm_arch() {
+    let Some(ptx) = fixtures::saxpy_ptx() else {
+        return;
+    };
+    let (dir, input) = temp_file("saxpy.ptx", &ptx);
+    for arch in ["compute_90", "sm_90,compute_90"] {
+        let run = cuda_link()
+            .args(["link", "-arch", arch, "-o"])
+            .arg(dir.path().join("out.fatbin"))
+            .arg(&input)
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(2), "{arch}: {said}");
+        assert!(said.contains("pass -arch sm_90"), "{arch}: {said}");
+    }
+}
+
+/// A word that is not UTF-8 is refused by name, not a panic.
+#[cfg(unix)]
+#[test]
+fn a_word_that_is_not_utf8_is_refused() {
+    use std::os::unix::ffi::OsStrExt as _;
+    let run = cuda_link()
+        .args(["fatbin", "-o"])
+        .arg(std::ffi::OsStr::from_bytes(b"x\xff.fatbin"))
+        .arg("in.ptx")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{said}");
+    assert!(said.contains("is not UTF-8"), "{said}");
 }

@@ -85,6 +85,7 @@ pub use object_code::{ObjectCode, ValidatedImage};
 pub use ptx::{ParsePtxIsaError, PtxIsa};
 #[cfg(unix)]
 pub use streamed::inspect_path;
+pub use write::{check_writable, write_whole};
 
 /// Backend handles open right now, across all linkers: a leak check for
 /// tests, not part of the API.

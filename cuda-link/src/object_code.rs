@@ -370,8 +370,7 @@ impl ObjectCode {
     /// Writes [`as_bytes`](Self::as_bytes) to `path`, replacing it whole: the
     /// bytes go to a temporary file beside it, which is then renamed, so a
     /// reader never sees half a file. A device or a pipe (`/dev/null`) is
-    /// written through, and a link keeps pointing at its file, which is
-    /// replaced.
+    /// written through; see [`write_whole`](crate::write_whole).
     ///
     /// # Errors
     /// The I/O error of creating, writing or renaming the file.
@@ -383,7 +382,7 @@ impl ObjectCode {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn write_to(&self, path: impl AsRef<Path>) -> std::io::Result<()> {
-        crate::write::write_whole(path.as_ref(), self.as_bytes())
+        crate::write_whole(path, self.as_bytes())
     }
 
     /// The validated bytes for C code: the only way bytes reach nvJitLink,

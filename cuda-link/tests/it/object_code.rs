@@ -388,12 +388,12 @@ fn objects_write_themselves_and_images_are_bytes() {
 }
 
 /// `write_to` a pipe writes through it, and the pipe stays (a rename would
-/// put a plain file there: as root, over `/dev/null`); through a link, its
-/// file is replaced and the link stays; a link planted at the temporary's
-/// name is passed over, never followed; a folder is an error.
+/// put a plain file there: as root, over `/dev/null`); a link at the path
+/// (one planted in a shared folder) is replaced, never followed; a folder
+/// is an error.
 #[cfg(unix)]
 #[test]
-fn write_to_keeps_pipes_and_links_and_follows_no_planted_link() {
+fn write_to_keeps_pipes_and_follows_no_link() {
     use std::os::unix::fs::FileTypeExt as _;
     let text = b".version 8.0\n.target sm_90\n.address_size 64\n".to_vec();
     let code = ObjectCode::from_ptx(text.clone(), "k.ptx").unwrap();
@@ -408,26 +408,28 @@ fn write_to_keeps_pipes_and_links_and_follows_no_planted_link() {
     wrote.unwrap();
     assert_eq!(reader.join().unwrap(), text);
 
-    let file = dir.path().join("file.ptx");
-    std::fs::write(&file, b"old").unwrap();
-    let link = dir.path().join("link.ptx");
-    std::os::unix::fs::symlink(&file, &link).unwrap();
-    code.write_to(&link).unwrap();
-    assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
-    assert_eq!(std::fs::read(&file).unwrap(), text);
-
-    // Links at the next temporaries' names, to a file that must not change.
     let victim = dir.path().join("victim");
     std::fs::write(&victim, b"victim").unwrap();
-    let out = dir.path().join("out.ptx");
-    for call in 0..4096 {
-        let planted = dir
-            .path()
-            .join(format!(".out.ptx.{}-{call}.tmp", std::process::id()));
-        let _ = std::os::unix::fs::symlink(&victim, planted);
-    }
-    let _ = code.write_to(&out);
+    let link = dir.path().join("link.ptx");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    code.write_to(&link).unwrap();
+    assert!(!std::fs::symlink_metadata(&link).unwrap().is_symlink());
+    assert_eq!(std::fs::read(&link).unwrap(), text);
     assert_eq!(std::fs::read(&victim).unwrap(), b"victim");
+    // Dangling: nothing is made where it points.
+    let dangling = dir.path().join("dangling.ptx");
+    std::os::unix::fs::symlink(dir.path().join("made"), &dangling).unwrap();
+    code.write_to(&dangling).unwrap();
+    assert!(!dir.path().join("made").exists());
+    assert_eq!(std::fs::read(&dangling).unwrap(), text);
+    assert!(cuda_link::check_writable(dir.path().join("new.ptx")).is_ok());
+    assert!(cuda_link::check_writable(dir.path().join("missing/k.ptx")).is_err());
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
 
     let error = code.write_to(dir.path()).unwrap_err();
     assert_eq!(error.kind(), std::io::ErrorKind::IsADirectory);
