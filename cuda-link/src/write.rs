@@ -31,8 +31,13 @@ pub fn write_whole(path: impl AsRef<Path>, bytes: &[u8]) -> std::io::Result<()> 
         return out.flush();
     }
     let (temporary, mut file) = new_temporary(path)?;
-    let written = file
-        .write_all(bytes)
+    // A file replaced keeps its mode, as one truncated in place would.
+    let kept_mode = match std::fs::symlink_metadata(path) {
+        Ok(old) if old.is_file() => file.set_permissions(old.permissions()),
+        _ => Ok(()),
+    };
+    let written = kept_mode
+        .and_then(|()| file.write_all(bytes))
         .and_then(|()| file.sync_all())
         .and_then(|()| std::fs::rename(&temporary, path));
     if written.is_err() {
@@ -59,6 +64,10 @@ pub fn check_writable(path: impl AsRef<Path>) -> std::io::Result<()> {
 /// Whether `path` is written through rather than replaced; a folder is an
 /// error.
 fn writes_through(path: &Path) -> std::io::Result<bool> {
+    // `out/` names a folder, whether or not one is there.
+    if path.as_os_str().to_string_lossy().ends_with('/') {
+        return Err(is_a_folder());
+    }
     let special = || {
         let parent = match path.parent() {
             Some(parent) if !parent.as_os_str().is_empty() => parent,

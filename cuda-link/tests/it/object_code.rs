@@ -422,6 +422,21 @@ fn write_to_keeps_pipes_and_follows_no_link() {
     code.write_to(&dangling).unwrap();
     assert!(!dir.path().join("made").exists());
     assert_eq!(std::fs::read(&dangling).unwrap(), text);
+    // A file replaced keeps its mode; `name/` is a folder's name.
+    let private = dir.path().join("private.ptx");
+    std::fs::write(&private, b"old").unwrap();
+    std::fs::set_permissions(
+        &private,
+        std::os::unix::fs::PermissionsExt::from_mode(0o600),
+    )
+    .unwrap();
+    code.write_to(&private).unwrap();
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(&private).unwrap().permissions(),
+    );
+    assert_eq!(mode & 0o777, 0o600);
+    let slash = dir.path().join("new.ptx/");
+    assert!(cuda_link::check_writable(&slash).is_err());
     assert!(cuda_link::check_writable(dir.path().join("new.ptx")).is_ok());
     assert!(cuda_link::check_writable(dir.path().join("missing/k.ptx")).is_err());
     let leftovers: Vec<_> = std::fs::read_dir(dir.path())
