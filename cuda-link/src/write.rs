@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 ///   followed), which is renamed onto `path`. A reader never sees half a
 ///   file, a failed write leaves the old one, and a link (one planted in
 ///   a shared folder too) is replaced, never written through.
-/// - A device or a pipe, and any path in `/dev` or `/proc`
+/// - A device or a pipe, and any name in `/dev` or under `/proc`
 ///   (`/dev/null`, `/dev/stdout`, `/proc/self/fd/3`): written through, as
 ///   a shell's `>` does. A rename would put a plain file in its place: as
 ///   root, over `/dev/null` itself.
@@ -73,8 +73,10 @@ fn writes_through(path: &Path) -> std::io::Result<bool> {
             Some(parent) if !parent.as_os_str().is_empty() => parent,
             _ => Path::new("."),
         };
+        // `/dev` itself, not a shared folder under it (`/dev/shm`), where a
+        // link may have been planted.
         std::fs::canonicalize(parent)
-            .is_ok_and(|folder| folder.starts_with("/dev") || folder.starts_with("/proc"))
+            .is_ok_and(|folder| folder == Path::new("/dev") || folder.starts_with("/proc"))
     };
     match std::fs::symlink_metadata(path) {
         Ok(found) if found.is_dir() => Err(is_a_folder()),
@@ -93,7 +95,7 @@ fn is_a_folder() -> std::io::Error {
     std::io::Error::new(std::io::ErrorKind::IsADirectory, "it is a folder")
 }
 
-/// A new file beside `path`, `.cuda-link-{pid}-{n}.tmp` (a fixed length,
+/// A new file beside `path`, `.cuda-link-{pid}-{seed}-{n}.tmp` (a fixed length,
 /// whatever the output's name), created with `O_EXCL`, 0666 less the
 /// umask as any output: a name taken, by another writer or a planted
 /// link, is passed over.
