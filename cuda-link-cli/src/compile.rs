@@ -232,12 +232,23 @@ pub(crate) fn slots(
         });
     }
     for gencode in gencodes {
-        let targets = cuda_link::LinkTarget::parse_gencode(gencode).map_err(|_| {
-            Failure::Usage(format!(
-                "-gencode {gencode}: expected arch=compute_XX,code=[sm_XX,compute_XX]"
-            ))
-        })?;
-        for target in targets {
+        let parsed =
+            cuda_link::Gencode::parse(gencode).map_err(|e| Failure::Usage(e.to_string()))?;
+        // nvcc compiles such a slot at the virtual arch and assembles its
+        // PTX for the other; compiled at the slot's own arch instead,
+        // `__CUDA_ARCH__` would differ, silently.
+        if let Some(other) = parsed.assembled_for_another_arch().next() {
+            return Err(Failure::Usage(format!(
+                "-gencode {gencode}: code for {} compiled as {} is not made here; pass \
+                 arch={},code={other} (its __CUDA_ARCH__ is {}0), or -arch {}",
+                other.arch(),
+                parsed.virtual_arch.compute(),
+                other.arch().compute(),
+                other.arch().sm,
+                parsed.virtual_arch,
+            )));
+        }
+        for target in parsed.targets {
             let spelt = match target {
                 cuda_link::LinkTarget::Cubin(_) => Target::Cubin,
                 cuda_link::LinkTarget::Ptx(_) => Target::Ptx,

@@ -265,11 +265,8 @@ fn options(args: &LinkArgs) -> Result<LinkerOptions, Failure> {
     // One arch links one output; several, or -gencode, link a fatbin.
     let mut targets = Vec::new();
     for gencode in &args.gencode {
-        targets.extend(LinkTarget::parse_gencode(gencode).map_err(|_| {
-            Failure::Usage(format!(
-                "--gencode {gencode}: expected arch=compute_XX,code=[sm_XX,compute_XX]"
-            ))
-        })?);
+        targets
+            .extend(LinkTarget::parse_gencode(gencode).map_err(|e| Failure::Usage(e.to_string()))?);
     }
     // `compute_XX` alone is PTX for that arch, as nvcc's `-arch=compute_XX`
     // embeds: a fatbin's PTX slot, unless --ptx or --ltoir asks for one

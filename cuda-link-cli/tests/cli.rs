@@ -1075,3 +1075,24 @@ fn a_word_that_is_not_utf8_is_refused() {
     assert_eq!(run.status.code(), Some(2), "{said}");
     assert!(said.contains("is not UTF-8"), "{said}");
 }
+
+/// `-gencode arch=compute_80,code=sm_86` is compiled by nvcc as compute_80
+/// (`__CUDA_ARCH__` 800) and assembled for sm_86: not made here, so it is
+/// refused rather than compiled as sm_86, with what to pass instead.
+#[test]
+fn compile_refuses_a_slot_of_another_arch_than_its_gencode() {
+    let (dir, input) = temp_file(
+        "k.cu",
+        b"__global__ void k(int *p) { *p = __CUDA_ARCH__; }\n",
+    );
+    let run = cuda_link()
+        .current_dir(dir.path())
+        .args(["compile", "-gencode", "arch=compute_80,code=sm_86"])
+        .arg(&input)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{said}");
+    assert!(said.contains("arch=compute_86,code=sm_86"), "{said}");
+    assert!(!dir.path().join("k.cubin").exists());
+}

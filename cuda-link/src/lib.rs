@@ -78,8 +78,8 @@ pub use inspect::Inspection;
 pub use kind::ObjectKind;
 #[cfg(feature = "link")]
 pub use linker::{
-    Backend, DeviceContext, Isolation, LinkError, LinkTarget, Linker, LinkerOptions, NvJitLink,
-    OutputKind, current_device_arch,
+    Backend, DeviceContext, Gencode, GencodeError, Isolation, LinkError, LinkTarget, Linker,
+    LinkerOptions, NvJitLink, OutputKind, current_device_arch,
 };
 pub use object_code::{ObjectCode, ValidatedImage};
 pub use ptx::{ParsePtxIsaError, PtxIsa};

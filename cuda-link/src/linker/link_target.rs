@@ -25,23 +25,108 @@ impl LinkTarget {
     }
 
     /// Every target of one nvcc `-gencode` value,
-    /// `arch=compute_80,code=[sm_80,compute_80]` (or `code=sm_80`).
+    /// `arch=compute_80,code=[sm_80,compute_80]` (or `code=sm_80`); see
+    /// [`Gencode::parse`].
     ///
     /// ```
     /// use cuda_link::{Arch, LinkTarget};
     ///
     /// let targets = LinkTarget::parse_gencode("arch=compute_80,code=[sm_80,compute_80]")?;
     /// assert_eq!(targets, [LinkTarget::Cubin(Arch::sm(80)), LinkTarget::Ptx(Arch::sm(80))]);
-    /// # Ok::<(), cuda_link::ParseArchError>(())
+    /// # Ok::<(), cuda_link::GencodeError>(())
     /// ```
-    pub fn parse_gencode(value: &str) -> Result<Vec<LinkTarget>, ParseArchError> {
-        let bad = || ParseArchError(value.to_owned());
-        let code = value
-            .split_once("code=")
-            .map(|(_, code)| code)
-            .ok_or_else(bad)?;
-        let code = code.trim_start_matches('[').trim_end_matches(']');
-        code.split(',').map(str::parse).collect()
+    ///
+    /// # Errors
+    /// As [`Gencode::parse`]'s.
+    pub fn parse_gencode(value: &str) -> Result<Vec<LinkTarget>, GencodeError> {
+        Gencode::parse(value).map(|gencode| gencode.targets)
+    }
+}
+
+/// One nvcc `-gencode` value: the virtual arch its code is compiled for
+/// (`arch=`) and the slots made of it (`code=`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Gencode {
+    /// `arch=compute_XX`: what `__CUDA_ARCH__` is when compiling.
+    pub virtual_arch: Arch,
+    /// `code=`: a cubin per `sm_XX`, PTX per `compute_XX`.
+    pub targets: Vec<LinkTarget>,
+}
+
+/// A `-gencode` value that cannot be read, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("-gencode {value}: {reason}")]
+pub struct GencodeError {
+    /// The value as given.
+    pub value: String,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+impl Gencode {
+    /// Reads `arch=compute_80,code=[sm_80,compute_80]`, with the code list
+    /// bare, in brackets or quoted as Makefiles write it
+    /// (`code=\"sm_80,compute_80\"`).
+    ///
+    /// # Errors
+    /// No `arch=` or `code=`; an `arch=` that is not a virtual arch
+    /// (`compute_XX`), as nvcc says; a code that is not `sm_XX` or
+    /// `compute_XX` (`lto_XX` is no slot: LTO-IR is `-arch lto_XX`); a
+    /// code older than its arch, which nvcc refuses too.
+    pub fn parse(value: &str) -> Result<Self, GencodeError> {
+        let fail = |reason: String| GencodeError {
+            value: value.to_owned(),
+            reason,
+        };
+        let expected = || fail("expected arch=compute_XX,code=[sm_XX,compute_XX]".to_owned());
+        let (arch_part, code_part) = value.split_once("code=").ok_or_else(expected)?;
+        let arch_text = arch_part
+            .trim()
+            .trim_end_matches(',')
+            .strip_prefix("arch=")
+            .ok_or_else(expected)?
+            .trim();
+        let virtual_arch = match arch_text.parse::<ArchCode>() {
+            Ok(code) if code.kind == CodeKind::Compute => code.arch,
+            _ => {
+                return Err(fail(format!(
+                    "arch= takes a virtual arch, compute_XX, not `{arch_text}`"
+                )));
+            }
+        };
+        let list = code_part
+            .trim()
+            .trim_matches(|c| matches!(c, '"' | '\'' | '\\' | '[' | ']'));
+        let targets = list
+            .split(',')
+            .map(|code| {
+                let code = code.trim();
+                let target: LinkTarget = code.parse().map_err(|_| {
+                    fail(format!(
+                        "code={code}: expected sm_XX or compute_XX (LTO-IR is -arch lto_XX)"
+                    ))
+                })?;
+                if !virtual_arch.ir_compatible_with(&target.arch()) {
+                    return Err(fail(format!(
+                        "code={code} cannot run code compiled for arch={arch_text}"
+                    )));
+                }
+                Ok(target)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Gencode {
+            virtual_arch,
+            targets,
+        })
+    }
+
+    /// The slots compiled for an arch other than their own
+    /// (`arch=compute_80,code=sm_86`: `__CUDA_ARCH__` 800, run on sm_86).
+    pub fn assembled_for_another_arch(&self) -> impl Iterator<Item = LinkTarget> + '_ {
+        self.targets
+            .iter()
+            .copied()
+            .filter(|target| target.arch() != self.virtual_arch)
     }
 }
 
@@ -65,6 +150,43 @@ impl fmt::Display for LinkTarget {
         match self {
             LinkTarget::Cubin(arch) => write!(f, "{arch}"),
             LinkTarget::Ptx(arch) => f.write_str(&arch.compute()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gencode_spellings_and_refusals() {
+        let both = [
+            LinkTarget::Cubin(Arch::sm(80)),
+            LinkTarget::Ptx(Arch::sm(80)),
+        ];
+        for spelt in [
+            "arch=compute_80,code=[sm_80,compute_80]",
+            "arch=compute_80,code=sm_80,compute_80",
+            "arch=compute_80,code=\"sm_80,compute_80\"",
+            "arch=compute_80,code=\\\"sm_80,compute_80\\\"",
+        ] {
+            assert_eq!(LinkTarget::parse_gencode(spelt).unwrap(), both, "{spelt}");
+        }
+        let later = Gencode::parse("arch=compute_80,code=[sm_86,compute_80]").unwrap();
+        assert_eq!(later.virtual_arch, Arch::sm(80));
+        assert_eq!(
+            later.assembled_for_another_arch().collect::<Vec<_>>(),
+            [LinkTarget::Cubin(Arch::sm(86))]
+        );
+        for (refused, why) in [
+            ("code=sm_90", "expected arch="),
+            ("arch=sm_90,code=sm_90", "virtual arch"),
+            ("arch=compute_90,code=sm_80", "cannot run"),
+            ("arch=compute_90,code=lto_90", "-arch lto_XX"),
+            ("arch=compute_90", "expected arch="),
+        ] {
+            let error = Gencode::parse(refused).unwrap_err();
+            assert!(error.to_string().contains(why), "{refused}: {error}");
         }
     }
 }

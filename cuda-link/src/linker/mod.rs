@@ -23,7 +23,7 @@ pub use driver::current_device_arch;
 pub use error::LinkError;
 #[cfg(all(feature = "nvvm", unix))]
 pub(crate) use isolated::compile_nvvm as compile_nvvm_isolated;
-pub use link_target::LinkTarget;
+pub use link_target::{Gencode, GencodeError, LinkTarget};
 pub use nvjitlink_sys::NvJitLink;
 pub use options::{Backend, Isolation, LinkerOptions, OutputKind};
 
