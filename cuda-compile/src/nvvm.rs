@@ -153,7 +153,9 @@ impl NvvmProgram {
     /// Relocatable code, as `-rdc=true` makes of C++: any function it
     /// calls and does not define is left for a later link (nvJitLink
     /// names the ones no input defines), not refused here. Definitions
-    /// dropped for module order are still refused.
+    /// dropped for module order are still refused. Its outputs are PTX
+    /// and LTO-IR: a cubin, which nvJitLink makes executable, is
+    /// [`CompileError::InvalidOption`].
     pub fn relocatable(mut self, on: bool) -> Self {
         self.relocatable = on;
         self.digest = OnceLock::new();
@@ -360,6 +362,17 @@ impl NvvmCompiler {
             return Err(CompileError::InvalidOption {
                 option: "modules",
                 detail: format!("{}: an NVVM program needs a module", program.name),
+            });
+        }
+        // nvJitLink, which assembles the cubin, makes executables only.
+        if program.relocatable && target == Target::Cubin {
+            return Err(CompileError::InvalidOption {
+                option: "relocatable",
+                detail: format!(
+                    "{}: a relocatable NVVM program is compiled to PTX or LTO-IR for a later \
+                     link; a cubin of it would need that link",
+                    program.name
+                ),
             });
         }
         let arch = options

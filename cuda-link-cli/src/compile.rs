@@ -464,6 +464,13 @@ pub(crate) fn run(args: CompileArgs) -> Result<(), Failure> {
             Source::Nvvm(program) => {
                 // `-rdc=true` / `-dc`: calls left for a later link.
                 let relocatable = args.rdc.or(args.dc.then_some(true)).unwrap_or(false);
+                if relocatable && slots.iter().any(|slot| slot.target == Target::Cubin) {
+                    return Err(Failure::Usage(format!(
+                        "{}: -rdc/-dc NVVM IR compiles to --ptx or --ltoir for a later link \
+                         (nvJitLink, which makes cubins of NVVM IR, makes executables only)",
+                        input.display()
+                    )));
+                }
                 let program = program.relocatable(relocatable);
                 compile_ir(&args, &slots, &compilers, input, &program, &nvvm_options)?;
                 continue;

@@ -40,7 +40,7 @@ NVVM IR (.ll text, .bc bitcode, as numba-cuda writes it) compiles with
 libNVVM the same ways, libdevice linked when the IR calls it; -O0 to -O3
 is libNVVM's -opt (-G turns it off, as numba's debug builds do), and
 -rdc=true or -dc leaves calls to functions it does not define for a
-later link. libNVVM is found through CUDA_LINK_NVVM_PATH, a
+later link (to --ptx or --ltoir). libNVVM is found through CUDA_LINK_NVVM_PATH, a
 toolkit's nvvm/lib64, or the wheels nvidia-nvvm (13.x) and
 nvidia-cuda-nvcc-cu12 (12.x). `link` takes NVVM IR too.";
 

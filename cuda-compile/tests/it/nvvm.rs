@@ -84,6 +84,33 @@ fn bitcode_compiles_as_its_text_does() {
     }
 }
 
+/// A relocatable program's cubin would need the later link it is made
+/// for: refused by name; its LTO-IR is made.
+#[test]
+fn a_relocatable_program_makes_no_cubin() {
+    let _serial = serial();
+    for (major, compiler) in compilers() {
+        let options = NvvmOptions::for_arch(Arch::sm(90));
+        let program = NvvmProgram::new("m0.ll")
+            .module(numba_kernel("device_functions").0[0].1.clone(), "m0.ll")
+            .unwrap()
+            .relocatable(true);
+        let refused = compiler.compile(&program, Target::Cubin, &options);
+        assert!(
+            matches!(
+                refused,
+                Err(CompileError::InvalidOption {
+                    option: "relocatable",
+                    ..
+                })
+            ),
+            "NVVM {major}: {refused:?}"
+        );
+        let ltoir = compiler.compile(&program, Target::Ltoir, &options).unwrap();
+        assert_eq!(ltoir.code.kind(), ObjectKind::Ltoir);
+    }
+}
+
 #[test]
 fn a_cubin_through_nvjitlink_and_a_repeat_from_the_caches() {
     let _serial = serial();
