@@ -114,7 +114,7 @@ pub enum Reason {
         abi_version: u8,
     },
     /// An ELF that is not EM_CUDA was offered as a cubin.
-    #[error("ELF machine {machine} is not EM_CUDA (190); host objects go through from_object")]
+    #[error("ELF machine {machine} is not EM_CUDA (190): a host ELF, not a cubin")]
     NotEmCuda {
         /// e_machine.
         machine: u16,

@@ -170,7 +170,9 @@ impl ObjectCode {
     }
 
     /// Reads a file; the kind comes from the bytes first, the extension
-    /// second (for bytes that match no magic, e.g. PTX with odd headers).
+    /// second for text kinds (PTX with odd headers, NVVM IR without a
+    /// `target` line). Binary kinds have magic: bytes without it are
+    /// [`Reason::Unrecognized`], whatever the name says.
     ///
     /// The file is read into memory rather than mapped: a file truncated
     /// while mapped would fault the process.
@@ -208,6 +210,7 @@ impl ObjectCode {
                 .extension()
                 .and_then(|e| e.to_str())
                 .and_then(ObjectKind::from_extension)
+                .filter(|kind| matches!(kind, ObjectKind::Ptx | ObjectKind::NvvmIr))
                 .ok_or_else(|| ObjectError::new(&name, reason))?,
         };
         Self::validated(kind, data.into(), name)

@@ -256,6 +256,13 @@ fn from_path_reads_and_detects() {
     let code = ObjectCode::from_path(&path).unwrap();
     assert_eq!(code.kind(), ObjectKind::Ptx);
     assert_eq!(code.name(), path.display().to_string());
+    // A binary kind's name does not make bytes without its magic one:
+    // they are unrecognized, not a cubin with a nonsense ELF machine.
+    for name in ["noise.cubin", "noise.fatbin", "noise.ltoir"] {
+        let (_dir, path) = temp_file(name, &[0x5a; 3000]);
+        let err = ObjectCode::from_path(&path).unwrap_err();
+        assert_eq!(err.reason, Reason::Unrecognized, "{name}: {err}");
+    }
 }
 
 #[test]
