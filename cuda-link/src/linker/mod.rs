@@ -60,6 +60,18 @@ impl Drop for LiveHandle {
     }
 }
 
+/// An arch nvJitLink can be given: on a one-digit SM (`-arch=sm_9`) it
+/// prints "Unknown arch name" and ends the process, its caller's too.
+fn check_arch(arch: Arch) -> Result<(), LinkError> {
+    if arch.sm >= 10 {
+        return Ok(());
+    }
+    Err(LinkError::InvalidOption {
+        option: "arch",
+        detail: format!("sm_{} is no GPU architecture (sm_{}0?)", arch.sm, arch.sm),
+    })
+}
+
 /// Option strings as C strings; one with a NUL byte is an invalid `option`.
 fn c_strings(
     strings: &[String],
@@ -257,6 +269,12 @@ impl Linker {
     /// those of nvJitLink. Lets a tool report these on a machine without
     /// the driver or nvJitLink.
     pub fn check(options: &LinkerOptions, inputs: &[ObjectCode]) -> Result<(), LinkError> {
+        let targets = options.targets.iter().map(|target| target.arch());
+        options
+            .arch
+            .into_iter()
+            .chain(targets)
+            .try_for_each(check_arch)?;
         if options.backend == Backend::Driver {
             options.check_driver_options()?;
         }
@@ -417,6 +435,7 @@ impl Linker {
             return Err(LinkError::NoInputs);
         }
         let (Target { arch, lto }, flags) = self.flags_for(output)?;
+        check_arch(arch)?;
         if self.options.ptx && output != OutputKind::Ptx {
             return Err(LinkError::InvalidOption {
                 option: "ptx",

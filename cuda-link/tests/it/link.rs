@@ -313,6 +313,27 @@ fn missing_and_invalid_arch() {
         ));
         // Arches are typed: a bad one never reaches a linker.
         assert!("gfx90a".parse::<Arch>().is_err());
+        // nvJitLink ends the process on a one-digit SM ("Unknown arch
+        // name"): refused before it is called, in this process too.
+        for options in [
+            LinkerOptions::for_arch(Arch::sm(9)),
+            LinkerOptions::default().targets([cuda_link::LinkTarget::Cubin(Arch::sm(9))]),
+        ] {
+            let options = options.isolation(cuda_link::Isolation::InProcess);
+            let ptx = linker.inputs()[0].clone();
+            assert!(matches!(
+                Linker::check(&options, std::slice::from_ref(&ptx)),
+                Err(LinkError::InvalidOption { option: "arch", .. })
+            ));
+            let mut tiny = self::linker(&lib, options);
+            tiny.add(&ptx).unwrap();
+            let refused = match tiny.options().targets.is_empty() {
+                true => tiny.link(OutputKind::Cubin).map(drop),
+                false => tiny.link_fatbin().map(drop),
+            };
+            let said = cuda_link::Report(&refused.unwrap_err()).to_string();
+            assert!(said.contains("sm_9 is no GPU architecture"), "{said}");
+        }
     });
 }
 
