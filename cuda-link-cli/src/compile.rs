@@ -167,7 +167,8 @@ pub(crate) struct CompileArgs {
     /// line each, for `Library::kernel` or the driver.
     #[arg(long = "name-expression", value_name = "EXPRESSION")]
     pub(crate) name_expressions: Vec<String>,
-    /// Print a make rule of each input's includes and compile nothing.
+    /// Print a make rule of each input's includes and compile nothing
+    /// (into `--MF`'s file or `-o`'s, when given, as nvcc's `-M`).
     #[arg(short = 'M')]
     pub(crate) make_deps_only: bool,
     /// Also write a make rule of the includes, beside the output
@@ -432,6 +433,16 @@ pub(crate) fn run(args: CompileArgs) -> Result<(), Failure> {
             "no target: pass -arch sm_XX or -gencode".into(),
         ));
     }
+    if let Some(file) = &args.make_deps_file {
+        if !(args.make_deps || args.make_deps_only) {
+            return Err(Failure::Usage(format!(
+                "--MF {} names the rule file of -MD or -M: add one",
+                file.display()
+            )));
+        }
+        // Said before the compile, not after it.
+        crate::output::check(file)?;
+    }
     let mut options = args.flags.apply(ProgramOptions::default());
     options.relocatable_device_code = args.rdc.or(args.dc.then_some(true));
     options.lineinfo = args.lineinfo;
@@ -485,8 +496,8 @@ pub(crate) fn run(args: CompileArgs) -> Result<(), Failure> {
             });
         if args.make_deps_only {
             let first = (!args.fatbin).then_some(slots[0]);
-            let target = output_path(&args, input, first, slots.len() > 1);
-            print_rule(&target, compiler, &program, &options)?;
+            let target = default_output_path(input, first, slots.len() > 1);
+            emit_rule(&args, &rule(&target, compiler, &program, &options)?)?;
             continue;
         }
         let mut warnings = Vec::new();
@@ -568,16 +579,13 @@ fn compile_ir(
             input.display()
         )));
     }
-    let escape = |path: &Path| path.display().to_string().replace(' ', "\\ ");
     if args.make_deps_only {
-        let target = output_path(
+        let first = (!args.fatbin).then_some(slots[0]);
+        let target = default_output_path(input, first, slots.len() > 1);
+        return emit_rule(
             args,
-            input,
-            (!args.fatbin).then_some(slots[0]),
-            slots.len() > 1,
+            &format!("{}: {}\n", make_escape(&target), make_escape(input)),
         );
-        let _ = say::out(format!("{}: {}", escape(&target), escape(input)));
-        return Ok(());
     }
     let compiler = compilers.nvvm()?;
     let mut warnings = Vec::new();
@@ -619,7 +627,7 @@ fn compile_ir(
             });
             crate::output::write(
                 &depfile,
-                format!("{}: {}\n", escape(path), escape(input)).as_bytes(),
+                format!("{}: {}\n", make_escape(path), make_escape(input)).as_bytes(),
             )?;
         }
         if args.verbose {
@@ -633,9 +641,15 @@ fn compile_ir(
 /// extension (and the arch, when there are several), in the current
 /// folder; `None` is the fatbin.
 fn output_path(args: &CompileArgs, input: &Path, slot: Option<Slot>, several: bool) -> PathBuf {
-    if let Some(output) = &args.output {
-        return output.clone();
+    match &args.output {
+        Some(output) => output.clone(),
+        None => default_output_path(input, slot, several),
     }
+}
+
+/// The output's name without `-o`: also a `-M` rule's target, as nvcc's
+/// names the object whatever `-o` says.
+fn default_output_path(input: &Path, slot: Option<Slot>, several: bool) -> PathBuf {
     let stem = input.file_stem().unwrap_or_default().to_string_lossy();
     PathBuf::from(match slot {
         None => format!("{stem}.fatbin"),
@@ -654,24 +668,37 @@ fn rule(
     let files = compiler
         .included_files(program, options)
         .map_err(compile_failure)?;
-    let escape = |path: &Path| path.display().to_string().replace(' ', "\\ ");
-    let mut text = format!("{}:", escape(target));
+    let mut text = format!("{}:", make_escape(target));
     for file in &files {
         text.push_str(" \\\n  ");
-        text.push_str(&escape(file));
+        text.push_str(&make_escape(file));
     }
     text.push('\n');
     Ok(text)
 }
 
-/// `-M`: the rule on standard output.
-fn print_rule(
-    target: &Path,
-    compiler: &Compiler,
-    program: &Program,
-    options: &ProgramOptions,
-) -> Result<(), Failure> {
-    let rule = rule(target, compiler, program, options)?;
-    let _ = say::out(rule.trim_end());
-    Ok(())
+/// `-M`: the rule into `--MF`'s file, else `-o`'s (as nvcc's `-M -o`),
+/// else on standard output.
+fn emit_rule(args: &CompileArgs, rule: &str) -> Result<(), Failure> {
+    match args.make_deps_file.as_ref().or(args.output.as_ref()) {
+        Some(file) => crate::output::write(file, rule.as_bytes()),
+        None => {
+            let _ = say::out(rule.trim_end());
+            Ok(())
+        }
+    }
+}
+
+/// A path as make reads it: spaces and `#` escaped, `$` doubled.
+fn make_escape(path: &Path) -> String {
+    let mut escaped = String::new();
+    for c in path.display().to_string().chars() {
+        match c {
+            ' ' => escaped.push_str("\\ "),
+            '#' => escaped.push_str("\\#"),
+            '$' => escaped.push_str("$$"),
+            c => escaped.push(c),
+        }
+    }
+    escaped
 }

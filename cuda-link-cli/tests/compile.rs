@@ -184,6 +184,26 @@ fn fatbin_and_depfile() {
         rule.starts_with("k.cubin:") && rule.contains("inc/op.h"),
         "{rule}"
     );
+    // As nvcc's: `-M -o` and `-M --MF` write the rule there, its target
+    // still the object; `--MF` alone is a usage error; `$` is doubled.
+    for flags in [["-o", "deps.d"], ["--MF", "deps.d"]] {
+        let _ = std::fs::remove_file(dir.path().join("deps.d"));
+        let run = run_in(
+            dir.path(),
+            &[&["compile", "-arch", "sm_90", "-M"][..], &flags].concat(),
+        );
+        assert!(run.stdout.is_empty());
+        let rule = std::fs::read_to_string(dir.path().join("deps.d")).unwrap();
+        assert!(rule.starts_with("k.cubin:"), "{flags:?}: {rule}");
+    }
+    let run = run_in(dir.path(), &["compile", "-arch", "sm_90", "--MF", "x.d"]);
+    assert_eq!(run.status.code(), Some(2));
+    succeeded(&run_in(
+        dir.path(),
+        &["compile", "-arch", "sm_90", "-MD", "-o", "o$1.cubin"],
+    ));
+    let rule = std::fs::read_to_string(dir.path().join("o$1.cubin.d")).unwrap();
+    assert!(rule.starts_with("o$$1.cubin:"), "{rule}");
 }
 
 /// `link` takes the same flags for `.cu` inputs and compiles each for
