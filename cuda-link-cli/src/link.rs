@@ -68,7 +68,11 @@ pub fn run(args: LinkArgs) -> Result<(), Failure> {
         })
     }
     .map_err(link_failure)?;
-    if args.verbose && !linker.info_log().trim().is_empty() {
+    // What nvcc users ask for by these flags is in the info log: ptxas's
+    // register counts (`-Xptxas -v`) and the timings (`--time`).
+    let ptxas_verbose = args.xptxas.iter().any(|o| o == "-v" || o == "--verbose");
+    let wants_info = args.verbose || args.time || ptxas_verbose;
+    if wants_info && !linker.info_log().trim().is_empty() {
         say::err(linker.info_log().trim_end());
     }
     crate::output::write(&args.output, linked.as_bytes())?;
@@ -350,19 +354,28 @@ fn check_inputs(
     };
     for input in inputs {
         let info = input.inspect().map_err(|e| Failure::Reported(report(&e)))?;
-        let ptx_info = match &info.contents {
-            Contents::Ptx(ptx) => Some(ptx),
-            _ => None,
+        // PTX and LTO-IR for a later GPU than the link's: nvJitLink's own
+        // words for it are "bad input" and "NVVM_ERROR not found".
+        let (what, made_for): (&str, Vec<Arch>) = match &info.contents {
+            Contents::Ptx(ptx) => (
+                "PTX",
+                ptx.target.iter().filter_map(|t| t.parse().ok()).collect(),
+            ),
+            Contents::Ltoir(header) => ("LTO-IR", vec![header.arch]),
+            _ => ("", Vec::new()),
         };
-        for (arch, ptx) in arches.iter().filter_map(|&arch| Some((arch, ptx_info?))) {
-            for target in ptx.target.iter().filter_map(|t| t.parse::<Arch>().ok()) {
-                if !target.ir_compatible_with(&arch) {
-                    return Err(Failure::Usage(format!(
-                        "{}: PTX for {target} cannot be linked for -arch {arch}: \
-                         pass -arch {target} or newer, or regenerate the PTX",
-                        input.name()
-                    )));
-                }
+        for &arch in &arches {
+            if let Some(target) = made_for.iter().find(|t| !t.ir_compatible_with(&arch)) {
+                // Arch-specific code (`sm_90a`) runs on that arch alone.
+                let or_newer = match target.variant {
+                    cuda_link::ArchVariant::Specific => "",
+                    _ => " or newer",
+                };
+                return Err(Failure::Usage(format!(
+                    "{}: {what} for {target} cannot be linked for -arch {arch}: \
+                     pass -arch {target}{or_newer}, or regenerate the {what}",
+                    input.name()
+                )));
             }
         }
         // NVVM IR is compiled to LTO-IR for the link.

@@ -576,6 +576,19 @@ fn mistakes_are_caught_before_the_backend_loads() {
         stderr.contains("PTX for sm_90 cannot be linked for -arch sm_80"),
         "{stderr}"
     );
+    if let Some(ltoir) = fixtures::saxpy_ltoir() {
+        let (_ltoir_dir, ltoir) = temp_file("saxpy.ltoir", &ltoir);
+        let stderr = no_backend(
+            cuda_link()
+                .args(["link", "-arch", "sm_80", "-o"])
+                .arg(&out)
+                .arg(&ltoir),
+        );
+        assert!(
+            stderr.contains("LTO-IR for sm_90 cannot be linked for -arch sm_80"),
+            "{stderr}"
+        );
+    }
     let stderr = no_backend(
         cuda_link()
             .args(["link", "--ptx", "-arch", "sm_90", "-o"])
@@ -1095,4 +1108,26 @@ fn compile_refuses_a_slot_of_another_arch_than_its_gencode() {
     assert_eq!(run.status.code(), Some(2), "{said}");
     assert!(said.contains("arch=compute_86,code=sm_86"), "{said}");
     assert!(!dir.path().join("k.cubin").exists());
+}
+
+/// nvcc's `-Xptxas -v` and `--time` print what they ask for (ptxas's
+/// function properties, the timings) without `--verbose`.
+#[test]
+fn ptxas_verbose_and_time_print_the_info_log() {
+    let Some(ltoir) = fixtures::saxpy_ltoir() else {
+        return;
+    };
+    let (dir, input) = temp_file("saxpy.ltoir", &ltoir);
+    for flags in [&["-Xptxas", "-v"][..], &["--time"][..]] {
+        let run = cuda_link()
+            .args(["link", "-arch", "sm_90", "--no-cache", "-o"])
+            .arg(dir.path().join("out.cubin"))
+            .args(flags)
+            .arg(&input)
+            .output()
+            .unwrap();
+        let stderr = stderr_of(&run);
+        assert!(run.status.success(), "{stderr}");
+        assert!(!stderr.trim().is_empty(), "{flags:?} printed nothing");
+    }
 }
