@@ -110,6 +110,12 @@ const TABLE: &[Entry] = &[
         meaning: Meaning::Nothing("nvcc's own parallel compiles"),
     },
     Entry {
+        spellings: &["-c", "--compile"],
+        value: Value::None,
+        host_side: true,
+        meaning: Meaning::Nothing("compile without linking, which is all NVRTC does"),
+    },
+    Entry {
         spellings: &["--keep", "-keep"],
         value: Value::None,
         host_side: true,
@@ -415,6 +421,7 @@ mod tests {
             1
         );
         assert_eq!(nvcc_host_option(&["--keep", "k.cu"]).unwrap().0, 1);
+        assert_eq!(nvcc_host_option(&["-c", "k.cu"]).unwrap().0, 1);
         for driver in ["--dryrun", "--resource-usage"] {
             assert_eq!(
                 nvcc_host_option(&[driver, "k.cu"]).unwrap().0,
