@@ -18,8 +18,9 @@ pub(crate) struct FatbinArgs {
     /// (PTX for sm_80 in the sm_90 slot, say); otherwise its own arch.
     #[arg(required = true)]
     pub(crate) inputs: Vec<String>,
-    /// How entries are stored: none, lz4 (nvFatbin's -compress-mode=speed)
-    /// or zstd (default, size, balance). LTO-IR stays plain.
+    /// How entries are stored: none (the default), lz4 (nvFatbin's
+    /// -compress-mode=speed) or zstd (its default, size and balance
+    /// modes). LTO-IR stays plain.
     #[arg(long, value_enum, default_value = "none")]
     pub(crate) compress: CompressArg,
     /// Refuse executable cubins: the fatbin is for linking.

@@ -76,6 +76,7 @@ pub fn run(args: LinkArgs) -> Result<(), Failure> {
         say::err(linker.info_log().trim_end());
     }
     crate::output::write(&args.output, linked.as_bytes())?;
+    warn_of_kernels_not_linked(&args.kernels_used, &linked);
     if let Some(cache) = linker.cache() {
         crate::cache::report(cache, args.verbose);
     }
@@ -316,6 +317,27 @@ fn options(args: &LinkArgs) -> Result<LinkerOptions, Failure> {
     options.split_compile = args.split_compile;
     options.split_compile_extended = args.split_compile_extended;
     Ok(options)
+}
+
+/// `--kernels-used` names no kernel of the output: likely a misspelt or
+/// unmangled name, and every kernel was removed but the ones it names.
+fn warn_of_kernels_not_linked(names: &[String], linked: &ObjectCode) {
+    // A cubin or PTX lists its kernels; LTO-IR and fatbins are not read.
+    if names.is_empty() || !matches!(linked.kind(), ObjectKind::Cubin | ObjectKind::Ptx) {
+        return;
+    }
+    let Ok(inspection) = linked.inspect() else {
+        return;
+    };
+    let kernels = inspection.kernels();
+    for name in names {
+        if !kernels.contains(&name.as_str()) {
+            say::err(format!(
+                "warning: --kernels-used {name} names no kernel of the output (kernels are \
+                 named as linked: mangled, as `cuda-link inspect` lists them)"
+            ));
+        }
+    }
 }
 
 /// A link error in the words of a command-line user.

@@ -1131,3 +1131,28 @@ fn ptxas_verbose_and_time_print_the_info_log() {
         assert!(!stderr.trim().is_empty(), "{flags:?} printed nothing");
     }
 }
+
+/// `--kernels-used` with a name the output lacks (misspelt, or unmangled)
+/// is warned of: nvJitLink removes every kernel but the ones it names.
+#[test]
+fn kernels_used_that_name_nothing_are_warned_of() {
+    let Some(ltoir) = fixtures::saxpy_ltoir() else {
+        return;
+    };
+    let (dir, input) = temp_file("saxpy.ltoir", &ltoir);
+    for (name, warned) in [("nope", true), ("saxpy", false)] {
+        let run = cuda_link()
+            .args(["link", "-arch", "sm_90", "--kernels-used", name, "-o"])
+            .arg(dir.path().join("out.cubin"))
+            .arg(&input)
+            .output()
+            .unwrap();
+        let stderr = stderr_of(&run);
+        assert!(run.status.success(), "{stderr}");
+        assert_eq!(
+            stderr.contains("names no kernel"),
+            warned,
+            "{name}: {stderr}"
+        );
+    }
+}
