@@ -469,6 +469,14 @@ pub(crate) fn run(args: CompileArgs) -> Result<(), Failure> {
         nvrtc: OnceLock::new(),
         nvvm: OnceLock::new(),
     };
+    // A missing input is said before any output is written.
+    if let Some((input, error)) = args
+        .inputs
+        .iter()
+        .find_map(|input| std::fs::metadata(input).err().map(|e| (input, e)))
+    {
+        return Err(Failure::Reported(format!("{}: {error}", input.display())));
+    }
     for input in &args.inputs {
         let program = match Source::read(input)? {
             Source::Cuda(program) => program,

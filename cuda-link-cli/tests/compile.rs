@@ -414,3 +414,22 @@ fn a_shared_store_serves_another_runner() {
     let compiled = ObjectCode::from_path(dir.path().join("k.cubin")).unwrap();
     assert!(kernels(&compiled).contains(&"built_for_90".to_owned()));
 }
+
+/// A missing input is said before anything is compiled or written.
+#[test]
+fn a_missing_input_writes_nothing() {
+    if !have_nvrtc() {
+        return;
+    }
+    let dir = project();
+    let run = cuda_link()
+        .current_dir(dir.path())
+        .args(["compile", "-arch", "sm_90", "-Iinc", "-D", "SCALE=3"])
+        .args(["-expt-relaxed-constexpr", "k.cu", "missing.cu"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("missing.cu"), "{stderr}");
+    assert!(!dir.path().join("k.cubin").exists());
+}

@@ -71,7 +71,7 @@ pub enum Reason {
         "CUDA C++ source, not device code: compile it first, e.g. `nvcc -ptx FILE.cu` (PTX), \
          `nvcc -cubin -arch sm_90 -rdc=true FILE.cu` (cubin) or `nvcc -dc -dlto -arch sm_90 FILE.cu` \
          (LTO-IR in a host object); or in-process with NVRTC: the `cuda-compile` crate, \
-         or `cuda-link link FILE.cu`"
+         or `cuda-link compile FILE.cu` (`cuda-link link FILE.cu` to link it too)"
     )]
     CudaSource,
     /// The leading bytes match no known kind.
