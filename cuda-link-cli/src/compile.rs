@@ -233,22 +233,7 @@ pub(crate) fn slots(
         });
     }
     for gencode in gencodes {
-        let parsed =
-            cuda_link::Gencode::parse(gencode).map_err(|e| Failure::Usage(e.to_string()))?;
-        // nvcc compiles such a slot at the virtual arch and assembles its
-        // PTX for the other; compiled at the slot's own arch instead,
-        // `__CUDA_ARCH__` would differ, silently.
-        if let Some(other) = parsed.assembled_for_another_arch().next() {
-            return Err(Failure::Usage(format!(
-                "-gencode {gencode}: code for {} compiled as {} is not made here; pass \
-                 arch={},code={other} (its __CUDA_ARCH__ is {}0), or -arch {}",
-                other.arch(),
-                parsed.virtual_arch.compute(),
-                other.arch().compute(),
-                other.arch().sm,
-                parsed.virtual_arch,
-            )));
-        }
+        let parsed = gencode_as_compiled(gencode)?;
         for target in parsed.targets {
             let spelt = match target {
                 cuda_link::LinkTarget::Cubin(_) => Target::Cubin,
@@ -267,6 +252,27 @@ pub(crate) fn slots(
         new
     });
     Ok(slots)
+}
+
+/// A `-gencode` for CUDA C++: a slot of another arch than its `arch=`
+/// is refused. nvcc compiles it as the virtual arch and assembles that
+/// PTX for the slot's; compiled as the slot's own arch instead,
+/// `__CUDA_ARCH__` would differ, silently.
+pub(crate) fn gencode_as_compiled(gencode: &str) -> Result<cuda_link::Gencode, Failure> {
+    let parsed = cuda_link::Gencode::parse(gencode).map_err(|e| Failure::Usage(e.to_string()))?;
+    let other = parsed.assembled_for_another_arch().next();
+    match other {
+        None => Ok(parsed),
+        Some(other) => Err(Failure::Usage(format!(
+            "-gencode {gencode}: code for {} compiled as {} is not made here; pass \
+             arch={},code={other} (its __CUDA_ARCH__ is {}0), or -arch {}",
+            other.arch(),
+            parsed.virtual_arch.compute(),
+            other.arch().compute(),
+            other.arch().sm,
+            parsed.virtual_arch,
+        ))),
+    }
 }
 
 /// The compilers of one `compile`, each made when an input first needs

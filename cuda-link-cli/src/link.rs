@@ -364,6 +364,12 @@ fn check_inputs(
     inputs: &[ObjectCode],
     has_sources: bool,
 ) -> Result<(), Failure> {
+    // `.cu` inputs are compiled for each slot, as `compile` does.
+    if has_sources {
+        for gencode in &args.gencode {
+            crate::compile::gencode_as_compiled(gencode)?;
+        }
+    }
     // `.cu` inputs are compiled to what each target needs.
     let ptx_target = options
         .targets

@@ -1108,6 +1108,22 @@ fn compile_refuses_a_slot_of_another_arch_than_its_gencode() {
     assert_eq!(run.status.code(), Some(2), "{said}");
     assert!(said.contains("arch=compute_86,code=sm_86"), "{said}");
     assert!(!dir.path().join("k.cubin").exists());
+    // `link` compiles a .cu input for each slot as `compile` does.
+    let run = cuda_link()
+        .current_dir(dir.path())
+        .args([
+            "link",
+            "-gencode",
+            "arch=compute_80,code=sm_86",
+            "-o",
+            "k.fatbin",
+        ])
+        .arg(&input)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{said}");
+    assert!(said.contains("arch=compute_86,code=sm_86"), "{said}");
 }
 
 /// nvcc's `-Xptxas -v` and `--time` print what they ask for (ptxas's
