@@ -1098,32 +1098,21 @@ fn compile_refuses_a_slot_of_another_arch_than_its_gencode() {
         "k.cu",
         b"__global__ void k(int *p) { *p = __CUDA_ARCH__; }\n",
     );
-    let run = cuda_link()
-        .current_dir(dir.path())
-        .args(["compile", "-gencode", "arch=compute_80,code=sm_86"])
-        .arg(&input)
-        .output()
-        .unwrap();
-    let said = String::from_utf8_lossy(&run.stderr);
-    assert_eq!(run.status.code(), Some(2), "{said}");
-    assert!(said.contains("arch=compute_86,code=sm_86"), "{said}");
-    assert!(!dir.path().join("k.cubin").exists());
     // `link` compiles a .cu input for each slot as `compile` does.
-    let run = cuda_link()
-        .current_dir(dir.path())
-        .args([
-            "link",
-            "-gencode",
-            "arch=compute_80,code=sm_86",
-            "-o",
-            "k.fatbin",
-        ])
-        .arg(&input)
-        .output()
-        .unwrap();
-    let said = String::from_utf8_lossy(&run.stderr);
-    assert_eq!(run.status.code(), Some(2), "{said}");
-    assert!(said.contains("arch=compute_86,code=sm_86"), "{said}");
+    for command in [&["compile"][..], &["link", "-o", "k.fatbin"][..]] {
+        let run = cuda_link()
+            .current_dir(dir.path())
+            .args(command)
+            .args(["-gencode", "arch=compute_80,code=sm_86"])
+            .arg(&input)
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(2), "{command:?}: {said}");
+        assert!(said.contains("arch=compute_86,code=sm_86"), "{said}");
+    }
+    assert!(!dir.path().join("k.cubin").exists());
+    assert!(!dir.path().join("k.fatbin").exists());
 }
 
 /// nvcc's `-Xptxas -v` and `--time` print what they ask for (ptxas's
