@@ -115,12 +115,14 @@ pub enum CompileError {
         #[source]
         failure: Box<cuda_link::nvvm::NvvmFailure>,
     },
-    /// An NVVM program calls libdevice (or is bitcode, which may), and
-    /// none is beside libNVVM.
+    /// An NVVM program needs libdevice (a text module calls it, or
+    /// `Libdevice::Always`), and none is beside libNVVM. Bitcode alone
+    /// compiles without it.
     #[error(
-        "{program} calls libdevice (`__nv_*`), or is bitcode that may, and there is no \
-         nvvm/libdevice/libdevice.10.bc beside libNVVM at {library}: point CUDA_LINK_NVVM_PATH \
-         at a libNVVM of a toolkit or wheel that has one, or give libdevice with Libdevice::Path"
+        "{program} needs libdevice (a module calls `__nv_*`, or Libdevice::Always), and there \
+         is no nvvm/libdevice/libdevice.10.bc beside libNVVM at {library}: point \
+         CUDA_LINK_NVVM_PATH at a libNVVM of a toolkit or wheel that has one, or give libdevice \
+         with Libdevice::Path"
     )]
     NoLibdevice {
         /// The program's name.

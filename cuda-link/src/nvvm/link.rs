@@ -49,9 +49,8 @@ impl Linker {
                 let portable = self.cache().is_some_and(|cache| cache.portable_keys());
                 let file = crate::cache::library_identity(symbol, lib.path(), portable)
                     .unwrap_or_else(|why| format!("{} ({why})", crate::cache::UNIDENTIFIED));
-                let libdevice = nvvm_sys::libdevice_beside(lib.path())
-                    .and_then(|path| super::read_libdevice(&path).ok())
-                    .map_or_else(|| "none".to_owned(), |(_, digest)| digest);
+                let libdevice =
+                    libdevice_found(&lib).map_or_else(|| "none".to_owned(), |(_, digest)| digest);
                 format!(
                     "libNVVM {} | {file} | libdevice {libdevice}",
                     lib.version_string()
@@ -90,9 +89,7 @@ impl Linker {
         let libdevice = if calls.contains(&Some(true)) {
             Some(libdevice_for(&lib, &names)?)
         } else if calls.contains(&None) {
-            nvvm_sys::libdevice_beside(lib.path())
-                .and_then(|path| super::read_libdevice(&path).ok())
-                .map(|(bytes, _)| bytes)
+            libdevice_found(&lib).map(|(bytes, _)| bytes)
         } else {
             None
         };
@@ -135,14 +132,19 @@ impl Linker {
     }
 }
 
-/// libdevice beside `lib`, read once per process.
+/// libdevice beside `lib`, which `input` needs.
 fn libdevice_for(lib: &Nvvm, input: &str) -> Result<Bytes, LinkError> {
-    let missing = || LinkError::NoLibdevice {
-        input: input.to_owned(),
-        library: lib.path().display().to_string(),
-    };
-    let path = nvvm_sys::libdevice_beside(lib.path()).ok_or_else(missing)?;
-    super::read_libdevice(&path)
+    libdevice_found(lib)
         .map(|(bytes, _)| bytes)
-        .map_err(|_| missing())
+        .ok_or_else(|| LinkError::NoLibdevice {
+            input: input.to_owned(),
+            library: lib.path().display().to_string(),
+        })
+}
+
+/// The libdevice beside `lib` and its digest, when there is one that
+/// reads (read again only when its file changes): what the key names and
+/// what a link adds are the same file.
+fn libdevice_found(lib: &Nvvm) -> Option<(Bytes, String)> {
+    nvvm_sys::libdevice_beside(lib.path()).and_then(|path| super::read_libdevice(&path).ok())
 }
