@@ -194,6 +194,10 @@ pub struct NvvmOptions {
     pub debug: bool,
     /// `-generate-line-info`.
     pub line_info: bool,
+    /// The registers a thread may use, when the PTX is assembled to a
+    /// cubin (`-maxrregcount`, numba's `max_registers`). libNVVM takes no
+    /// such limit, so PTX and LTO-IR get it at their link instead.
+    pub max_register_count: Option<u32>,
     /// Where libNVVM runs: by default in a worker process, which a crash
     /// on the IR takes down instead of the caller.
     pub isolation: Isolation,
@@ -210,6 +214,7 @@ impl Default for NvvmOptions {
             fma: None,
             debug: false,
             line_info: false,
+            max_register_count: None,
             isolation: Isolation::process(),
         }
     }
@@ -246,6 +251,12 @@ impl NvvmOptions {
     /// `-generate-line-info`.
     pub fn line_info(mut self, on: bool) -> Self {
         self.line_info = on;
+        self
+    }
+
+    /// The registers a thread may use in a cubin (`-maxrregcount`).
+    pub fn max_register_count(mut self, registers: u32) -> Self {
+        self.max_register_count = Some(registers);
         self
     }
 
@@ -375,13 +386,33 @@ impl NvvmCompiler {
                 ),
             });
         }
+        if let Some(registers) = options.max_register_count
+            && target != Target::Cubin
+        {
+            return Err(CompileError::InvalidOption {
+                option: "max_register_count",
+                detail: format!(
+                    "{}: a limit of {registers} registers applies where PTX is assembled, and \
+                     {} is not: give it to the link or the load (LinkerOptions::\
+                     max_register_count), or compile to a cubin",
+                    program.name,
+                    target.name()
+                ),
+            });
+        }
         let arch = options
             .arch
             .or_else(cuda_link::current_device_arch)
             .ok_or(CompileError::MissingArch)?;
         let args = options.args(arch, target == Target::Ltoir)?;
         let libdevice = self.libdevice(program)?;
-        let key = self.cache_key(program, target, &args, libdevice.as_ref());
+        let key = self.cache_key(
+            program,
+            target,
+            &args,
+            libdevice.as_ref(),
+            options.max_register_count,
+        );
         let memory = MemoryCache::fronts(self.cache.as_deref());
         if let Some(key) = &key
             && let Some(hit) = MemoryCache::load_decoded(self.cache.as_deref(), memory, key, |e| {
@@ -483,6 +514,7 @@ impl NvvmCompiler {
         target: Target,
         args: &[String],
         libdevice: Option<&(Bytes, String)>,
+        max_register_count: Option<u32>,
     ) -> Option<CacheKey> {
         if self.cache.is_none() && !MemoryCache::fronts(None) {
             return None;
@@ -500,8 +532,10 @@ impl NvvmCompiler {
         }
         key.field(program.digest().as_bytes());
         if target == Target::Cubin {
-            // nvJitLink assembles the PTX: its identity decides the cubin.
-            key.field(self.nvjitlink_identity()?.as_bytes());
+            // nvJitLink assembles the PTX: its identity and limit decide
+            // the cubin.
+            key.field(self.nvjitlink_identity()?.as_bytes())
+                .field(format!("maxrregcount {max_register_count:?}").as_bytes());
         }
         Some(key.finish())
     }
@@ -582,6 +616,10 @@ fn cubin(
         .isolation(options.isolation)
         .debug(options.debug)
         .lineinfo(options.line_info);
+    let linker_options = match options.max_register_count {
+        Some(registers) => linker_options.max_register_count(registers),
+        None => linker_options,
+    };
     let mut linker = Linker::new(linker_options).map_err(failed)?;
     linker.add(&ptx).map_err(failed)?;
     let cubin = linker.link(OutputKind::Cubin).map_err(failed)?;

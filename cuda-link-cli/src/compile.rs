@@ -58,6 +58,25 @@ pub(crate) struct CompileFlags {
 }
 
 impl CompileFlags {
+    /// The flags given that only NVRTC reads, as nvcc spells them: NVVM
+    /// IR has no preprocessor and no C++ dialect.
+    pub(crate) fn for_cuda_cxx_only(&self) -> Vec<&'static str> {
+        [
+            (!self.include.is_empty(), "-I"),
+            (!self.isystem.is_empty(), "-isystem"),
+            (!self.define.is_empty(), "-D"),
+            (!self.undefine.is_empty(), "-U"),
+            (!self.pre_include.is_empty(), "--include"),
+            (self.std.is_some(), "-std"),
+            (self.relaxed_constexpr, "--expt-relaxed-constexpr"),
+            (self.extended_lambda, "--expt-extended-lambda"),
+            (!self.xnvrtc.is_empty(), "-Xnvrtc"),
+        ]
+        .into_iter()
+        .filter_map(|(given, flag)| given.then_some(flag))
+        .collect()
+    }
+
     /// These flags on top of `options`.
     pub(crate) fn apply(&self, mut options: ProgramOptions) -> ProgramOptions {
         let paths = self.include.iter().chain(&self.isystem);
@@ -422,6 +441,7 @@ fn nvvm_options(args: &CompileArgs) -> Result<NvvmOptions, Failure> {
     options.prec_div = args.prec_div.or(options.prec_div);
     options.prec_sqrt = args.prec_sqrt.or(options.prec_sqrt);
     options.fma = args.fmad.or(options.fma);
+    options.max_register_count = args.max_register_count;
     Ok(options.debug(args.device_debug).line_info(args.lineinfo))
 }
 
@@ -591,6 +611,29 @@ fn compile_ir(
         return Err(Failure::Usage(format!(
             "{}: --name-expression is for CUDA C++; NVVM IR names its kernels itself",
             input.display()
+        )));
+    }
+    let ignored = args.flags.for_cuda_cxx_only();
+    if !ignored.is_empty() {
+        say::err(format!(
+            "note: {}: {} apply to CUDA C++ and are ignored for NVVM IR",
+            input.display(),
+            ignored.join(", ")
+        ));
+    }
+    if let Some(registers) = args.max_register_count
+        && let Some(slot) = slots.iter().find(|slot| slot.target != Target::Cubin)
+    {
+        return Err(Failure::Usage(format!(
+            "{}: --maxrregcount {registers} is applied where PTX is assembled, and libNVVM's \
+             {} for {} carries no limit: compile to a cubin (-arch sm_XX), or pass it to \
+             `cuda-link link`",
+            input.display(),
+            match slot.target {
+                Target::Ltoir => "LTO-IR",
+                _ => "PTX",
+            },
+            slot.label()
         )));
     }
     if args.make_deps_only {

@@ -147,6 +147,55 @@ fn bad_ir_names_the_file_and_the_log() {
     );
 }
 
+/// CUDA C++'s flags on NVVM IR are said to be ignored, not dropped
+/// silently; `--maxrregcount` reaches a cubin, and for PTX, which carries
+/// no limit, is a usage error before anything is written.
+#[test]
+fn cxx_flags_are_noted_and_a_register_limit_needs_a_cubin() {
+    let dir = project();
+    let Some(output) = run_in(
+        dir.path(),
+        &[
+            "compile",
+            "records.ll",
+            "-arch=sm_90",
+            "-I",
+            "include",
+            "-DWIDTH=4",
+            "-std=c++17",
+            "--maxrregcount",
+            "32",
+        ],
+    ) else {
+        return;
+    };
+    succeeded(&output);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("note: records.ll: -I, -D, -std apply to CUDA C++ and are ignored"),
+        "{stderr}"
+    );
+    assert!(
+        read(dir.path(), "records.cubin")
+            .inspect()
+            .unwrap()
+            .kernels()[0]
+            .contains("records")
+    );
+    for arch in ["-arch=compute_90", "-arch=lto_90"] {
+        let output = run_in(
+            dir.path(),
+            &["compile", "records.ll", arch, "--maxrregcount", "32"],
+        )
+        .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{arch}: {stderr}");
+        assert!(stderr.contains("--maxrregcount 32"), "{arch}: {stderr}");
+    }
+    assert!(!dir.path().join("records.ptx").exists());
+    assert!(!dir.path().join("records.ltoir").exists());
+}
+
 /// No libNVVM is exit 3 for `compile` and `link` alike, as a missing
 /// nvJitLink or NVRTC is.
 #[test]

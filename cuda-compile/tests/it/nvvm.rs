@@ -277,3 +277,76 @@ fn relocatable_programs_leave_calls_for_a_later_link() {
         Err(CompileError::NotNvvmIr { .. })
     ));
 }
+
+/// NVVM IR of a kernel that keeps 64 floats live across a barrier: more
+/// registers than 32 unless the assembler spills.
+fn register_heavy_ir() -> String {
+    let mut ir = String::from(
+        "target triple = \"nvptx64-nvidia-cuda\"\n\
+         target datalayout = \"e-p:64:64:64-i1:8:8-i8:8:8-i16:16:16-i32:32:32-i64:64:64-\
+         i128:128:128-f32:32:32-f64:64:64-v16:16:16-v32:32:32-v64:64:64-v128:128:128-n16:32:64\"\n\
+         declare void @llvm.nvvm.barrier0()\n\
+         define void @heavy(float* %p) {\nentry:\n",
+    );
+    for i in 0..64 {
+        ir += &format!(
+            "  %a{i} = getelementptr float, float* %p, i64 {i}\n  \
+             %v{i} = load volatile float, float* %a{i}\n"
+        );
+    }
+    ir += "  call void @llvm.nvvm.barrier0()\n";
+    for i in 0..64 {
+        let (other, at) = (63 - i, 64 + i);
+        ir += &format!(
+            "  %m{i} = fmul float %v{i}, %v{other}\n  \
+             %b{i} = getelementptr float, float* %p, i64 {at}\n  \
+             store volatile float %m{i}, float* %b{i}\n"
+        );
+    }
+    ir + "  ret void\n}\n!nvvmir.version = !{!0}\n!nvvm.annotations = !{!1}\n\
+          !0 = !{i32 2, i32 0, i32 3, i32 2}\n!1 = !{void (float*)* @heavy, !\"kernel\", i32 1}\n"
+}
+
+/// `max_register_count` caps the cubin nvJitLink assembles, and is in
+/// its key; PTX and LTO-IR, which carry no limit, refuse it.
+#[test]
+fn a_register_limit_caps_the_cubin_and_is_refused_elsewhere() {
+    let _serial = serial();
+    for (major, compiler) in compilers() {
+        let folder = tempfile::tempdir().unwrap();
+        let compiler = compiler.with_cache(Arc::new(LinkCache::new(folder.path())));
+        let program = NvvmProgram::new("heavy.ll")
+            .module(register_heavy_ir().into_bytes(), "heavy.ll")
+            .unwrap();
+        let base = NvvmOptions::for_arch(Arch::sm(90));
+        let registers = |options: &NvvmOptions| {
+            let compiled = compiler
+                .compile(&program, Target::Cubin, options)
+                .unwrap_or_else(|e| panic!("NVVM {major}: {e}"));
+            let Contents::Cubin(cubin) = compiled.code.inspect().unwrap().contents else {
+                panic!("NVVM {major}: not a cubin")
+            };
+            cubin.registers["heavy"]
+        };
+        let free = registers(&base);
+        let capped = registers(&base.clone().max_register_count(32));
+        assert!(
+            capped <= 32 && capped < free,
+            "NVVM {major}: capped {capped}, free {free}"
+        );
+        for target in [Target::Ptx, Target::Ltoir] {
+            let refused = compiler.compile(&program, target, &base.clone().max_register_count(32));
+            assert!(
+                matches!(
+                    &refused,
+                    Err(CompileError::InvalidOption {
+                        option: "max_register_count",
+                        ..
+                    })
+                ),
+                "NVVM {major}, {target:?}: {:?}",
+                refused.map(|c| c.code.kind())
+            );
+        }
+    }
+}
