@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use cuda_link::nvvm::{self, Nvvm, NvvmRequest};
+use cuda_link::nvvm::{self, LibdeviceNeed, Nvvm, NvvmRequest};
 use cuda_link::{
     Arch, Bytes, CacheKey, Isolation, LinkCache, Linker, LinkerOptions, MemoryCache, ObjectCode,
     ObjectKind, OutputKind,
@@ -60,11 +60,8 @@ pub struct NvvmProgram {
     files: Vec<PathBuf>,
     libdevice: Libdevice,
     resolved_later: Vec<String>,
-    /// Whether a text module calls libdevice, read as each is added.
-    calls_libdevice: bool,
-    /// Whether a module is bitcode, which may call it (its calls are not
-    /// read here).
-    has_bitcode: bool,
+    /// Whether the modules call libdevice, read as each is added.
+    libdevice_need: LibdeviceNeed,
     /// Whether any function may be left for a later link to resolve.
     relocatable: bool,
     /// The hash of the modules and the names resolved later, made at the
@@ -107,10 +104,7 @@ impl NvvmProgram {
                 program: self.name.clone(),
                 error,
             })?;
-        match nvvm::calls_libdevice(&code) {
-            Some(calls) => self.calls_libdevice |= calls,
-            None => self.has_bitcode = true,
-        }
+        self.libdevice_need = self.libdevice_need.max(LibdeviceNeed::of(&code));
         self.modules.push(code);
         self.digest = OnceLock::new();
         Ok(self)
@@ -452,25 +446,26 @@ impl NvvmCompiler {
 
     /// libdevice's bytes and digest, when the program links it.
     fn libdevice(&self, program: &NvvmProgram) -> Result<Option<(Bytes, String)>, CompileError> {
-        let path = match &program.libdevice {
-            Libdevice::Never => return Ok(None),
-            Libdevice::Auto if !program.calls_libdevice && !program.has_bitcode => {
+        let path = match (&program.libdevice, program.libdevice_need) {
+            (Libdevice::Never, _) | (Libdevice::Auto, LibdeviceNeed::NotNeeded) => {
                 return Ok(None);
             }
-            // Bitcode alone may not call it: without one, the PTX check
-            // names any `__nv_*` left unresolved.
-            Libdevice::Auto if !program.calls_libdevice => {
+            // Without one, the PTX check names any `__nv_*` left unresolved.
+            (Libdevice::Auto, LibdeviceNeed::IfFound) => {
                 match nvvm::libdevice_beside(self.nvvm.path()) {
                     Some(path) => path,
                     None => return Ok(None),
                 }
             }
-            Libdevice::Path(path) => path.clone(),
-            Libdevice::Auto | Libdevice::Always => nvvm::libdevice_beside(self.nvvm.path())
-                .ok_or_else(|| CompileError::NoLibdevice {
-                    program: program.name.clone(),
-                    library: self.nvvm.path().display().to_string(),
-                })?,
+            (Libdevice::Path(path), _) => path.clone(),
+            (Libdevice::Auto, LibdeviceNeed::Required) | (Libdevice::Always, _) => {
+                nvvm::libdevice_beside(self.nvvm.path()).ok_or_else(|| {
+                    CompileError::NoLibdevice {
+                        program: program.name.clone(),
+                        library: self.nvvm.path().display().to_string(),
+                    }
+                })?
+            }
         };
         nvvm::read_libdevice(&path)
             .map(Some)

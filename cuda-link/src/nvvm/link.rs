@@ -7,7 +7,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use nvvm_sys::Nvvm;
 
-use super::{NvvmFailure, NvvmRequest};
+use super::{LibdeviceNeed, NvvmFailure, NvvmRequest};
 use crate::arch::Arch;
 use crate::kind::ObjectKind;
 use crate::linker::{LinkError, Linker};
@@ -83,15 +83,11 @@ impl Linker {
             .collect::<Vec<_>>()
             .join(", ");
         let lib = self.nvvm(&names)?;
-        // Needed when a text input calls it. Bitcode may: linked when
-        // found, as NvvmProgram does; nvJitLink names any `__nv_*` left.
-        let calls: Vec<Option<bool>> = ir.iter().map(|i| super::calls_libdevice(i)).collect();
-        let libdevice = if calls.contains(&Some(true)) {
-            Some(libdevice_for(&lib, &names)?)
-        } else if calls.contains(&None) {
-            libdevice_found(&lib).map(|(bytes, _)| bytes)
-        } else {
-            None
+        // What bitcode leaves unresolved, nvJitLink names.
+        let libdevice = match LibdeviceNeed::of_all(ir.iter().copied()) {
+            LibdeviceNeed::Required => Some(libdevice_for(&lib, &names)?),
+            LibdeviceNeed::IfFound => libdevice_found(&lib).map(|(bytes, _)| bytes),
+            LibdeviceNeed::NotNeeded => None,
         };
         let modules: Vec<ObjectCode> = ir.iter().map(|input| (*input).clone()).collect();
         let options = vec![format!("-arch={}", arch.compute()), "-gen-lto".to_owned()];

@@ -18,6 +18,7 @@ use bytes::Bytes;
 pub use nvvm_sys::{self, Nvvm, libdevice_beside};
 
 use crate::inspect::NvvmIrInfo;
+use crate::kind::ObjectKind;
 pub use crate::nvvm_program::{NvvmFailure, NvvmOutput};
 use crate::nvvm_program::{RawRequest, run};
 use crate::object_code::ObjectCode;
@@ -119,6 +120,41 @@ fn explained(
             log,
         },
         false => NvvmFailure::Verify { modules, log },
+    }
+}
+
+/// Whether a program needs libdevice, from what its modules show; the
+/// needs of several modules combine with `max`.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug, Default)]
+pub enum LibdeviceNeed {
+    /// No module calls an `__nv_*` function.
+    #[default]
+    NotNeeded,
+    /// A bitcode module may call one (its calls are not read here):
+    /// linked when found, and a call left unresolved is named after the
+    /// compile.
+    IfFound,
+    /// A text module calls one: a compile without libdevice fails.
+    Required,
+}
+
+impl LibdeviceNeed {
+    /// The need of one module (nothing for what is not NVVM IR).
+    pub fn of(module: &ObjectCode) -> Self {
+        match (module.kind(), calls_libdevice(module)) {
+            (_, Some(true)) => LibdeviceNeed::Required,
+            (ObjectKind::NvvmIr, None) => LibdeviceNeed::IfFound,
+            _ => LibdeviceNeed::NotNeeded,
+        }
+    }
+
+    /// The need of a program of `modules`.
+    pub fn of_all<'a>(modules: impl IntoIterator<Item = &'a ObjectCode>) -> Self {
+        modules
+            .into_iter()
+            .map(LibdeviceNeed::of)
+            .max()
+            .unwrap_or_default()
     }
 }
 

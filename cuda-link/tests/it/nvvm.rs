@@ -93,6 +93,30 @@ fn numba_ir_is_detected_and_inspected() {
     }
 }
 
+/// What a program of some modules needs of libdevice: text that calls
+/// it requires it, bitcode may call it, the rest need none.
+#[test]
+fn libdevice_need_of_text_bitcode_and_the_rest() {
+    use nvvm::LibdeviceNeed::{IfFound, NotNeeded, Required};
+    let math = modules("math_libdevice");
+    let records = modules("records");
+    let bitcode = ObjectCode::from_nvvm_ir(cuda_link_tests::numba_bitcode(), "records.bc").unwrap();
+    let ptx =
+        ObjectCode::from_ptx(".version 8.0\n.target sm_90\n.address_size 64\n", "k.ptx").unwrap();
+    for (program, need) in [
+        (vec![&math[0]], Required),
+        (vec![&records[0]], NotNeeded),
+        (vec![&bitcode], IfFound),
+        (vec![&records[0], &bitcode], IfFound),
+        (vec![&bitcode, &math[0]], Required),
+        (vec![&ptx], NotNeeded),
+        (vec![], NotNeeded),
+    ] {
+        let names: Vec<&str> = program.iter().map(|m| m.name()).collect();
+        assert_eq!(nvvm::LibdeviceNeed::of_all(program), need, "{names:?}");
+    }
+}
+
 #[test]
 fn both_majors_compile_numba_ir_at_compute_90_and_100() {
     let _serial = serial();
