@@ -11,6 +11,7 @@ use cuda_compile::{
 };
 use cuda_link::{Arch, FatbinBuilder, ObjectCode, ObjectKind};
 
+use crate::make_rule::{RuleStyle, depfile_of, emit_rule, make_rule};
 use crate::{Failure, report, say};
 
 /// The flags of a compile, shared by `compile` and `link`'s `.cu` inputs.
@@ -197,6 +198,13 @@ pub(crate) struct CompileArgs {
     /// The file `--MD` writes.
     #[arg(long = "MF", value_name = "FILE")]
     pub(crate) make_deps_file: Option<PathBuf>,
+    /// The make rule's target, as given, instead of the output's name.
+    #[arg(long = "MT", value_name = "TARGET")]
+    pub(crate) make_target: Option<String>,
+    /// Also a rule without prerequisites for each header, so that make
+    /// does not stop when one is deleted.
+    #[arg(long = "MP")]
+    pub(crate) make_phony: bool,
     /// Print NVRTC's info and what was written.
     #[arg(short, long)]
     pub(crate) verbose: bool,
@@ -459,13 +467,19 @@ pub(crate) fn run(args: CompileArgs) -> Result<(), Failure> {
             "no target: pass -arch sm_XX or -gencode".into(),
         ));
     }
-    if let Some(file) = &args.make_deps_file {
-        if !(args.make_deps || args.make_deps_only) {
+    if !(args.make_deps || args.make_deps_only) {
+        let rule_flag = [
+            args.make_deps_file.as_ref().map(|_| "--MF"),
+            args.make_target.as_ref().map(|_| "--MT"),
+            args.make_phony.then_some("--MP"),
+        ];
+        if let Some(flag) = rule_flag.into_iter().flatten().next() {
             return Err(Failure::Usage(format!(
-                "--MF {} names the rule file of -MD or -M: add one",
-                file.display()
+                "{flag} shapes the make rule of -MD or -M: add one"
             )));
         }
+    }
+    if let Some(file) = &args.make_deps_file {
         // Said before the compile, not after it.
         crate::output::check(file)?;
     }
@@ -531,7 +545,8 @@ pub(crate) fn run(args: CompileArgs) -> Result<(), Failure> {
         if args.make_deps_only {
             let first = (!args.fatbin).then_some(slots[0]);
             let target = default_output_path(input, first, slots.len() > 1);
-            emit_rule(&args, &rule(&target, compiler, &program, &options)?)?;
+            let rule = rule(&args, &target, compiler, &program, &options)?;
+            emit_rule(rules_file(&args), &rule)?;
             continue;
         }
         let mut warnings = Vec::new();
@@ -576,12 +591,8 @@ pub(crate) fn run(args: CompileArgs) -> Result<(), Failure> {
         }
         if args.make_deps {
             for (path, _) in &written {
-                let depfile = args.make_deps_file.clone().unwrap_or_else(|| {
-                    let mut name = path.clone().into_os_string();
-                    name.push(".d");
-                    PathBuf::from(name)
-                });
-                let rule = rule(path, compiler, &program, &options)?;
+                let depfile = depfile_of(path, args.make_deps_file.as_deref());
+                let rule = rule(&args, path, compiler, &program, &options)?;
                 crate::output::write(&depfile, rule.as_bytes())?;
             }
         }
@@ -639,10 +650,8 @@ fn compile_ir(
     if args.make_deps_only {
         let first = (!args.fatbin).then_some(slots[0]);
         let target = default_output_path(input, first, slots.len() > 1);
-        return emit_rule(
-            args,
-            &format!("{}: {}\n", make_escape(&target), make_escape(input)),
-        );
+        let rule = make_rule(rule_style(args), &target, &[input.to_owned()]);
+        return emit_rule(rules_file(args), &rule);
     }
     let compiler = compilers.nvvm()?;
     let mut warnings = Vec::new();
@@ -677,15 +686,9 @@ fn compile_ir(
     }
     for path in &written {
         if args.make_deps {
-            let depfile = args.make_deps_file.clone().unwrap_or_else(|| {
-                let mut name = path.clone().into_os_string();
-                name.push(".d");
-                PathBuf::from(name)
-            });
-            crate::output::write(
-                &depfile,
-                format!("{}: {}\n", make_escape(path), make_escape(input)).as_bytes(),
-            )?;
+            let depfile = depfile_of(path, args.make_deps_file.as_deref());
+            let rule = make_rule(rule_style(args), path, &[input.to_owned()]);
+            crate::output::write(&depfile, rule.as_bytes())?;
         }
         if args.verbose {
             say::err(format!("cuda-link: wrote {}", path.display()));
@@ -715,9 +718,11 @@ fn default_output_path(input: &Path, slot: Option<Slot>, several: bool) -> PathB
     })
 }
 
-/// `target: source headers...`, make's syntax, spaces escaped.
+/// The make rule of a C++ compile's output: the source and the headers
+/// it reads.
 fn rule(
-    target: &Path,
+    args: &CompileArgs,
+    output: &Path,
     compiler: &Compiler,
     program: &Program,
     options: &ProgramOptions,
@@ -725,37 +730,17 @@ fn rule(
     let files = compiler
         .included_files(program, options)
         .map_err(compile_failure)?;
-    let mut text = format!("{}:", make_escape(target));
-    for file in &files {
-        text.push_str(" \\\n  ");
-        text.push_str(&make_escape(file));
-    }
-    text.push('\n');
-    Ok(text)
+    Ok(make_rule(rule_style(args), output, &files))
 }
 
-/// `-M`: the rule into `--MF`'s file, else `-o`'s (as nvcc's `-M -o`),
-/// else on standard output.
-fn emit_rule(args: &CompileArgs, rule: &str) -> Result<(), Failure> {
-    match args.make_deps_file.as_ref().or(args.output.as_ref()) {
-        Some(file) => crate::output::write(file, rule.as_bytes()),
-        None => {
-            let _ = say::out(rule.trim_end());
-            Ok(())
-        }
+fn rule_style(args: &CompileArgs) -> RuleStyle<'_> {
+    RuleStyle {
+        target: args.make_target.as_deref(),
+        phony_headers: args.make_phony,
     }
 }
 
-/// A path as make reads it: spaces and `#` escaped, `$` doubled.
-fn make_escape(path: &Path) -> String {
-    let mut escaped = String::new();
-    for c in path.display().to_string().chars() {
-        match c {
-            ' ' => escaped.push_str("\\ "),
-            '#' => escaped.push_str("\\#"),
-            '$' => escaped.push_str("$$"),
-            c => escaped.push(c),
-        }
-    }
-    escaped
+/// Where `-M` writes: `--MF`'s file, else `-o`'s (as nvcc's `-M -o`).
+fn rules_file(args: &CompileArgs) -> Option<&Path> {
+    args.make_deps_file.as_deref().or(args.output.as_deref())
 }

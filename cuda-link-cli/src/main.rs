@@ -7,6 +7,7 @@ mod compile;
 mod fatbin;
 mod inspect;
 mod link;
+mod make_rule;
 mod output;
 mod progress;
 mod say;
@@ -274,6 +275,8 @@ pub(crate) fn normalise_args(args: impl IntoIterator<Item = String>) -> Vec<Stri
         ("-MD", "--MD"),
         ("-MMD", "--MMD"),
         ("-MF", "--MF"),
+        ("-MT", "--MT"),
+        ("-MP", "--MP"),
         ("-Xnvrtc", "--Xnvrtc"),
         ("-Xptxas", "--xptxas"),
         ("--Xptxas", "--xptxas"),

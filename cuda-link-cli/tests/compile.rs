@@ -204,6 +204,31 @@ fn fatbin_and_depfile() {
     ));
     let rule = std::fs::read_to_string(dir.path().join("o$1.cubin.d")).unwrap();
     assert!(rule.starts_with("o$$1.cubin:"), "{rule}");
+    // `-MT` names the target and `-MP` adds a rule for each header, as
+    // Makefiles' `-MMD -MP -MT $@` use them; without -MD or -M each is a
+    // usage error.
+    succeeded(&run_in(
+        dir.path(),
+        &[
+            "compile", "-arch", "sm_90", "-MMD", "-MP", "-MT", "obj/k.o", "-o", "k.cubin",
+        ],
+    ));
+    let rule = std::fs::read_to_string(dir.path().join("k.cubin.d")).unwrap();
+    assert!(rule.starts_with("obj/k.o:"), "{rule}");
+    assert!(
+        rule.lines().any(|line| line.ends_with("inc/op.h:")),
+        "{rule}"
+    );
+    assert!(!rule.lines().any(|line| line.ends_with("k.cu:")), "{rule}");
+    for flags in [&["-MP"][..], &["-MT", "obj/k.o"]] {
+        let run = run_in(
+            dir.path(),
+            &[&["compile", "-arch", "sm_90"][..], flags].concat(),
+        );
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(2), "{flags:?}: {stderr}");
+        assert!(stderr.contains("-MD or -M"), "{flags:?}: {stderr}");
+    }
 }
 
 /// `link` takes the same flags for `.cu` inputs and compiles each for
