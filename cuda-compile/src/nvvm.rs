@@ -386,9 +386,9 @@ impl NvvmCompiler {
             return Err(CompileError::InvalidOption {
                 option: "max_register_count",
                 detail: format!(
-                    "{}: a limit of {registers} registers applies where PTX is assembled, and \
-                     {} is not: give it to the link or the load (LinkerOptions::\
-                     max_register_count), or compile to a cubin",
+                    "{}: a limit of {registers} registers is applied when PTX is assembled \
+                     into a cubin, and {} carries none: give it to the link or the load \
+                     (LinkerOptions::max_register_count), or compile to a cubin",
                     program.name,
                     target.name()
                 ),
