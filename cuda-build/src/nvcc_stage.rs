@@ -307,12 +307,20 @@ impl Session<'_> {
             return;
         }
         let mut warned = self.warned.lock().unwrap_or_else(|p| p.into_inner());
-        for line in stderr.lines().filter(|l| l.contains("warning")) {
+        for line in stderr.lines().filter(|line| is_warning(line)) {
             if warned.insert(line.to_owned()) {
                 println!("cargo:warning={line}");
             }
         }
     }
+}
+
+/// A warning line of nvcc's or its host compiler's output
+/// (`k.cu(3): warning #177-D: ...`, `k.cu:3:5: warning: ...`,
+/// `nvcc warning : ...`); not cicc's closing remark, which names
+/// warnings too.
+fn is_warning(line: &str) -> bool {
+    line.contains(": warning") || line.starts_with("nvcc warning")
 }
 
 /// NVRTC's own options, which nvcc does not take: a flag written for
@@ -607,4 +615,25 @@ fn versioned_cudart(dirs: &[PathBuf]) -> Option<(PathBuf, String)> {
             .find(|n| n.starts_with("libcudart.so."))
             .map(|n| (dir.clone(), n))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn warnings_of_nvcc_and_the_host_compiler_not_the_remark() {
+        for line in [
+            "src/k.cu(747): warning #177-D: variable \"n\" was declared but never referenced",
+            "src/k.cu:3:5: warning: unused variable 'x' [-Wunused-variable]",
+            "nvcc warning : Support for offline compilation for architectures prior to sm_75 \
+             will be removed",
+        ] {
+            assert!(super::is_warning(line), "{line}");
+        }
+        for line in [
+            "Remark: The warnings can be suppressed with \"-diag-suppress <warning-number>\"",
+            "  int warning_count = 0;",
+        ] {
+            assert!(!super::is_warning(line), "{line}");
+        }
+    }
 }

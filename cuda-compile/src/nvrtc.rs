@@ -291,26 +291,35 @@ pub(crate) fn supported_archs(lib: &Nvrtc) -> Result<Vec<u32>, CompileError> {
 }
 /// `log` without NVRTC's notes on its precompiled headers (#629-D,
 /// #630-D and the like: a header file that could not be saved or used),
-/// each with the lines it quotes. They say how fast NVRTC compiled, not
-/// what is wrong, and open every error log of a build that uses them.
+/// each with the lines it quotes, the blank lines after it and the remark
+/// on suppressing warnings that follows the first. They say how fast
+/// NVRTC compiled, not what is wrong, and open every error log of a build
+/// that uses them. NVRTC writes them located (`k.cu(1): warning #629-D`)
+/// or not (`Warning #629-D`).
 pub(crate) fn without_pch_notes(log: &str) -> String {
     let mut kept = String::with_capacity(log.len());
-    let mut skipping = false;
+    let mut after_note = false;
     for line in log.split_inclusive('\n') {
-        let is_note = line.contains(": warning #")
+        let lower = line.to_ascii_lowercase();
+        let is_note = lower.contains("warning #")
             && (line.contains("#629-D")
                 || line.contains("#630-D")
-                || line.to_ascii_lowercase().contains("precompiled header"));
+                || lower.contains("precompiled header"));
         if is_note {
-            skipping = true;
+            after_note = true;
             continue;
         }
         // A diagnostic's quoted source and caret lines follow it, up to
-        // the next diagnostic or a blank line.
-        if skipping && (line.starts_with(' ') || line.starts_with('\t')) {
+        // the next diagnostic.
+        let trimmed = line.trim();
+        if after_note
+            && (trimmed.is_empty()
+                || line.starts_with([' ', '\t'])
+                || trimmed.starts_with("Remark: The warnings can be suppressed"))
+        {
             continue;
         }
-        skipping = false;
+        after_note = false;
         kept.push_str(line);
     }
     kept
@@ -325,8 +334,20 @@ mod tests {
                    k.cu(3): error: identifier \"x\" is undefined\n  x();\n  ^\n\n\
                    1 error detected in the compilation of \"k.cu\".\n";
         let kept = super::without_pch_notes(log);
-        assert!(kept.starts_with("\nk.cu(3): error"), "{kept}");
+        assert!(kept.starts_with("k.cu(3): error"), "{kept}");
         assert!(kept.contains("x();") && !kept.contains("629"), "{kept}");
+        // Unlocated, as NVRTC 13 writes them when a PCH does not fit,
+        // with the remark after the first.
+        let log = "Warning #629-D: the command line options do not match those used when \
+                   precompiled header file \"/o/a.pch\" was created\n\n\
+                   Remark: The warnings can be suppressed with \"-diag-suppress <warning-number>\"\n\n\
+                   Warning #630-D: the initial sequence of preprocessing directives is not \
+                   compatible with those of precompiled header file \"/o/b.pch\"\n\n\
+                   k.cu(367): error: identifier \"cudaMemset\" is undefined\n  L(2)\n  ^\n\n\
+                   1 error detected in the compilation of \"k.cu\".\n";
+        let kept = super::without_pch_notes(log);
+        assert!(kept.starts_with("k.cu(367): error"), "{kept}");
+        assert!(kept.contains("1 error detected"), "{kept}");
         let plain = "k.cu(2): warning #177-D: variable \"v\" was declared\n  int v;\n";
         assert_eq!(super::without_pch_notes(plain), plain);
     }
