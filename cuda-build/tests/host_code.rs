@@ -262,6 +262,57 @@ fn the_verdict_names_the_launchers_definition() {
     }
 }
 
+/// A table of `extern "C"` launchers made by a macro, as quantization
+/// kernels write them: nothing in the file's own lines launches, yet it
+/// goes to nvcc with every launcher; routed to NVRTC by hand, the verdict
+/// names the first expansion and the macro.
+#[test]
+fn launchers_made_by_a_macro_go_to_nvcc() {
+    const TABLE_CU: &str = "#include <cuda_runtime.h>\n\
+        template <typename T> __global__ void fill(T *x, T v, int n) {\n\
+          int i = blockIdx.x * blockDim.x + threadIdx.x;\n\
+          if (i < n) x[i] = v;\n}\n\
+        #define DEFINE_FILL(T, name)                                      \\\n\
+          extern \"C\" void fill_##name(T *x, T v, int n, cudaStream_t s) { \\\n\
+            cudaMemsetAsync(x, 0, n * sizeof(T), s);                       \\\n\
+            fill<T><<<(n + 255) / 256, 256, 0, s>>>(x, v, n);              \\\n\
+          }\n\
+        DEFINE_FILL(float, f32)\n\
+        DEFINE_FILL(double, f64)\n";
+    let Some(_) = nvcc() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let build = project(dir.path());
+    let table = dir.path().join("kernels/table.cu");
+    std::fs::write(&table, TABLE_CU).unwrap();
+    backdate(&table);
+    let built = build.clone().file(&table).compile("kernels").unwrap();
+    assert_eq!(built.nvcc_compiled, 2);
+    let symbols = defined(built.archive.as_ref().unwrap());
+    for launcher in ["fill_f32", "fill_f64", "moe_launch"] {
+        assert!(
+            symbols.iter().any(|s| s == launcher),
+            "{launcher}: {symbols:?}"
+        );
+    }
+    let result = build
+        .clone()
+        .file(&table)
+        .route(&table, Route::Nvrtc)
+        .compile("kernels");
+    match result {
+        Err(BuildError::HostCode {
+            file,
+            line,
+            construct,
+            ..
+        }) => {
+            assert_eq!((file, line), (table, 11), "{construct}");
+            assert!(construct.contains("`DEFINE_FILL` (line 6)"), "{construct}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
 /// Every failing file is reported in one build, each with its first
 /// error; nvcc's failure is among them.
 #[test]

@@ -3,6 +3,13 @@
 //! guards that hide code from NVRTC. NVRTC's own errors cannot be the
 //! verdict: under `-default-device` a launcher compiles as a device
 //! function (a dynamic-parallelism launch) and is silently dropped.
+//!
+//! Macros count as what they expand to: a `#define` whose body defines a
+//! launcher makes host code where it is expanded, and one whose body
+//! launches or calls the runtime makes a host function that uses it host
+//! code, as in the launcher tables of quantization kernels.
+
+use std::collections::HashMap;
 
 use crate::host_code::{RUNTIME_CALLS, guarded_lines, has_word, without_comments_and_strings};
 
@@ -22,8 +29,28 @@ enum Block {
 /// runtime's host API or is `main`: its signature's first line (from 1)
 /// and the construct, named as the verdict names it.
 pub(crate) fn first_host_function(source: &str) -> Option<(usize, String)> {
+    scan(source, None)
+}
+
+/// The macros that expand to host code, by name.
+type Expansions<'a> = HashMap<&'a str, Expansion>;
+
+/// What a macro expands to, as far as the verdict goes.
+enum Expansion {
+    /// A host function (its `#define` line, the construct).
+    HostFunction(usize, String),
+    /// A launch or a host runtime call (the construct).
+    HostConstruct(String),
+}
+
+/// [`first_host_function`] of a file, or with `outer`, of a macro's body
+/// (which holds no `#define`), `outer` being the macros defined before it.
+fn scan(source: &str, outer: Option<&Expansions>) -> Option<(usize, String)> {
     let text = without_comments_and_strings(source);
     let raw: Vec<&str> = source.lines().collect();
+    let mut expansions: Expansions = HashMap::new();
+    // The `#define` being read: its first line's index.
+    let mut define: Option<usize> = None;
     let mut stack: Vec<Block> = Vec::new();
     // The host function being read: the stack's depth it opened at, and
     // its signature's line.
@@ -37,7 +64,16 @@ pub(crate) fn first_host_function(source: &str) -> Option<(usize, String)> {
     let mut continued = false;
     for (index, (line, hidden)) in guarded_lines(&text).into_iter().enumerate() {
         if continued || line.trim_start().starts_with('#') {
+            if !continued && outer.is_none() && !hidden {
+                define = Some(index);
+            }
             continued = line.trim_end().ends_with('\\');
+            if !continued
+                && let Some(first) = define.take()
+                && let Some((name, expansion)) = expansion(&raw, first, index, &expansions)
+            {
+                expansions.insert(name, expansion);
+            }
             pending.clear();
             pending_blank = true;
             continue;
@@ -45,6 +81,31 @@ pub(crate) fn first_host_function(source: &str) -> Option<(usize, String)> {
         if hidden {
             continue;
         }
+        let lookup = |word: &str| {
+            expansions
+                .get(word)
+                .or_else(|| outer.and_then(|outer| outer.get(word)))
+        };
+        // Expanded anywhere, it defines the function there.
+        let defined = identifiers(line).find_map(|word| match lookup(word)? {
+            Expansion::HostFunction(at, what) => Some((word, at, what)),
+            Expansion::HostConstruct(_) => None,
+        });
+        if let Some((name, at, what)) = defined {
+            return Some((
+                index + 1,
+                format!("{what}, from macro `{name}` (line {at})"),
+            ));
+        }
+        // A launch or a host runtime call in a host function's text.
+        let construct = |segment: &str| {
+            host_construct(segment).or_else(|| {
+                identifiers(segment).find_map(|word| match lookup(word)? {
+                    Expansion::HostConstruct(what) => Some(format!("{what} (from macro `{word}`)")),
+                    Expansion::HostFunction(..) => None,
+                })
+            })
+        };
         // This line's text inside a host function: checked as it ends.
         let mut segment = String::new();
         for c in line.chars() {
@@ -75,7 +136,7 @@ pub(crate) fn first_host_function(source: &str) -> Option<(usize, String)> {
                     if let Some((depth, at)) = host
                         && stack.len() <= depth
                     {
-                        if let Some(what) = host_construct(&segment) {
+                        if let Some(what) = construct(&segment) {
                             return Some((at, describe(&raw, at, &what)));
                         }
                         host = None;
@@ -100,12 +161,65 @@ pub(crate) fn first_host_function(source: &str) -> Option<(usize, String)> {
         }
         pending.push(' ');
         if let Some((_, at)) = host
-            && let Some(what) = host_construct(&segment)
+            && let Some(what) = construct(&segment)
         {
             return Some((at, describe(&raw, at, &what)));
         }
     }
     None
+}
+
+/// What the `#define` on lines `first..=last` (indexes into `raw`)
+/// expands to, when it is host code, `known` being the macros before it:
+/// its name and expansion.
+fn expansion<'a>(
+    raw: &[&'a str],
+    first: usize,
+    last: usize,
+    known: &Expansions,
+) -> Option<(&'a str, Expansion)> {
+    let head = raw.get(first)?.trim_start().strip_prefix('#')?.trim_start();
+    let rest = head.strip_prefix("define")?;
+    if !rest.starts_with([' ', '\t']) {
+        return None;
+    }
+    let rest = rest.trim_start();
+    let end = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(rest.len());
+    let (name, mut after) = rest.split_at(end);
+    if name.is_empty() {
+        return None;
+    }
+    if after.starts_with('(') {
+        after = after.find(')').map_or("", |close| &after[close + 1..]);
+    }
+    // The body, a line per line of the directive, without the `\`s.
+    let mut body = String::new();
+    for line in std::iter::once(after).chain(raw.get(first + 1..=last)?.iter().copied()) {
+        let line = line.trim_end();
+        body.push_str(line.strip_suffix('\\').unwrap_or(line));
+        body.push('\n');
+    }
+    if let Some((_, what)) = scan(&body, Some(known)) {
+        return Some((name, Expansion::HostFunction(first + 1, what)));
+    }
+    let text = without_comments_and_strings(&body);
+    if let Some(what) = host_construct(&text) {
+        return Some((name, Expansion::HostConstruct(what)));
+    }
+    // Through the macros it expands in turn.
+    let expansion = identifiers(&text).find_map(|word| match known.get(word)? {
+        Expansion::HostFunction(_, what) => Some(Expansion::HostFunction(first + 1, what.clone())),
+        Expansion::HostConstruct(what) => Some(Expansion::HostConstruct(what.clone())),
+    })?;
+    Some((name, expansion))
+}
+
+/// The identifiers of a line, in order.
+fn identifiers(line: &str) -> impl Iterator<Item = &str> {
+    line.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|word| word.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'))
 }
 
 /// What a `{` after `signature` opens.
@@ -124,6 +238,11 @@ fn classify(signature: &str, line: usize) -> Block {
     // `extern "C" {` (the string is blanked to `""`).
     if namespace || is_type || words == ["extern"] {
         return Block::Scope;
+    }
+    // A statement, as a macro's body holds at its top level.
+    let statement = ["if", "else", "for", "while", "switch", "do", "return"];
+    if words.first().is_some_and(|word| statement.contains(word)) {
+        return Block::Other;
     }
     // An initializer (`int x = f(...)`, `auto k = [](...)`) has its `=`
     // before the first parenthesis; a default argument after it.
@@ -205,7 +324,9 @@ mod tests {
         /// Any text, real-looking or not, gives an answer without a panic,
         /// and an answer's line is one of the text's.
         #[test]
-        fn any_text_gets_a_verdict(text in "([{}();#<>a-z_ \n\"/*]|__global__|void |<<<|extern \"C\"){0,300}") {
+        fn any_text_gets_a_verdict(
+            text in "([{}();#<>a-z_ \n\"/*]|__global__|void |<<<|extern \"C\"|#define m|\\\\\n){0,300}"
+        ) {
             if let Some((line, _)) = first_host_function(&text) {
                 prop_assert!(line >= 1 && line <= text.lines().count().max(1));
             }
@@ -298,6 +419,94 @@ mod tests {
         assert_eq!(first_host_function(&spaces), None);
         let conditionals = "#if X\n".repeat(100_000);
         assert_eq!(first_host_function(&conditionals), None);
+    }
+
+    /// Launchers as quantization kernels write them: a table of
+    /// `extern "C"` functions made by a macro, or a launch macro used in a
+    /// host function. The verdict names where the macro is expanded.
+    #[test]
+    fn launchers_made_or_used_through_macros_are_found() {
+        let table = "#define DEFINE_LAUNCHER(bits, T, name)                 \\\n\
+                     \x20 extern \"C\" void quantize_##bits##_##name(T *w, int n) { \\\n\
+                     \x20   cudaMemset(w, 0, n * sizeof(T));                 \\\n\
+                     \x20   k<T><<<1, 1>>>(w, n);                            \\\n\
+                     \x20 }\n\
+                     template <typename T> __global__ void k(T *w, int n) {}\n\
+                     DEFINE_LAUNCHER(2, float, f32)\n\
+                     DEFINE_LAUNCHER(4, float, f32)\n";
+        let (line, what) = first_host_function(table).unwrap();
+        assert_eq!(line, 7, "{what}");
+        assert!(
+            what.contains("quantize_##bits") && what.contains("`DEFINE_LAUNCHER` (line 1)"),
+            "{what}"
+        );
+        let used = "#define LAUNCH(kernel, n) kernel<<<(n + 255) / 256, 256>>>(n)\n\
+                    __global__ void k(int n) {}\n\
+                    void run(int n) {\n  LAUNCH(k, n);\n}\n";
+        let (line, what) = first_host_function(used).unwrap();
+        assert_eq!(line, 3, "{what}");
+        assert!(
+            what.contains("run(int n)") && what.contains("`LAUNCH`"),
+            "{what}"
+        );
+        let one_line = "#define CHECK(x) cudaMemcpy(x, x, 4, cudaMemcpyDefault)\n\
+                        void copy(float *p) { CHECK(p); }\n";
+        assert_eq!(first_host_function(one_line).map(|f| f.0), Some(2));
+        // Macros through macros: a dispatch `switch` of launch macros, and
+        // a table of tables.
+        let dispatch = "#define LAUNCH(B) k<B><<<grid, B>>>(x)\n\
+                        #define DISPATCH(n) \\\n  switch (n) { \\\n  case 1: LAUNCH(32); break; \\\n  \
+                        default: LAUNCH(64); }\n\
+                        extern \"C\" void launch_gemv(float *x, int n) {\n  dim3 grid(1);\n  \
+                        DISPATCH(n);\n}\n";
+        let (line, what) = first_host_function(dispatch).unwrap();
+        assert_eq!(line, 6, "{what}");
+        assert!(
+            what.contains("launch_gemv") && what.contains("`DISPATCH`"),
+            "{what}"
+        );
+        let tables = "#define ONE(n) void run_##n() { k<<<1, n>>>(); }\n\
+                      #define ALL ONE(1) ONE(2)\n\
+                      __global__ void k() {}\nALL\n";
+        let (line, what) = first_host_function(tables).unwrap();
+        assert_eq!(line, 4, "{what}");
+        assert!(what.contains("`ALL` (line 2)"), "{what}");
+    }
+
+    /// Macros that make device code, launch from device code, are never
+    /// expanded, or are hidden from NVRTC make no host code.
+    #[test]
+    fn device_macros_and_unused_or_guarded_launchers_are_not_host_code() {
+        for source in [
+            "#define KERNEL(T) __global__ void k_##T(T *x) { x[0] = 1; }\nKERNEL(float)\n",
+            "#define SPAWN(k) k<<<1, 1>>>()\n__global__ void c() {}\n\
+             __global__ void p() { SPAWN(c); }\n",
+            "#define LAUNCHER(n) void run_##n() { k<<<1, n>>>(); }\n__global__ void k() {}\n",
+            "#ifndef __CUDACC_RTC__\n#define LAUNCHER void run() { k<<<1, 1>>>(); }\n#endif\n\
+             __global__ void k() {}\n",
+            "#define LAUNCHER void run() { k<<<1, 1>>>(); }\n#ifndef __CUDACC_RTC__\n\
+             LAUNCHER\n#endif\n",
+        ] {
+            assert_eq!(first_host_function(source), None, "{source}");
+        }
+    }
+
+    /// Directives inside a directive's lines are not read as macros
+    /// within macros, and a file of many macros and uses stays linear.
+    #[test]
+    fn macro_bodies_nest_no_deeper_and_stay_linear() {
+        let nested = "#define A \\\n".repeat(100_000);
+        assert_eq!(first_host_function(&nested), None);
+        let mut many = String::new();
+        for i in 0..20_000 {
+            many.push_str(&format!("#define L{i}(x) x<<<1, 1>>>()\n"));
+        }
+        for i in 0..20_000 {
+            many.push_str(&format!("__global__ void k{i}() {{ L{i}(k{i}); }}\n"));
+        }
+        assert_eq!(first_host_function(&many), None);
+        many.push_str("void run() { L0(k0); }\n");
+        assert_eq!(first_host_function(&many).map(|f| f.0), Some(40_001));
     }
 
     #[test]
