@@ -97,9 +97,8 @@ pub enum BuildError {
         #[source]
         error: Box<cuda_compile::CompileError>,
     },
-    /// A file did not compile for an arch (the cause names the file, with
-    /// NVRTC's log).
-    #[error("compiling for {arch}")]
+    /// A file did not compile for an arch (the cause has NVRTC's log).
+    #[error("compiling {} for {arch}", file.display())]
     Compile {
         /// The file.
         file: PathBuf,

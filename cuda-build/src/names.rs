@@ -58,14 +58,17 @@ pub(crate) fn module(
         None => {
             let _ = writeln!(
                 out,
-                "    /// Empty: built without CUDA (docs.rs), so no kernel was compiled."
+                "    /// Empty: no kernel was compiled into a fatbin (the module's doc says why)."
             );
             let _ = writeln!(out, "    pub static FATBIN: &[u8] = &[];");
         }
     }
     match ptx {
         Some("") => {
-            let _ = writeln!(out, "    /// Empty: built without CUDA (docs.rs).");
+            let _ = writeln!(
+                out,
+                "    /// Empty: no kernel was compiled to PTX (the module's doc says why)."
+            );
             let _ = writeln!(out, "    pub const PTX: &str = \"\";");
         }
         Some(file) => {

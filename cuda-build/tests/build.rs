@@ -275,9 +275,15 @@ fn host_code_and_bad_code_say_where() {
     std::fs::write(&host, "__global__ void k() { undeclared(); }\n").unwrap();
     match build.compile("kernels") {
         Err(error @ BuildError::Compile { .. }) => {
+            // The one line of `Display` names the file, the chain its log.
+            assert!(
+                error
+                    .to_string()
+                    .ends_with("host.cu for sm_90 and compute_90")
+            );
             let text = format!("{error:?}");
             assert!(
-                text.contains("compiling for sm_90 and compute_90: "),
+                text.contains("host.cu for sm_90 and compute_90: "),
                 "{text}"
             );
             assert_eq!(

@@ -113,7 +113,7 @@ fn a_file_failing_in_a_child_fails_the_build(dir: &Path) {
     match build(dir, "out3", &files).compile("kernels") {
         Err(error @ BuildError::Compile { .. }) => {
             let text = format!("{error:?}");
-            assert!(text.contains("compiling for sm_90"), "{text}");
+            assert!(text.contains("old.cu for sm_90"), "{text}");
             assert!(text.contains("refused for sm_90"), "{text}");
         }
         other => panic!("{other:?}"),

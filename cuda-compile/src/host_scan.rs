@@ -17,8 +17,9 @@ use crate::host_code::{RUNTIME_CALLS, guarded_lines, has_word, without_comments_
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Block {
     /// A namespace, `extern "C"`, or a class body: what is inside is at
-    /// the top level as far as functions go.
-    Scope,
+    /// the top level as far as functions go. `exported`: an `extern`
+    /// block, whose functions the host calls by name.
+    Scope { exported: bool },
     /// A function body, from its signature's line, host or device.
     Function { line: usize, host: bool },
     /// Anything else: a nested block, an initializer.
@@ -52,9 +53,11 @@ fn scan(source: &str, outer: Option<&Expansions>) -> Option<(usize, String)> {
     // The `#define` being read: its first line's index.
     let mut define: Option<usize> = None;
     let mut stack: Vec<Block> = Vec::new();
-    // The host function being read: the stack's depth it opened at, and
-    // its signature's line.
-    let mut host: Option<(usize, usize)> = None;
+    // How many `extern "C" {` blocks of the stack are open.
+    let mut exported_scopes = 0usize;
+    // The host function being read: the stack's depth it opened at, its
+    // signature's line, and whether it has `extern` linkage.
+    let mut host: Option<(usize, usize, bool)> = None;
     // The text since the last `;`, `{` or `}` outside a function, and the
     // line where it starts.
     let mut pending = String::new();
@@ -124,20 +127,33 @@ fn scan(source: &str, outer: Option<&Expansions>) -> Option<(usize, String)> {
                             return Some((line, "a `main` function".to_owned()));
                         }
                         if host.is_none() {
-                            host = Some((stack.len(), line));
+                            let exported = exported_scopes > 0 || is_extern(&pending);
+                            host = Some((stack.len(), line, exported));
                         }
+                    }
+                    if block == (Block::Scope { exported: true }) {
+                        exported_scopes += 1;
                     }
                     stack.push(block);
                     pending.clear();
                     pending_blank = true;
                 }
                 '}' => {
-                    stack.pop();
-                    if let Some((depth, at)) = host
+                    if stack.pop() == Some(Block::Scope { exported: true }) {
+                        exported_scopes -= 1;
+                    }
+                    if let Some((depth, at, exported)) = host
                         && stack.len() <= depth
                     {
                         if let Some(what) = construct(&segment) {
                             return Some((at, describe(&raw, at, &what)));
+                        }
+                        // Defined for the host to call by name (over FFI),
+                        // whatever it does: NVRTC would drop it, or under
+                        // `-default-device` compile it for the device.
+                        if exported {
+                            let what = "`extern` linkage, for the host to call";
+                            return Some((at, describe(&raw, at, what)));
                         }
                         host = None;
                         segment.clear();
@@ -160,7 +176,7 @@ fn scan(source: &str, outer: Option<&Expansions>) -> Option<(usize, String)> {
             }
         }
         pending.push(' ');
-        if let Some((_, at)) = host
+        if let Some((_, at, _)) = host
             && let Some(what) = construct(&segment)
         {
             return Some((at, describe(&raw, at, &what)));
@@ -237,7 +253,9 @@ fn classify(signature: &str, line: usize) -> Block {
         words.first() == Some(&"namespace") || words.starts_with(&["inline", "namespace"]);
     // `extern "C" {` (the string is blanked to `""`).
     if namespace || is_type || words == ["extern"] {
-        return Block::Scope;
+        return Block::Scope {
+            exported: words == ["extern"],
+        };
     }
     // A statement, as a macro's body holds at its top level.
     let statement = ["if", "else", "for", "while", "switch", "do", "return"];
@@ -289,6 +307,11 @@ fn without_template_heads(signature: &str) -> &str {
         }
     }
     rest
+}
+
+/// Whether a function's signature declares `extern` linkage.
+fn is_extern(signature: &str) -> bool {
+    without_template_heads(signature).split_whitespace().next() == Some("extern")
 }
 
 fn is_main(signature: &str) -> bool {
@@ -471,6 +494,40 @@ mod tests {
         let (line, what) = first_host_function(tables).unwrap();
         assert_eq!(line, 4, "{what}");
         assert!(what.contains("`ALL` (line 2)"), "{what}");
+    }
+
+    /// Host functions with `extern` linkage are host code whatever they
+    /// do: stubs for old GPUs (`assert(false)`, an `fprintf`) that Rust
+    /// calls by name, which NVRTC would drop. Kernels and device functions
+    /// with `extern "C"` are not.
+    #[test]
+    fn extern_host_functions_are_host_code() {
+        for (source, line) in [
+            (
+                "#include <cassert>\nextern \"C\" void launch_fp8(float *x, int n) {\n  assert(false);\n}\n",
+                2,
+            ),
+            (
+                "extern \"C\" {\n__global__ void k() {}\nvoid stub() { fprintf(stderr, \"sm_80\"); }\n}\n",
+                3,
+            ),
+            (
+                "template <typename T> __global__ void k(T *x) {}\nextern \"C\" int version() { return 3; }\n",
+                2,
+            ),
+        ] {
+            let (at, what) = first_host_function(source).unwrap_or_else(|| panic!("{source}"));
+            assert_eq!(at, line, "{what}");
+            assert!(what.contains("`extern` linkage"), "{what}");
+        }
+        for source in [
+            "extern \"C\" __global__ void k(float *x) { x[0] = 1; }\n",
+            "extern \"C\" {\n__global__ void k() {}\n__device__ int f() { return 1; }\n}\n",
+            "extern \"C\" __host__ __device__ int both() { return 1; }\n",
+            "static int helper() { return 2; }\nextern \"C\" __global__ void k() {}\n",
+        ] {
+            assert_eq!(first_host_function(source), None, "{source}");
+        }
     }
 
     /// Macros that make device code, launch from device code, are never
