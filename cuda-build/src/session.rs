@@ -119,6 +119,7 @@ impl<'a> Session<'a> {
         let pch_dir = out_dir.join(format!("{name}.pch"));
         // NVRTC's files of an earlier build are of no use to this process.
         let _ = std::fs::remove_dir_all(&pch_dir);
+        let mut no_nvrtc = None;
         let compiler = match Compiler::new() {
             Ok(compiler) => {
                 let mut compiler = compiler.with_cache(Arc::clone(&cache));
@@ -132,7 +133,11 @@ impl<'a> Session<'a> {
                     false => compiler,
                 })
             }
-            Err(_) if build.nvcc_fallback && nvcc.is_some() => None,
+            // Every file may be host code, for nvcc: said after the split.
+            Err(error) if nvcc.is_some() => {
+                no_nvrtc = Some(error);
+                None
+            }
             Err(error) => return Err(BuildError::NoNvrtc(Box::new(error))),
         };
         let archs = resolve_archs(build, compiler.as_ref())?;
@@ -180,6 +185,14 @@ impl<'a> Session<'a> {
             warned: Default::default(),
         };
         session.route()?;
+        // Files for NVRTC, and none to load (nvcc's kernels for them are
+        // the fallback's alone).
+        if let Some(error) = no_nvrtc
+            && !session.device_files.is_empty()
+            && !build.nvcc_fallback
+        {
+            return Err(BuildError::NoNvrtc(Box::new(error)));
+        }
         Ok(session)
     }
 
@@ -275,16 +288,17 @@ impl<'a> Session<'a> {
     }
 
     /// The verdict: whether `file` holds host code NVRTC cannot compile.
+    /// Without NVRTC, which finds the headers, the file's own text alone.
     fn is_host_code(&self, file: &Path, arch: Option<Arch>) -> bool {
-        let (Some(compiler), Some(arch)) = (&self.compiler, arch) else {
+        let (Some(arch), Ok(program)) = (arch, Program::from_path(file)) else {
             return false;
         };
-        Program::from_path(file)
-            .ok()
-            .and_then(|program| {
-                HostCode::scan(compiler, &program, &self.options(Unit::Ltoir(arch)))
-            })
-            .is_some()
+        match &self.compiler {
+            Some(compiler) => {
+                HostCode::scan(compiler, &program, &self.options(Unit::Ltoir(arch))).is_some()
+            }
+            None => HostCode::in_source(&program).is_some(),
+        }
     }
 
     /// Says what the cache did: a shared store's failure as a cargo

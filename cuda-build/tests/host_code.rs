@@ -375,6 +375,44 @@ fn a_build_with_no_kernel_says_why() {
     assert!(format!("{error}").contains("instantiate it explicitly"));
 }
 
+/// Without NVRTC, as with nvcc's wheels alone, a build whose files all
+/// have host code goes to nvcc; one with a file for NVRTC says NVRTC is
+/// missing.
+#[test]
+fn without_nvrtc_host_code_files_still_build() {
+    let Some(_) = nvcc() else { return };
+    let run = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "no_nvrtc_child", "--nocapture"])
+        .env("CUDA_BUILD_TEST_CHILD", "1")
+        .env("CUDA_LINK_NVRTC_PATH", "/nonexistent/lib/libnvrtc.so.13")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success() && text.contains("1 passed"), "{text}");
+}
+
+#[test]
+fn no_nvrtc_child() {
+    if std::env::var_os("CUDA_BUILD_TEST_CHILD").is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let both = project(dir.path());
+    let moe = dir.path().join("kernels/moe.cu");
+    let built = Build::new()
+        .file(&moe)
+        .archs(["sm_80"])
+        .out_dir(dir.path().join("out"))
+        .cache_dir(dir.path().join("cache"))
+        .cargo_metadata(false)
+        .compile("kernels")
+        .unwrap();
+    assert_eq!(built.nvcc_compiled, 1);
+    assert!(defined(built.archive.as_ref().unwrap()).contains(&"moe_launch".to_owned()));
+    let error = both.clone().compile("kernels").unwrap_err();
+    assert!(matches!(error, BuildError::NoNvrtc(_)), "{error:?}");
+}
+
 /// Without nvcc, the error lists the files that need it and how to
 /// install it.
 #[test]

@@ -69,6 +69,16 @@ impl HostCode {
 }
 
 impl HostCode {
+    /// [`scan`](Self::scan) of the program's own text alone, without its
+    /// headers: what can be told without NVRTC, which finds them.
+    pub fn in_source(program: &Program) -> Option<HostCode> {
+        crate::host_scan::first_host_function(program.source()).map(|(line, construct)| HostCode {
+            file: PathBuf::from(program.name()),
+            line,
+            construct,
+        })
+    }
+
     /// The verdict before any compile: the first host function of
     /// `program` (or of a header of its own: under its folder or an
     /// include path of `options`) that launches a kernel, calls the
@@ -92,8 +102,7 @@ impl HostCode {
                 .filter(|dir| !dir.as_os_str().is_empty());
             dirs.into_iter().any(|dir| path.starts_with(&dir))
         };
-        let mut found = crate::host_scan::first_host_function(program.source())
-            .map(|(line, construct)| (PathBuf::from(program.name()), line, construct));
+        let mut found = Self::in_source(program).map(|host| (host.file, host.line, host.construct));
         if found.is_none() {
             let headers = compiler
                 .included_files(program, options)
