@@ -10,6 +10,7 @@
 //! code, as in the launcher tables of quantization kernels.
 
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use crate::host_code::{RUNTIME_CALLS, guarded_lines, has_word, without_comments_and_strings};
 
@@ -39,9 +40,9 @@ type Expansions<'a> = HashMap<&'a str, Expansion>;
 /// What a macro expands to, as far as the verdict goes.
 enum Expansion {
     /// A host function (its `#define` line, the construct).
-    HostFunction(usize, String),
+    HostFunction(usize, Rc<str>),
     /// A launch or a host runtime call (the construct).
-    HostConstruct(String),
+    HostConstruct(Rc<str>),
 }
 
 /// [`first_host_function`] of a file, or with `outer`, of a macro's body
@@ -95,10 +96,13 @@ fn scan(source: &str, outer: Option<&Expansions>) -> Option<(usize, String)> {
             Expansion::HostConstruct(_) => None,
         });
         if let Some((name, at, what)) = defined {
-            return Some((
-                index + 1,
-                format!("{what}, from macro `{name}` (line {at})"),
-            ));
+            // A macro's body says what the innermost macro makes; the
+            // file, the macro it expands.
+            let what = match outer {
+                Some(_) => what.to_string(),
+                None => format!("{what}, from macro `{name}` (line {at})"),
+            };
+            return Some((index + 1, what));
         }
         // A launch or a host runtime call in a host function's text.
         let construct = |segment: &str| {
@@ -218,16 +222,19 @@ fn expansion<'a>(
         body.push('\n');
     }
     if let Some((_, what)) = scan(&body, Some(known)) {
-        return Some((name, Expansion::HostFunction(first + 1, what)));
+        return Some((name, Expansion::HostFunction(first + 1, what.into())));
     }
     let text = without_comments_and_strings(&body);
     if let Some(what) = host_construct(&text) {
-        return Some((name, Expansion::HostConstruct(what)));
+        return Some((name, Expansion::HostConstruct(what.into())));
     }
     // Through the macros it expands in turn.
     let expansion = identifiers(&text).find_map(|word| match known.get(word)? {
-        Expansion::HostFunction(_, what) => Some(Expansion::HostFunction(first + 1, what.clone())),
-        Expansion::HostConstruct(what) => Some(Expansion::HostConstruct(what.clone())),
+        // Shared, not copied: a chain of macros stays linear.
+        Expansion::HostFunction(_, what) => {
+            Some(Expansion::HostFunction(first + 1, Rc::clone(what)))
+        }
+        Expansion::HostConstruct(what) => Some(Expansion::HostConstruct(Rc::clone(what))),
     })?;
     Some((name, expansion))
 }
@@ -332,9 +339,14 @@ fn host_construct(line: &str) -> Option<String> {
 
 /// "a host function (`extern "C" void launch(...)`), with a `<<<...>>>`
 /// kernel launch": the signature as written, on its first line.
+/// The signature is cut at 200 characters.
 fn describe(raw: &[&str], line: usize, what: &str) -> String {
     let code = raw.get(line - 1).map_or("", |l| l.trim());
     let code = code.split('{').next().unwrap_or(code).trim_end();
+    let code = match code.char_indices().nth(200) {
+        Some((cut, _)) => format!("{}...", &code[..cut]),
+        None => code.to_owned(),
+    };
     format!("a host function (`{code}`) with {what}")
 }
 
@@ -564,6 +576,21 @@ mod tests {
         assert_eq!(first_host_function(&many), None);
         many.push_str("void run() { L0(k0); }\n");
         assert_eq!(first_host_function(&many).map(|f| f.0), Some(40_001));
+        // A chain of 20,000 macros, each the one before, over a launcher
+        // with a 100 kB signature: what each makes is shared, not copied
+        // (20,000 copies would be 2 GB).
+        let long = "x".repeat(100_000);
+        let mut chain = format!("#define M0 void run(int {long}) {{ k<<<1, 1>>>(); }}\n");
+        for i in 1..20_000 {
+            chain.push_str(&format!("#define M{i} M{}\n", i - 1));
+        }
+        chain.push_str("M19999\n");
+        let (line, what) = first_host_function(&chain).unwrap();
+        assert_eq!(line, 20_001);
+        assert!(
+            what.len() < 400 && what.contains("`M19999` (line 20000)"),
+            "{what}"
+        );
     }
 
     #[test]
