@@ -22,7 +22,7 @@ use crate::read;
 /// lies inside those bounds (machine code, `.nv.info` attribute values,
 /// LTO-IR bitcode, PTX text) is NVIDIA's to interpret, and corrupt contents
 /// can still crash nvJitLink or the driver: link bytes you do not trust
-/// with [`Isolation::Process`](crate::Isolation::Process). Bytes are
+/// with `Isolation::Process` (the `link` feature). Bytes are
 /// shared: cloning is cheap and the linker passes them to the backend
 /// without copying.
 ///

@@ -13,7 +13,7 @@ use super::{CacheEntry, CacheKey, LinkCache};
 /// The process-wide in-memory tier of the link and compile caches.
 ///
 /// On by default, [`DEFAULT_BYTES`](Self::DEFAULT_BYTES) large: a
-/// [`Linker`](crate::Linker) or cuda-compile's `Compiler` asks it first
+/// `Linker` or cuda-compile's `Compiler` asks it first
 /// and fills it after a miss, with or without a [`LinkCache`](super::LinkCache),
 /// in-process or isolated. A repeated link or compile then costs the key
 /// (hashing the inputs) and a copy of the output.

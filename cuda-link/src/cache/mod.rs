@@ -315,7 +315,7 @@ impl LinkCache {
     /// `$XDG_CACHE_HOME/cuda-link`, else `~/.cache/cuda-link`, else a
     /// private per-user folder in the temporary directory. With the
     /// `remote` feature, the store `CUDA_LINK_CACHE_URL` names is behind
-    /// it ([`RemoteCache::from_env`]); a URL that cannot be used is said
+    /// it (`RemoteCache::from_env`); a URL that cannot be used is said
     /// once and left out, since a build never fails because of its cache.
     pub fn open_default() -> Self {
         let cache = Self::new(Self::default_dir());
