@@ -138,7 +138,24 @@ pub(crate) const RUNTIME_CALLS: &[&str] = &[
     "cudaStreamCreate",
     "cudaSetDevice",
     "cudaGetLastError",
+    "cudaPeekAtLastError",
     "cudaLaunchKernel",
+    "cudaLaunchKernelEx",
+    "cudaLaunchCooperativeKernel",
+    "cudaMemcpyToSymbol",
+    "cudaMemcpyToSymbolAsync",
+    "cudaMemcpyFromSymbol",
+    "cudaMemcpy2D",
+    "cudaMemcpy2DAsync",
+    "cudaMemsetAsync",
+    "cudaMallocAsync",
+    "cudaFreeAsync",
+    "cudaStreamSynchronize",
+    "cudaFuncSetAttribute",
+    "cudaEventRecord",
+    "cudaEventSynchronize",
+    "cuLaunchKernel",
+    "cuLaunchKernelEx",
 ];
 
 /// Headers only a host compiler has: NVRTC reports "cannot open source
@@ -321,11 +338,19 @@ pub(crate) fn without_comments_and_strings(source: &str) -> String {
     let mut chars = source.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
+            // To the line's end, and on over a `\` there (lines are
+            // spliced before comments end).
             '/' if chars.peek() == Some(&'/') => {
+                let mut last = ' ';
                 for c in chars.by_ref() {
                     if c == '\n' {
                         out.push('\n');
-                        break;
+                        if last != '\\' {
+                            break;
+                        }
+                    }
+                    if c != '\r' {
+                        last = c;
                     }
                 }
             }

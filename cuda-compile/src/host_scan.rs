@@ -1,24 +1,26 @@
 //! The verdict before any compile: a host function that launches a kernel
-//! (`<<<...>>>`) or calls the runtime's host API, or a `main`, outside the
-//! guards that hide code from NVRTC. NVRTC's own errors cannot be the
-//! verdict: under `-default-device` a launcher compiles as a device
-//! function (a dynamic-parallelism launch) and is silently dropped.
+//! (`<<<...>>>`) or calls the runtime's host API, a `main`, or a host
+//! function with `extern "C"` linkage, outside the guards that hide code
+//! from NVRTC. NVRTC's own errors cannot be the verdict: under
+//! `-default-device` a launcher compiles as a device function (a
+//! dynamic-parallelism launch) and is silently dropped.
 //!
 //! Macros count as what they expand to: a `#define` whose body defines a
 //! launcher makes host code where it is expanded, and one whose body
 //! launches or calls the runtime makes a host function that uses it host
-//! code, as in the launcher tables of quantization kernels.
+//! code, as in the launcher tables of quantization kernels. A macro that
+//! stands for `__global__` or `__device__` makes a device function.
 
-use std::collections::HashMap;
 use std::rc::Rc;
 
 use crate::host_code::{RUNTIME_CALLS, guarded_lines, has_word, without_comments_and_strings};
+use crate::host_macros::{self, Expansion, Macros, uses};
 
 /// What a `{` opened.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Block {
     /// A namespace, `extern "C"`, or a class body: what is inside is at
-    /// the top level as far as functions go. `exported`: an `extern`
+    /// the top level as far as functions go. `exported`: an `extern "C"`
     /// block, whose functions the host calls by name.
     Scope { exported: bool },
     /// A function body, from its signature's line, host or device.
@@ -28,73 +30,75 @@ enum Block {
 }
 
 /// The first host function of `source` that launches a kernel, calls the
-/// runtime's host API or is `main`: its signature's first line (from 1)
-/// and the construct, named as the verdict names it.
+/// runtime's host API, is `main` or has `extern "C"` linkage: its
+/// signature's first line (from 1) and the construct, named as the
+/// verdict names it.
 pub(crate) fn first_host_function(source: &str) -> Option<(usize, String)> {
     scan(source, None)
 }
 
-/// The macros that expand to host code, by name.
-type Expansions<'a> = HashMap<&'a str, Expansion>;
-
-/// What a macro expands to, as far as the verdict goes.
-enum Expansion {
-    /// A host function (its `#define` line, the construct).
-    HostFunction(usize, Rc<str>),
-    /// A launch or a host runtime call (the construct).
-    HostConstruct(Rc<str>),
-}
-
 /// [`first_host_function`] of a file, or with `outer`, of a macro's body
 /// (which holds no `#define`), `outer` being the macros defined before it.
-fn scan(source: &str, outer: Option<&Expansions>) -> Option<(usize, String)> {
+fn scan(source: &str, outer: Option<&Macros>) -> Option<(usize, String)> {
     let text = without_comments_and_strings(source);
     let raw: Vec<&str> = source.lines().collect();
-    let mut expansions: Expansions = HashMap::new();
+    // How many lines before each name the `"C"` linkage (the scan's text
+    // has its strings blanked): a range of lines asks in constant time.
+    let mut c_lines = vec![0usize];
+    for line in &raw {
+        let last = c_lines.last().copied().unwrap_or_default();
+        c_lines.push(last + usize::from(line.contains("\"C\"")));
+    }
+    let mut own = Macros::default();
     // The `#define` being read: its first line's index.
     let mut define: Option<usize> = None;
     let mut stack: Vec<Block> = Vec::new();
     // How many `extern "C" {` blocks of the stack are open.
     let mut exported_scopes = 0usize;
     // The host function being read: the stack's depth it opened at, its
-    // signature's line, and whether it has `extern` linkage.
+    // signature's line, and whether it has `extern "C"` linkage.
     let mut host: Option<(usize, usize, bool)> = None;
     // The text since the last `;`, `{` or `}` outside a function, and the
     // line where it starts.
     let mut pending = String::new();
-    let mut pending_line = 0;
+    let mut pending_line = 0usize;
     let mut pending_blank = true;
     // Whether the last directive line goes on (`\` at its end).
     let mut continued = false;
     for (index, (line, hidden)) in guarded_lines(&text).into_iter().enumerate() {
         if continued || line.trim_start().starts_with('#') {
-            if !continued && outer.is_none() && !hidden {
+            let first_line = !continued;
+            if first_line && outer.is_none() && !hidden {
                 define = Some(index);
+                if let Some(name) = host_macros::undefined_name(line) {
+                    own.undefine(name);
+                }
             }
             continued = line.trim_end().ends_with('\\');
             if !continued
                 && let Some(first) = define.take()
-                && let Some((name, expansion)) = expansion(&raw, first, index, &expansions)
+                && let Some(parsed) = host_macros::parse_define(&raw, first, index)
             {
-                expansions.insert(name, expansion);
+                let expansion = expansion(&parsed.body, first + 1, &own);
+                own.define(&parsed, expansion);
             }
-            pending.clear();
-            pending_blank = true;
+            // `#if` and the like may stand inside a signature.
+            if !(first_line && host_macros::is_conditional(line)) {
+                pending.clear();
+                pending_blank = true;
+            }
             continue;
         }
         if hidden {
             continue;
         }
-        let lookup = |word: &str| {
-            expansions
-                .get(word)
-                .or_else(|| outer.and_then(|outer| outer.get(word)))
-        };
+        let macros = outer.unwrap_or(&own);
         // Expanded anywhere, it defines the function there.
-        let defined = identifiers(line).find_map(|word| match lookup(word)? {
-            Expansion::HostFunction(at, what) => Some((word, at, what)),
-            Expansion::HostConstruct(_) => None,
-        });
+        let defined =
+            uses(line).find_map(|(word, called)| match macros.expansion(word, called)? {
+                Expansion::HostFunction(at, what) => Some((word, *at, what)),
+                Expansion::HostConstruct(_) => None,
+            });
         if let Some((name, at, what)) = defined {
             // A macro's body says what the innermost macro makes; the
             // file, the macro it expands.
@@ -107,7 +111,7 @@ fn scan(source: &str, outer: Option<&Expansions>) -> Option<(usize, String)> {
         // A launch or a host runtime call in a host function's text.
         let construct = |segment: &str| {
             host_construct(segment).or_else(|| {
-                identifiers(segment).find_map(|word| match lookup(word)? {
+                uses(segment).find_map(|(word, called)| match macros.expansion(word, called)? {
                     Expansion::HostConstruct(what) => Some(format!("{what} (from macro `{word}`)")),
                     Expansion::HostFunction(..) => None,
                 })
@@ -122,16 +126,25 @@ fn scan(source: &str, outer: Option<&Expansions>) -> Option<(usize, String)> {
             let in_body = matches!(stack.last(), Some(Block::Function { .. } | Block::Other));
             match c {
                 '{' => {
+                    // Whether the lines of the signature name `"C"`.
+                    let c_linkage = || {
+                        let from = pending_line.saturating_sub(1).min(index);
+                        c_lines
+                            .get(index + 1)
+                            .zip(c_lines.get(from))
+                            .is_some_and(|(to, from)| to > from)
+                    };
                     let block = match in_body {
                         true => Block::Other,
-                        false => classify(&pending, pending_line),
+                        false => classify(&pending, pending_line, macros, c_linkage),
                     };
                     if let Block::Function { line, host: true } = block {
                         if is_main(&pending) {
                             return Some((line, "a `main` function".to_owned()));
                         }
                         if host.is_none() {
-                            let exported = exported_scopes > 0 || is_extern(&pending);
+                            let linkage = exported_scopes > 0 || is_extern(&pending) && c_linkage();
+                            let exported = linkage && exportable(&pending, macros);
                             host = Some((stack.len(), line, exported));
                         }
                     }
@@ -156,7 +169,7 @@ fn scan(source: &str, outer: Option<&Expansions>) -> Option<(usize, String)> {
                         // whatever it does: NVRTC would drop it, or under
                         // `-default-device` compile it for the device.
                         if exported {
-                            let what = "`extern` linkage, for the host to call";
+                            let what = "`extern \"C\"` linkage, for the host to call";
                             return Some((at, describe(&raw, at, what)));
                         }
                         host = None;
@@ -189,64 +202,42 @@ fn scan(source: &str, outer: Option<&Expansions>) -> Option<(usize, String)> {
     None
 }
 
-/// What the `#define` on lines `first..=last` (indexes into `raw`)
-/// expands to, when it is host code, `known` being the macros before it:
-/// its name and expansion.
-fn expansion<'a>(
-    raw: &[&'a str],
-    first: usize,
-    last: usize,
-    known: &Expansions,
-) -> Option<(&'a str, Expansion)> {
-    let head = raw.get(first)?.trim_start().strip_prefix('#')?.trim_start();
-    let rest = head.strip_prefix("define")?;
-    if !rest.starts_with([' ', '\t']) {
-        return None;
+/// What a `#define`'s `body` (from line `line`) expands to, when it is
+/// host code, `known` being the macros before it.
+fn expansion(body: &str, line: usize, known: &Macros) -> Option<Expansion> {
+    if let Some((_, what)) = scan(body, Some(known)) {
+        return Some(Expansion::HostFunction(line, what.into()));
     }
-    let rest = rest.trim_start();
-    let end = rest
-        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .unwrap_or(rest.len());
-    let (name, mut after) = rest.split_at(end);
-    if name.is_empty() {
-        return None;
-    }
-    if after.starts_with('(') {
-        after = after.find(')').map_or("", |close| &after[close + 1..]);
-    }
-    // The body, a line per line of the directive, without the `\`s.
-    let mut body = String::new();
-    for line in std::iter::once(after).chain(raw.get(first + 1..=last)?.iter().copied()) {
-        let line = line.trim_end();
-        body.push_str(line.strip_suffix('\\').unwrap_or(line));
-        body.push('\n');
-    }
-    if let Some((_, what)) = scan(&body, Some(known)) {
-        return Some((name, Expansion::HostFunction(first + 1, what.into())));
-    }
-    let text = without_comments_and_strings(&body);
+    let text = without_comments_and_strings(body);
     if let Some(what) = host_construct(&text) {
-        return Some((name, Expansion::HostConstruct(what.into())));
+        return Some(Expansion::HostConstruct(what.into()));
     }
-    // Through the macros it expands in turn.
-    let expansion = identifiers(&text).find_map(|word| match known.get(word)? {
-        // Shared, not copied: a chain of macros stays linear.
-        Expansion::HostFunction(_, what) => {
-            Some(Expansion::HostFunction(first + 1, Rc::clone(what)))
-        }
+    // Through the macros it expands in turn: shared, not copied, so that
+    // a chain of macros stays linear.
+    uses(&text).find_map(|(word, called)| match known.expansion(word, called)? {
+        Expansion::HostFunction(_, what) => Some(Expansion::HostFunction(line, Rc::clone(what))),
         Expansion::HostConstruct(what) => Some(Expansion::HostConstruct(Rc::clone(what))),
-    })?;
-    Some((name, expansion))
+    })
 }
 
-/// The identifiers of a line, in order.
-fn identifiers(line: &str) -> impl Iterator<Item = &str> {
-    line.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .filter(|word| word.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'))
+/// Whether a host function of `extern "C"` linkage is one the host calls
+/// by name: not `static`, `inline` or `constexpr` (internal, or a helper
+/// that a kernel may call under `--expt-relaxed-constexpr`), and with no
+/// macro before its name, which may stand for anything.
+fn exportable(signature: &str, macros: &Macros) -> bool {
+    let signature = without_template_heads(signature);
+    let before_paren = signature.split('(').next().unwrap_or_default();
+    !uses(before_paren).any(|(word, _)| {
+        matches!(
+            word,
+            "static" | "inline" | "constexpr" | "__forceinline__" | "__inline__"
+        ) || macros.is_macro(word)
+    })
 }
 
-/// What a `{` after `signature` opens.
-fn classify(signature: &str, line: usize) -> Block {
+/// What a `{` after `signature` (from line `line`) opens; `c_linkage`
+/// says whether it names `extern "C"`.
+fn classify(signature: &str, line: usize, macros: &Macros, c_linkage: impl Fn() -> bool) -> Block {
     let signature = without_template_heads(signature);
     let before_paren = signature.split('(').next().unwrap_or_default();
     let words: Vec<&str> = before_paren
@@ -261,7 +252,7 @@ fn classify(signature: &str, line: usize) -> Block {
     // `extern "C" {` (the string is blanked to `""`).
     if namespace || is_type || words == ["extern"] {
         return Block::Scope {
-            exported: words == ["extern"],
+            exported: words == ["extern"] && c_linkage(),
         };
     }
     // A statement, as a macro's body holds at its top level.
@@ -273,9 +264,7 @@ fn classify(signature: &str, line: usize) -> Block {
     // before the first parenthesis; a default argument after it.
     let assigns = before_paren.contains('=') && !words.contains(&"operator");
     if signature.contains('(') && !assigns {
-        let device = signature
-            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .any(|w| w == "__global__" || w == "__device__");
+        let device = uses(signature).any(|(word, _)| macros.is_device(word));
         return Block::Function {
             line,
             host: !device,
@@ -530,13 +519,29 @@ mod tests {
         ] {
             let (at, what) = first_host_function(source).unwrap_or_else(|| panic!("{source}"));
             assert_eq!(at, line, "{what}");
-            assert!(what.contains("`extern` linkage"), "{what}");
+            assert!(what.contains("`extern \"C\"` linkage"), "{what}");
         }
         for source in [
             "extern \"C\" __global__ void k(float *x) { x[0] = 1; }\n",
             "extern \"C\" {\n__global__ void k() {}\n__device__ int f() { return 1; }\n}\n",
             "extern \"C\" __host__ __device__ int both() { return 1; }\n",
             "static int helper() { return 2; }\nextern \"C\" __global__ void k() {}\n",
+            // Annotations behind macros.
+            "#define DEVICE_INLINE __device__ __forceinline__\nextern \"C\" {\n\
+             DEVICE_INLINE float sq(float x) { return x * x; }\n__global__ void k() {}\n}\n",
+            "#define KERNEL __global__\nextern \"C\" KERNEL void k(float *x) { x[0] = 1; }\n",
+            "#define HD __host__ __device__\nextern \"C\" HD inline int f() { return 1; }\n",
+            // Helpers of an `extern "C"` block that the host cannot call
+            // by name, and a C++ block.
+            "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\
+             static inline int ceil_div(int a, int b) { return (a + b - 1) / b; }\n\
+             __global__ void k(int *x) { x[0] = ceil_div(x[1], 2); }\n\
+             #ifdef __cplusplus\n}\n#endif\n",
+            "extern \"C\" {\nconstexpr int half(int a) { return a / 2; }\n__global__ void k() {}\n}\n",
+            "extern \"C++\" {\ninline int h() { return 1; }\nint g() { return 2; }\n}\n",
+            // A signature around a conditional, inside `extern "C"`.
+            "extern \"C\" {\n__global__ void\n#if __CUDA_ARCH__ >= 800\n__launch_bounds__(256, 2)\n\
+             #endif\nk(float *x) { x[0] = 1; }\n}\n",
         ] {
             assert_eq!(first_host_function(source), None, "{source}");
         }
@@ -555,6 +560,40 @@ mod tests {
              __global__ void k() {}\n",
             "#define LAUNCHER void run() { k<<<1, 1>>>(); }\n#ifndef __CUDACC_RTC__\n\
              LAUNCHER\n#endif\n",
+        ] {
+            assert_eq!(first_host_function(source), None, "{source}");
+        }
+    }
+
+    /// Host API calls beyond the common ones, and a `//` comment that a
+    /// `\` carries onto the next line.
+    #[test]
+    fn more_runtime_calls_and_spliced_comments() {
+        for call in [
+            "cudaLaunchKernelEx(&config, k, x)",
+            "cudaMemcpyToSymbol(table, x, 16)",
+            "cudaStreamSynchronize(s)",
+            "cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, 0, args, 0)",
+        ] {
+            let source = format!("void run(float *x) {{\n  {call};\n}}\n");
+            assert_eq!(first_host_function(&source).map(|f| f.0), Some(1), "{call}");
+        }
+        let spliced = "// note \\\nvoid run() { k<<<1, 1>>>(); }\n__global__ void k() {}\n";
+        assert_eq!(first_host_function(spliced), None);
+    }
+
+    /// A macro is what its last `#define` says, until `#undef`; a
+    /// function-like macro's name alone is no expansion; a kernel behind
+    /// a macro that launches is device code.
+    #[test]
+    fn redefined_undefined_and_unexpanded_macros() {
+        for source in [
+            "#define OP(n) void n##_run() { k<<<1, 1>>>(); }\n#undef OP\n\
+             #define OP(n) __global__ void n(float *x) {}\nOP(foo)\n",
+            "#define OP(n) void n##_run() { k<<<1, 1>>>(); }\n\
+             #define OP(n) __global__ void n(float *x) {}\nOP(foo)\n",
+            "#define run(n) void run_##n() { k<<<1, n>>>(); }\n__device__ int run;\n",
+            "#define KERNEL __global__\nKERNEL void parent() { child<<<1, 1>>>(); }\n",
         ] {
             assert_eq!(first_host_function(source), None, "{source}");
         }

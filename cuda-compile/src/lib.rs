@@ -7,6 +7,7 @@ mod depfile;
 mod error;
 mod headers;
 mod host_code;
+mod host_macros;
 mod host_scan;
 mod lex;
 mod made;
