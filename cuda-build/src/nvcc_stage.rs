@@ -315,12 +315,12 @@ impl Session<'_> {
     }
 }
 
-/// A warning line of nvcc's or its host compiler's output
+/// A warning line of nvcc's, its tools' or its host compiler's output
 /// (`k.cu(3): warning #177-D: ...`, `k.cu:3:5: warning: ...`,
-/// `nvcc warning : ...`); not cicc's closing remark, which names
-/// warnings too.
+/// `nvcc warning : ...`, `ptxas warning : ...`); not cicc's closing
+/// remark, which names warnings too.
 fn is_warning(line: &str) -> bool {
-    line.contains(": warning") || line.starts_with("nvcc warning")
+    line.contains(": warning") || line.contains(" warning :")
 }
 
 /// NVRTC's own options, which nvcc does not take: a flag written for
@@ -626,6 +626,9 @@ mod tests {
             "src/k.cu:3:5: warning: unused variable 'x' [-Wunused-variable]",
             "nvcc warning : Support for offline compilation for architectures prior to sm_75 \
              will be removed",
+            "ptxas warning : For profile sm_80 adjusting per thread register count of 1 to \
+             lower bound of 24",
+            "nvlink warning : Stack size for entry function cannot be statically determined",
         ] {
             assert!(super::is_warning(line), "{line}");
         }

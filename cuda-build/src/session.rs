@@ -108,6 +108,39 @@ pub(crate) struct Compiled {
     pub(crate) dependencies: Option<Dependencies>,
 }
 
+/// The build's files for NVRTC and for nvcc: as [`Build::route`] says,
+/// else as `is_host_code` says.
+fn split(
+    build: &Build,
+    is_host_code: impl Fn(&Path) -> bool,
+) -> Result<(Vec<PathBuf>, Vec<PathBuf>), BuildError> {
+    // `./a.cu` and `a.cu` are one file.
+    let same = |a: &Path, b: &Path| {
+        a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
+    };
+    if let Some((file, _)) = build
+        .routes
+        .iter()
+        .find(|(routed, _)| !build.files.iter().any(|f| same(f, routed)))
+    {
+        return Err(BuildError::UnknownRoute(file.clone()));
+    }
+    let (mut device, mut host) = (Vec::new(), Vec::new());
+    for file in &build.files {
+        let given = build.routes.iter().find(|(f, _)| same(f, file));
+        let to_nvcc = match given.map(|(_, route)| *route) {
+            Some(Route::Nvcc) => true,
+            Some(Route::Nvrtc) => false,
+            None => is_host_code(file),
+        };
+        match to_nvcc {
+            true => host.push(file.clone()),
+            false => device.push(file.clone()),
+        }
+    }
+    Ok((device, host))
+}
+
 impl<'a> Session<'a> {
     pub(crate) fn new(
         build: &'a Build,
@@ -140,6 +173,18 @@ impl<'a> Session<'a> {
             }
             Err(error) => return Err(BuildError::NoNvrtc(Box::new(error))),
         };
+        // Without NVRTC, every file must be nvcc's (or the fallback's):
+        // said before what only NVRTC would answer (its archs).
+        if let Some(error) = no_nvrtc
+            && !build.nvcc_fallback
+        {
+            let in_source = |file: &Path| {
+                Program::from_path(file).is_ok_and(|p| HostCode::in_source(&p).is_some())
+            };
+            if !split(build, in_source)?.0.is_empty() {
+                return Err(BuildError::NoNvrtc(Box::new(error)));
+            }
+        }
         let archs = resolve_archs(build, compiler.as_ref())?;
         let ptx = match &build.ptx {
             Ptx::None => None,
@@ -185,14 +230,6 @@ impl<'a> Session<'a> {
             warned: Default::default(),
         };
         session.route()?;
-        // Files for NVRTC, and none to load (nvcc's kernels for them are
-        // the fallback's alone).
-        if let Some(error) = no_nvrtc
-            && !session.device_files.is_empty()
-            && !build.nvcc_fallback
-        {
-            return Err(BuildError::NoNvrtc(Box::new(error)));
-        }
         Ok(session)
     }
 
@@ -260,30 +297,8 @@ impl<'a> Session<'a> {
     /// code and drop it).
     fn route(&mut self) -> Result<(), BuildError> {
         let arch = self.archs.first().copied().or(self.ptx);
-        // `./a.cu` and `a.cu` are one file.
-        let same = |a: &Path, b: &Path| {
-            a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
-        };
-        if let Some((file, _)) = self
-            .build
-            .routes
-            .iter()
-            .find(|(routed, _)| !self.build.files.iter().any(|f| same(f, routed)))
-        {
-            return Err(BuildError::UnknownRoute(file.clone()));
-        }
-        for file in &self.build.files {
-            let given = self.build.routes.iter().find(|(f, _)| same(f, file));
-            let to_nvcc = match given.map(|(_, route)| *route) {
-                Some(Route::Nvcc) => true,
-                Some(Route::Nvrtc) => false,
-                None => self.is_host_code(file, arch),
-            };
-            match to_nvcc {
-                true => self.host_files.push(file.clone()),
-                false => self.device_files.push(file.clone()),
-            }
-        }
+        let (device, host) = split(self.build, |file| self.is_host_code(file, arch))?;
+        (self.device_files, self.host_files) = (device, host);
         Ok(())
     }
 

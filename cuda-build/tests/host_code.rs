@@ -411,6 +411,14 @@ fn no_nvrtc_child() {
     assert!(defined(built.archive.as_ref().unwrap()).contains(&"moe_launch".to_owned()));
     let error = both.clone().compile("kernels").unwrap_err();
     assert!(matches!(error, BuildError::NoNvrtc(_)), "{error:?}");
+    // Said before what only NVRTC would answer: the archs to build.
+    let error = Build::new()
+        .files([moe, dir.path().join("kernels/affine.cu")])
+        .out_dir(dir.path().join("out"))
+        .cargo_metadata(false)
+        .compile("kernels")
+        .unwrap_err();
+    assert!(matches!(error, BuildError::NoNvrtc(_)), "{error:?}");
 }
 
 /// Without nvcc, the error lists the files that need it and how to

@@ -421,6 +421,11 @@ fn compile_nvvm(
 ) -> Result<ObjectCode, Failure> {
     let mut options = options.clone();
     options.arch = Some(slot.arch);
+    // A register limit is the cubins' (as nvcc applies it); PTX and
+    // LTO-IR carry none.
+    if slot.target != Target::Cubin {
+        options.max_register_count = None;
+    }
     let compiled = compiler
         .compile(program, slot.target, &options)
         .map_err(compile_failure)?;
@@ -632,19 +637,16 @@ fn compile_ir(
             ignored.join(", ")
         ));
     }
+    // Applied to the cubins among the slots; with none, it would apply
+    // to nothing.
     if let Some(registers) = args.max_register_count
-        && let Some(slot) = slots.iter().find(|slot| slot.target != Target::Cubin)
+        && !slots.iter().any(|slot| slot.target == Target::Cubin)
     {
         return Err(Failure::Usage(format!(
-            "{}: --maxrregcount {registers} is applied where PTX is assembled, and libNVVM's \
-             {} for {} carries no limit: compile to a cubin (-arch sm_XX), or pass it to \
-             `cuda-link link`",
+            "{}: --maxrregcount {registers} is applied where PTX is assembled into a cubin, \
+             and this compile makes none (libNVVM's PTX and LTO-IR carry no limit): add a \
+             cubin (-arch sm_XX), or pass it to `cuda-link link`",
             input.display(),
-            match slot.target {
-                Target::Ltoir => "LTO-IR",
-                _ => "PTX",
-            },
-            slot.label()
         )));
     }
     if args.make_deps_only {

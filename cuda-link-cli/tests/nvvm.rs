@@ -194,6 +194,22 @@ fn cxx_flags_are_noted_and_a_register_limit_needs_a_cubin() {
     }
     assert!(!dir.path().join("records.ptx").exists());
     assert!(!dir.path().join("records.ltoir").exists());
+    // With a cubin among the slots it applies to the cubin, as nvcc's.
+    let both = run_in(
+        dir.path(),
+        &[
+            "compile",
+            "records.ll",
+            "-gencode",
+            "arch=compute_90,code=[sm_90,compute_90]",
+            "--maxrregcount",
+            "32",
+        ],
+    )
+    .unwrap();
+    succeeded(&both);
+    assert!(dir.path().join("records.sm_90.cubin").exists());
+    assert!(dir.path().join("records.compute_90.ptx").exists());
 }
 
 /// No libNVVM is exit 3 for `compile` and `link` alike, as a missing
