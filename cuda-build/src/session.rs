@@ -173,18 +173,22 @@ impl<'a> Session<'a> {
             }
             Err(error) => return Err(BuildError::NoNvrtc(Box::new(error))),
         };
-        // Without NVRTC, every file must be nvcc's (or the fallback's):
-        // said before what only NVRTC would answer (its archs).
-        if let Some(error) = no_nvrtc
-            && !build.nvcc_fallback
-        {
-            let in_source = |file: &Path| {
-                Program::from_path(file).is_ok_and(|p| HostCode::in_source(&p).is_some())
-            };
-            if !split(build, in_source)?.0.is_empty() {
-                return Err(BuildError::NoNvrtc(Box::new(error)));
+        // Without NVRTC, which finds the headers, the verdict reads each
+        // file's own text; every file must then be nvcc's (or the
+        // fallback's), said before what only NVRTC would answer (its archs).
+        let split_without_nvrtc = match no_nvrtc {
+            Some(error) => {
+                let in_source = |file: &Path| {
+                    Program::from_path(file).is_ok_and(|p| HostCode::in_source(&p).is_some())
+                };
+                let (device, host) = split(build, in_source)?;
+                if !device.is_empty() && !build.nvcc_fallback {
+                    return Err(BuildError::NoNvrtc(Box::new(error)));
+                }
+                Some((device, host))
             }
-        }
+            None => None,
+        };
         let archs = resolve_archs(build, compiler.as_ref())?;
         let ptx = match &build.ptx {
             Ptx::None => None,
@@ -229,7 +233,10 @@ impl<'a> Session<'a> {
             cache,
             warned: Default::default(),
         };
-        session.route()?;
+        match split_without_nvrtc {
+            Some((device, host)) => (session.device_files, session.host_files) = (device, host),
+            None => session.route()?,
+        }
         Ok(session)
     }
 
@@ -303,17 +310,16 @@ impl<'a> Session<'a> {
     }
 
     /// The verdict: whether `file` holds host code NVRTC cannot compile.
-    /// Without NVRTC, which finds the headers, the file's own text alone.
     fn is_host_code(&self, file: &Path, arch: Option<Arch>) -> bool {
-        let (Some(arch), Ok(program)) = (arch, Program::from_path(file)) else {
+        let (Some(compiler), Some(arch)) = (&self.compiler, arch) else {
             return false;
         };
-        match &self.compiler {
-            Some(compiler) => {
-                HostCode::scan(compiler, &program, &self.options(Unit::Ltoir(arch))).is_some()
-            }
-            None => HostCode::in_source(&program).is_some(),
-        }
+        Program::from_path(file)
+            .ok()
+            .and_then(|program| {
+                HostCode::scan(compiler, &program, &self.options(Unit::Ltoir(arch)))
+            })
+            .is_some()
     }
 
     /// Says what the cache did: a shared store's failure as a cargo

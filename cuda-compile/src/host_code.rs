@@ -102,25 +102,23 @@ impl HostCode {
                 .filter(|dir| !dir.as_os_str().is_empty());
             dirs.into_iter().any(|dir| path.starts_with(&dir))
         };
-        let mut found = Self::in_source(program).map(|host| (host.file, host.line, host.construct));
-        if found.is_none() {
+        Self::in_source(program).or_else(|| {
             let headers = compiler
                 .included_files(program, options)
                 .unwrap_or_default();
-            found = headers
+            headers
                 .into_iter()
                 .skip(1)
                 .filter(|h| own(h))
                 .find_map(|header| {
                     let text = std::fs::read_to_string(&header).ok()?;
                     let (line, construct) = crate::host_scan::first_host_function(&text)?;
-                    Some((header, line, construct))
-                });
-        }
-        found.map(|(file, line, construct)| HostCode {
-            file,
-            line,
-            construct,
+                    Some(HostCode {
+                        file: header,
+                        line,
+                        construct,
+                    })
+                })
         })
     }
 }
