@@ -248,16 +248,22 @@ fn the_verdict_names_the_launchers_definition() {
     let result = project(dir.path())
         .route(&moe, Route::Nvrtc)
         .compile("kernels");
+    let (file, line, construct) = host_code_verdict(result);
+    assert_eq!((file, line), (moe, 9), "{construct}");
+    assert!(construct.contains("moe_launch"), "{construct}");
+}
+
+/// The file, line and construct of a build's `BuildError::HostCode`.
+fn host_code_verdict<T: std::fmt::Debug>(
+    result: Result<T, BuildError>,
+) -> (PathBuf, usize, String) {
     match result {
         Err(BuildError::HostCode {
             file,
             line,
             construct,
             ..
-        }) => {
-            assert_eq!((file, line), (moe, 9), "{construct}");
-            assert!(construct.contains("moe_launch"), "{construct}");
-        }
+        }) => (file, line, construct),
         other => panic!("{other:?}"),
     }
 }
@@ -299,18 +305,9 @@ fn launchers_made_by_a_macro_go_to_nvcc() {
         .file(&table)
         .route(&table, Route::Nvrtc)
         .compile("kernels");
-    match result {
-        Err(BuildError::HostCode {
-            file,
-            line,
-            construct,
-            ..
-        }) => {
-            assert_eq!((file, line), (table, 11), "{construct}");
-            assert!(construct.contains("`DEFINE_FILL` (line 6)"), "{construct}");
-        }
-        other => panic!("{other:?}"),
-    }
+    let (file, line, construct) = host_code_verdict(result);
+    assert_eq!((file, line), (table, 11), "{construct}");
+    assert!(construct.contains("`DEFINE_FILL` (line 6)"), "{construct}");
 }
 
 /// Every failing file is reported in one build, each with its first
