@@ -7,13 +7,15 @@ use std::sync::{Arc, OnceLock};
 use cuda_link::{Arch, CacheKey, LinkCache, MemoryCache, ObjectCode, ObjectKind};
 use nvrtc_sys::Nvrtc;
 
+use crate::closure::Closure;
 use crate::dependencies::Dependencies;
 use crate::error::CompileError;
-use crate::headers::{self, Closure, SearchPath};
+use crate::headers;
 use crate::made::{Made, Wanted, output_code};
 use crate::nvrtc::{RawProgram, Target, c_string};
 use crate::options::ProgramOptions;
 use crate::program::{Compiled, Program, Warning, log_warnings, newest_ptx_isa};
+use crate::search::{SearchPath, under_base};
 
 /// The cache entries' format: a new layout of key or entry gets a new
 /// domain, so old entries are never read as new ones.
@@ -189,6 +191,7 @@ impl Compiler {
         program: &Program,
         options: &ProgramOptions,
     ) -> Result<Dependencies, CompileError> {
+        let options = &*options.resolved_cow()?;
         let system = self.system_dirs(options)?;
         let memory = memory_headers(program, options, self.nvidia_runtime(options, &system));
         let search = search_path(program, options, &memory, system, self.portable());
@@ -289,6 +292,8 @@ impl Compiler {
         wanted: Wanted,
         options: &ProgramOptions,
     ) -> Result<(Compiled, Option<ObjectCode>), CompileError> {
+        // Raw options read once, into the fields the scan and key read.
+        let options = &*options.resolved_cow()?;
         let target = wanted.target;
         let version = self.nvrtc.version();
         let arch = options
@@ -619,9 +624,9 @@ impl Compiler {
             .count(args.len());
         let base = self.base_dir.as_deref();
         for arg in args {
-            key.field(crate::headers::under_base(arg, base).as_bytes());
+            key.field(under_base(arg, base).as_bytes());
         }
-        key.field(crate::headers::under_base(&program.name, base).as_bytes())
+        key.field(under_base(&program.name, base).as_bytes())
             .field(program.source.as_bytes())
             .count(program.name_expressions.len());
         for expression in &program.name_expressions {

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::headers::{self, Closure};
+use crate::closure::{Closure, deduplicated};
 
 /// The program's own files a compile reads, and where a new header would
 /// change what it reads: from the scan of its includes that also makes
@@ -50,7 +50,7 @@ impl Dependencies {
             // A path that does not exist makes cargo rerun the script
             // every time, so absent candidates are named only when the
             // folders are too big.
-            None if !self.candidates.is_empty() && headers::watchable(&self.folders, cache_dir) => {
+            None if !self.candidates.is_empty() && watchable(&self.folders, cache_dir) => {
                 found.extend(self.folders.iter().cloned())
             }
             None => found.extend(self.candidates.iter().cloned()),
@@ -72,9 +72,41 @@ impl Dependencies {
     }
 }
 
-/// `paths` in order, each once.
-pub(crate) fn deduplicated(mut paths: Vec<PathBuf>) -> Vec<PathBuf> {
-    let mut seen = std::collections::HashSet::new();
-    paths.retain(|path| seen.insert(path.clone()));
-    paths
+/// Whether `folders` (recursively) hold few enough files for a build
+/// script to name them to cargo, which scans them on every build: about
+/// 4,096, not counting the compile cache's folder and folders tagged
+/// `CACHEDIR.TAG` (cargo's `target/`).
+fn watchable(folders: &[PathBuf], cache_dir: Option<&Path>) -> bool {
+    const MAX_ENTRIES: usize = 4096;
+    let cache = cache_dir.and_then(|dir| dir.canonicalize().ok());
+    let mut stack: Vec<PathBuf> = folders
+        .iter()
+        .map(|dir| match dir.as_os_str().is_empty() {
+            true => PathBuf::from("."),
+            false => dir.clone(),
+        })
+        .collect();
+    // Files counted, as the cache key once listed them.
+    let mut files = 0usize;
+    while let Some(dir) = stack.pop() {
+        let Ok(listing) = std::fs::read_dir(&dir) else {
+            files += 1;
+            continue;
+        };
+        for entry in listing.flatten() {
+            if files > MAX_ENTRIES {
+                return false;
+            }
+            let path = entry.path();
+            match entry.file_type() {
+                Ok(kind)
+                    if kind.is_dir()
+                        && (cache.is_some() && path.canonicalize().ok() == cache
+                            || path.join("CACHEDIR.TAG").is_file()) => {}
+                Ok(kind) if kind.is_dir() => stack.push(path),
+                _ => files += 1,
+            }
+        }
+    }
+    true
 }

@@ -83,6 +83,11 @@ pub enum CompileError {
         /// What is wrong with it.
         detail: String,
     },
+    /// A raw option that cannot be read: an include folder or file named
+    /// so that the scan and NVRTC could read it differently, a missing
+    /// value.
+    #[error(transparent)]
+    Flag(#[from] crate::flags::FlagError),
     /// A name expression NVRTC did not lower: it names no `__global__`
     /// function or `__device__` variable of the program.
     #[error("{program}: the name expression `{expression}` names nothing NVRTC compiled")]

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::compiler::Compiler;
 use crate::error::CompileError;
+use crate::host_scan::{RUNTIME_CALLS, guarded_lines, has_word};
 use crate::options::ProgramOptions;
 use crate::program::Program;
 
@@ -92,6 +93,8 @@ impl HostCode {
         program: &Program,
         options: &ProgramOptions,
     ) -> Option<HostCode> {
+        let resolved = options.resolved_cow().ok()?;
+        let options = &*resolved;
         let own = |path: &Path| {
             let name = Path::new(program.name());
             let dirs = name
@@ -122,39 +125,6 @@ impl HostCode {
         })
     }
 }
-
-/// Host-only calls of the CUDA runtime.
-pub(crate) const RUNTIME_CALLS: &[&str] = &[
-    "cudaMallocManaged",
-    "cudaMallocHost",
-    "cudaMalloc",
-    "cudaMemcpyAsync",
-    "cudaMemcpy",
-    "cudaMemset",
-    "cudaFree",
-    "cudaDeviceSynchronize",
-    "cudaStreamCreate",
-    "cudaSetDevice",
-    "cudaGetLastError",
-    "cudaPeekAtLastError",
-    "cudaLaunchKernel",
-    "cudaLaunchKernelEx",
-    "cudaLaunchCooperativeKernel",
-    "cudaMemcpyToSymbol",
-    "cudaMemcpyToSymbolAsync",
-    "cudaMemcpyFromSymbol",
-    "cudaMemcpy2D",
-    "cudaMemcpy2DAsync",
-    "cudaMemsetAsync",
-    "cudaMallocAsync",
-    "cudaFreeAsync",
-    "cudaStreamSynchronize",
-    "cudaFuncSetAttribute",
-    "cudaEventRecord",
-    "cudaEventSynchronize",
-    "cuLaunchKernel",
-    "cuLaunchKernelEx",
-];
 
 /// Headers only a host compiler has: NVRTC reports "cannot open source
 /// file" on their `#include` line, the first failure of such a file.
@@ -249,7 +219,7 @@ fn constructs(source: &str) -> Vec<(usize, String)> {
     // Includes are read from the text with its strings kept (a quoted
     // include is a string); the rest without comments and strings.
     let raw: Vec<&str> = source.lines().collect();
-    let text = without_comments_and_strings(source);
+    let text = crate::source::blanked(source);
     let lines = guarded_lines(&text);
     for (index, (line, hidden)) in lines.iter().enumerate() {
         if *hidden {
@@ -276,131 +246,6 @@ fn constructs(source: &str) -> Vec<(usize, String)> {
         }
     }
     found
-}
-
-/// Each line of `text` (comments and strings blanked) with whether a
-/// guard hides it from NVRTC (`#ifndef __CUDACC_RTC__`, `#if 0`, `#ifndef
-/// __CUDA_ARCH__`, or the `#else` of their positive tests). A directive
-/// line itself is not hidden unless an enclosing guard hides it.
-pub(crate) fn guarded_lines(text: &str) -> Vec<(&str, bool)> {
-    // Per open conditional: whether it hides its lines from NVRTC, and
-    // whether it is an `__CUDACC_RTC__` test (whose `#else` flips it).
-    let mut stack: Vec<(bool, bool)> = Vec::new();
-    // How many open conditionals hide their lines: kept, not recounted.
-    let mut hiding = 0usize;
-    let mut lines = Vec::new();
-    for line in text.lines() {
-        lines.push((line, hiding > 0));
-        let Some(directive) = line.trim_start().strip_prefix('#') else {
-            continue;
-        };
-        let words: String = directive.split_whitespace().collect::<Vec<_>>().join(" ");
-        let guard = words.contains("__CUDACC_RTC__") || words.contains("__CUDA_ARCH__");
-        let negated = words.starts_with("ifndef") || words.replace(' ', "").contains("!defined");
-        if words == "if 0" {
-            stack.push((true, true));
-            hiding += 1;
-        } else if words.starts_with("if") {
-            stack.push((guard && negated, guard));
-            hiding += usize::from(guard && negated);
-        } else if words.starts_with("else") || words.starts_with("elif") {
-            if let Some(top) = stack.last_mut()
-                && top.1
-            {
-                top.0 = !top.0;
-                match top.0 {
-                    true => hiding += 1,
-                    false => hiding -= 1,
-                }
-            }
-        } else if words.starts_with("endif")
-            && let Some((hides, _)) = stack.pop()
-        {
-            hiding -= usize::from(hides);
-        }
-    }
-    lines
-}
-
-/// Whether `word` stands alone in `line` (not inside an identifier).
-pub(crate) fn has_word(line: &str, word: &str) -> bool {
-    let ident = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
-    line.match_indices(word).any(|(at, _)| {
-        !ident(line[..at].chars().next_back()) && !ident(line[at + word.len()..].chars().next())
-    })
-}
-
-/// `source` with comments and string literals blanked, lines kept.
-pub(crate) fn without_comments_and_strings(source: &str) -> String {
-    let mut out = String::with_capacity(source.len());
-    let mut chars = source.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            // To the line's end, and on over a `\` there (lines are
-            // spliced before comments end).
-            '/' if chars.peek() == Some(&'/') => {
-                let mut last = ' ';
-                for c in chars.by_ref() {
-                    if c == '\n' {
-                        out.push('\n');
-                        if last != '\\' {
-                            break;
-                        }
-                    }
-                    if c != '\r' {
-                        last = c;
-                    }
-                }
-            }
-            '/' if chars.peek() == Some(&'*') => {
-                chars.next();
-                let mut last = ' ';
-                for c in chars.by_ref() {
-                    if c == '\n' {
-                        out.push('\n');
-                    }
-                    if last == '*' && c == '/' {
-                        break;
-                    }
-                    last = c;
-                }
-                out.push(' ');
-            }
-            // A character literal, unless a digit separator (`1'000`).
-            '\'' if !out.ends_with(|p: char| p.is_ascii_alphanumeric()) => {
-                out.push('\'');
-                let mut escaped = false;
-                for c in chars.by_ref() {
-                    if c == '\n' {
-                        out.push('\n');
-                        break;
-                    }
-                    if !escaped && c == '\'' {
-                        break;
-                    }
-                    escaped = !escaped && c == '\\';
-                }
-                out.push('\'');
-            }
-            '"' => {
-                out.push('"');
-                let mut escaped = false;
-                for c in chars.by_ref() {
-                    if c == '\n' {
-                        out.push('\n');
-                        break;
-                    }
-                    if !escaped && c == '"' {
-                        break;
-                    }
-                    escaped = !escaped && c == '\\';
-                }
-                out.push('"');
-            }
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

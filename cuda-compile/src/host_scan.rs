@@ -13,7 +13,6 @@
 
 use std::rc::Rc;
 
-use crate::host_code::{RUNTIME_CALLS, guarded_lines, has_word, without_comments_and_strings};
 use crate::host_macros::{self, Expansion, Macros, uses};
 
 /// What a `{` opened.
@@ -40,12 +39,12 @@ pub(crate) fn first_host_function(source: &str) -> Option<(usize, String)> {
 /// [`first_host_function`] of a file, or with `outer`, of a macro's body
 /// (which holds no `#define`), `outer` being the macros defined before it.
 fn scan(source: &str, outer: Option<&Macros>) -> Option<(usize, String)> {
-    let text = without_comments_and_strings(source);
+    let text = crate::source::blanked(source);
     let raw: Vec<&str> = source.lines().collect();
-    // How many lines before each name the `"C"` linkage (the scan's text
-    // has its strings blanked): a range of lines asks in constant time.
+    // How many lines before each name the `"C"` linkage (the one literal
+    // the blanked text keeps): a range of lines asks in constant time.
     let mut c_lines = vec![0usize];
-    for line in &raw {
+    for line in text.lines() {
         let last = c_lines.last().copied().unwrap_or_default();
         c_lines.push(last + usize::from(line.contains("\"C\"")));
     }
@@ -208,7 +207,7 @@ fn expansion(body: &str, line: usize, known: &Macros) -> Option<Expansion> {
     if let Some((_, what)) = scan(body, Some(known)) {
         return Some(Expansion::HostFunction(line, what.into()));
     }
-    let text = without_comments_and_strings(body);
+    let text = crate::source::blanked(body);
     if let Some(what) = host_construct(&text) {
         return Some(Expansion::HostConstruct(what.into()));
     }
@@ -249,10 +248,11 @@ fn classify(signature: &str, line: usize, macros: &Macros, c_linkage: impl Fn() 
         .any(|kw| words.contains(kw));
     let namespace =
         words.first() == Some(&"namespace") || words.starts_with(&["inline", "namespace"]);
-    // `extern "C" {` (the string is blanked to `""`).
-    if namespace || is_type || words == ["extern"] {
+    // `extern "C" {`, or `extern "C++" {` (blanked to `"   "`).
+    let linkage_block = words == ["extern"] || words == ["extern", "C"];
+    if namespace || is_type || linkage_block {
         return Block::Scope {
-            exported: words == ["extern"] && c_linkage(),
+            exported: linkage_block && c_linkage(),
         };
     }
     // A statement, as a macro's body holds at its top level.
@@ -337,6 +337,91 @@ fn describe(raw: &[&str], line: usize, what: &str) -> String {
         None => code.to_owned(),
     };
     format!("a host function (`{code}`) with {what}")
+}
+
+/// Host-only calls of the CUDA runtime.
+pub(crate) const RUNTIME_CALLS: &[&str] = &[
+    "cudaMallocManaged",
+    "cudaMallocHost",
+    "cudaMalloc",
+    "cudaMemcpyAsync",
+    "cudaMemcpy",
+    "cudaMemset",
+    "cudaFree",
+    "cudaDeviceSynchronize",
+    "cudaStreamCreate",
+    "cudaSetDevice",
+    "cudaGetLastError",
+    "cudaPeekAtLastError",
+    "cudaLaunchKernel",
+    "cudaLaunchKernelEx",
+    "cudaLaunchCooperativeKernel",
+    "cudaMemcpyToSymbol",
+    "cudaMemcpyToSymbolAsync",
+    "cudaMemcpyFromSymbol",
+    "cudaMemcpy2D",
+    "cudaMemcpy2DAsync",
+    "cudaMemsetAsync",
+    "cudaMallocAsync",
+    "cudaFreeAsync",
+    "cudaStreamSynchronize",
+    "cudaFuncSetAttribute",
+    "cudaEventRecord",
+    "cudaEventSynchronize",
+    "cuLaunchKernel",
+    "cuLaunchKernelEx",
+];
+
+/// Each line of `text` (comments and strings blanked) with whether a
+/// guard hides it from NVRTC (`#ifndef __CUDACC_RTC__`, `#if 0`, `#ifndef
+/// __CUDA_ARCH__`, or the `#else` of their positive tests). A directive
+/// line itself is not hidden unless an enclosing guard hides it.
+pub(crate) fn guarded_lines(text: &str) -> Vec<(&str, bool)> {
+    // Per open conditional: whether it hides its lines from NVRTC, and
+    // whether it is an `__CUDACC_RTC__` test (whose `#else` flips it).
+    let mut stack: Vec<(bool, bool)> = Vec::new();
+    // How many open conditionals hide their lines: kept, not recounted.
+    let mut hiding = 0usize;
+    let mut lines = Vec::new();
+    for line in text.lines() {
+        lines.push((line, hiding > 0));
+        let Some(directive) = line.trim_start().strip_prefix('#') else {
+            continue;
+        };
+        let words: String = directive.split_whitespace().collect::<Vec<_>>().join(" ");
+        let guard = words.contains("__CUDACC_RTC__") || words.contains("__CUDA_ARCH__");
+        let negated = words.starts_with("ifndef") || words.replace(' ', "").contains("!defined");
+        if words == "if 0" {
+            stack.push((true, true));
+            hiding += 1;
+        } else if words.starts_with("if") {
+            stack.push((guard && negated, guard));
+            hiding += usize::from(guard && negated);
+        } else if words.starts_with("else") || words.starts_with("elif") {
+            if let Some(top) = stack.last_mut()
+                && top.1
+            {
+                top.0 = !top.0;
+                match top.0 {
+                    true => hiding += 1,
+                    false => hiding -= 1,
+                }
+            }
+        } else if words.starts_with("endif")
+            && let Some((hides, _)) = stack.pop()
+        {
+            hiding -= usize::from(hides);
+        }
+    }
+    lines
+}
+
+/// Whether `word` stands alone in `line` (not inside an identifier).
+pub(crate) fn has_word(line: &str, word: &str) -> bool {
+    let ident = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+    line.match_indices(word).any(|(at, _)| {
+        !ident(line[..at].chars().next_back()) && !ident(line[at + word.len()..].chars().next())
+    })
 }
 
 #[cfg(test)]

@@ -1,10 +1,12 @@
 #![doc = include_str!("../README.md")]
 
 mod builtin;
+mod closure;
 mod compiler;
 mod dependencies;
 mod depfile;
 mod error;
+mod flags;
 mod headers;
 mod host_code;
 mod host_macros;
@@ -16,12 +18,16 @@ mod nvrtc;
 mod nvvm;
 mod options;
 mod program;
+mod read_set;
 pub(crate) mod remembered;
+mod search;
+pub mod source;
 
 pub use compiler::Compiler;
 pub use dependencies::Dependencies;
 pub use depfile::{DepfileError, parse_depfile};
 pub use error::CompileError;
+pub use flags::{Dialect, FileFlag, FlagError, Flags, IncludeDir, IncludeKind, MacroFlag};
 pub use host_code::HostCode;
 pub use nvcc::{DroppedOption, nvcc_host_option};
 pub use nvrtc::Target;
@@ -30,6 +36,7 @@ pub use nvrtc_sys;
 pub use nvvm::{Libdevice, NvvmCompiler, NvvmOptions, NvvmProgram};
 pub use options::{ProgramOptions, Std};
 pub use program::{Compiled, Program, Warning};
+pub use read_set::{IncludeSearch, ReadSet};
 
 /// How many include closures this process served from memory, not
 /// scanned: for tests, not part of the API.

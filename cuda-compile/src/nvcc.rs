@@ -9,8 +9,6 @@
 //! checked against NVRTC 12.9, 13.0 and 13.5, which refuse all of them by
 //! name ("unrecognized option").
 
-use crate::options::ProgramOptions;
-
 /// An option that [`ProgramOptions::nvcc_options`] left out, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -24,7 +22,7 @@ pub struct DroppedOption {
 
 /// What an nvcc option is to NVRTC.
 #[derive(Clone, Copy)]
-enum Meaning {
+pub(crate) enum Meaning {
     /// NVRTC's `--device-as-default-execution-space`: nvcc's relaxed
     /// constexpr lets device code call host constexpr functions; NVRTC
     /// refuses any function without `__device__`, constexpr or not, and
@@ -44,10 +42,10 @@ enum Value {
     Digit,
 }
 
-struct Entry {
-    spellings: &'static [&'static str],
+pub(crate) struct Entry {
+    pub(crate) spellings: &'static [&'static str],
     value: Value,
-    meaning: Meaning,
+    pub(crate) meaning: Meaning,
     /// nvcc's host side alone: no device tool (NVRTC, nvJitLink, ptxas)
     /// has an option of that name.
     host_side: bool,
@@ -195,7 +193,7 @@ fn is_digit(text: &str) -> bool {
 
 /// NVRTC's and nvcc's options whose value may be the next word: that word
 /// is the option's, whatever it looks like (`-Xptxas -O3` is ptxas's -O3).
-const VALUE_IN_NEXT_WORD: &[&str] = &[
+pub(crate) const VALUE_IN_NEXT_WORD: &[&str] = &[
     "-Xptxas",
     "--ptxas-options",
     "-I",
@@ -257,7 +255,7 @@ pub fn nvcc_host_option<S: AsRef<str>>(words: &[S]) -> Option<(usize, DroppedOpt
 /// The table's option `words` starts with: its entry, how many of `words`
 /// it takes (its value may be the next: for `-O`, only a digit), and its
 /// text with that value.
-fn matched<S: AsRef<str>>(words: &[S]) -> Option<(&'static Entry, usize, String)> {
+pub(crate) fn matched<S: AsRef<str>>(words: &[S]) -> Option<(&'static Entry, usize, String)> {
     let first = words.first()?.as_ref();
     let (entry, value_follows) = lookup(first)?;
     let value = words
@@ -270,64 +268,10 @@ fn matched<S: AsRef<str>>(words: &[S]) -> Option<(&'static Entry, usize, String)
     })
 }
 
-impl ProgramOptions {
-    /// Adds options as nvcc spells them (`"--expt-relaxed-constexpr"`,
-    /// `"-Xcompiler"`, `"-fPIC"`), for command lines and build scripts
-    /// written for nvcc.
-    ///
-    /// An option NVRTC takes under the same name goes to
-    /// [`extra_options`](Self::extra_options) as it is, so one the loaded
-    /// NVRTC does not know still fails the compile, naming it. nvcc's
-    /// `--expt-relaxed-constexpr` sets
-    /// [`device_as_default_execution_space`](Self::device_as_default_execution_space),
-    /// the way NVRTC compiles what that flag lets nvcc compile. Options
-    /// that only concern nvcc's host side (`-O3`, `-Xcompiler X`,
-    /// `--default-stream X`, `--threads N`, ...) and
-    /// `--expt-extended-lambda` change nothing in device code: they are
-    /// left out and returned, each with why, for the caller to say so.
-    ///
-    /// ```
-    /// use cuda_compile::ProgramOptions;
-    ///
-    /// let mut options = ProgramOptions::default();
-    /// let dropped = options.nvcc_options(["--expt-relaxed-constexpr", "-O3", "-lineinfo"]);
-    /// assert!(options.device_as_default_execution_space);
-    /// assert_eq!(options.extra_options, ["-lineinfo"]);
-    /// assert_eq!(dropped[0].option, "-O3");
-    /// ```
-    pub fn nvcc_options<S: AsRef<str>>(
-        &mut self,
-        options: impl IntoIterator<Item = S>,
-    ) -> Vec<DroppedOption> {
-        let words: Vec<S> = options.into_iter().collect();
-        let mut dropped = Vec::new();
-        let mut at = 0;
-        while let Some(word) = words.get(at) {
-            let word = word.as_ref();
-            let Some((entry, taken, option)) = matched(&words[at..]) else {
-                // NVRTC's own, with its value when that is the next word.
-                let taken = match VALUE_IN_NEXT_WORD.contains(&word) {
-                    true => 2.min(words.len() - at),
-                    false => 1,
-                };
-                let own = words[at..at + taken].iter().map(|w| w.as_ref().to_owned());
-                self.extra_options.extend(own);
-                at += taken;
-                continue;
-            };
-            match entry.meaning {
-                Meaning::DefaultDevice => self.device_as_default_execution_space = true,
-                Meaning::Nothing(why) => dropped.push(DroppedOption { option, why }),
-            }
-            at += taken;
-        }
-        dropped
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::options::ProgramOptions;
 
     fn apply(options: &[&str]) -> (ProgramOptions, Vec<String>) {
         let mut program = ProgramOptions::default();
@@ -340,8 +284,9 @@ mod tests {
         let (options, dropped) = apply(&["-lineinfo", "--use_fast_math", "-Xptxas=-v", "-Ofc=max"]);
         assert_eq!(
             options.extra_options,
-            ["-lineinfo", "--use_fast_math", "-Xptxas=-v", "-Ofc=max"]
+            ["--use_fast_math", "-Xptxas=-v", "-Ofc=max"]
         );
+        assert!(options.lineinfo);
         assert!(dropped.is_empty());
     }
 
@@ -390,7 +335,7 @@ mod tests {
                 "--extended-lambda",
             ]
         );
-        assert_eq!(options.extra_options, ["-DX=1"]);
+        assert_eq!(options.extra_options, ["--define-macro=X=1"]);
     }
 
     #[test]
@@ -405,10 +350,8 @@ mod tests {
     fn a_value_in_the_next_word_is_the_option_s() {
         let (options, dropped) = apply(&["-Xptxas", "-O3", "-I", "-O2", "-lineinfo"]);
         assert!(dropped.is_empty());
-        assert_eq!(
-            options.extra_options,
-            ["-Xptxas", "-O3", "-I", "-O2", "-lineinfo"]
-        );
+        assert_eq!(options.extra_options, ["-Xptxas", "-O3"]);
+        assert_eq!(options.include_path, ["-O2"]);
     }
 
     #[test]
@@ -452,7 +395,7 @@ mod tests {
     fn a_bare_o_takes_only_a_digit() {
         let (options, dropped) = apply(&["-O", "-lineinfo"]);
         assert_eq!(dropped, ["-O"]);
-        assert_eq!(options.extra_options, ["-lineinfo"]);
+        assert!(options.extra_options.is_empty() && options.lineinfo);
     }
 
     #[test]

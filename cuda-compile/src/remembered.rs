@@ -36,7 +36,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use cuda_link::CacheKey;
 
-use crate::headers::Closure;
+use crate::closure::Closure;
 
 /// Closures served from memory in this process, for tests.
 static SERVED: AtomicU64 = AtomicU64::new(0);
@@ -78,7 +78,7 @@ mod linux {
     use rustix::fd::OwnedFd;
     use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
 
-    use crate::headers::Closure;
+    use crate::closure::Closure;
 
     const MAX_BYTES: usize = 32 << 20;
     const MAX_WATCHES: usize = 2048;

@@ -5,6 +5,7 @@
 mod cache;
 mod compile;
 mod headers;
+mod lexer;
 mod nvvm;
 #[cfg(unix)]
 mod remembered;
