@@ -133,7 +133,7 @@ impl Build {
             files
                 .iter()
                 .filter_map(|file| std::fs::read_to_string(file).ok())
-                .flat_map(|text| names::extern_c_kernels(&text))
+                .flat_map(|text| cuda_compile::source::extern_c_kernels(&text))
                 .collect()
         };
         let text = match self.per_file {

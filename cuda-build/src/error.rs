@@ -54,6 +54,12 @@ pub enum BuildError {
         /// What it takes.
         supported: String,
     },
+    /// A flag of [`Build::flag`](crate::Build::flag) (or of
+    /// `NVCC_PREPEND_FLAGS` / `NVCC_APPEND_FLAGS`) that cannot be read:
+    /// a missing value, a folder or file named so that the cache's scan
+    /// and the compiler could read it differently.
+    #[error("Build::flag: {0}")]
+    Flag(#[source] cuda_compile::FlagError),
     /// NVRTC could not be loaded: the message names the pip packages and
     /// the variables to set.
     #[error("compiling CUDA kernels needs NVRTC")]

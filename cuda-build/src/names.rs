@@ -144,36 +144,6 @@ pub(crate) fn constant_names(kernels: &[String]) -> Vec<String> {
         .collect()
 }
 
-/// The names of the `extern "C" __global__` functions of `source`, by a
-/// textual scan (comments are not skipped: a kernel commented out is
-/// listed too). For docs.rs, where nothing is compiled.
-pub(crate) fn extern_c_kernels(source: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    for (at, _) in source.match_indices("__global__") {
-        // `extern "C"` within the same declaration, before it.
-        let before = &source[at.saturating_sub(64)..at];
-        let declaration = before.rsplit([';', '}']).next().unwrap_or(before);
-        if !declaration.contains("extern \"C\"") {
-            continue;
-        }
-        let rest = &source[at..];
-        let Some(open) = rest.find('(') else { continue };
-        let name: String = rest[..open]
-            .trim_end()
-            .chars()
-            .rev()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .collect();
-        if !name.is_empty() {
-            found.push(name);
-        }
-    }
-    found
-}
-
 /// `void ns::add<float>(float*, int)` as `ns::add<float>`: up to the
 /// parameter list, after the return type (both at template depth 0).
 fn base_name(demangled: &str) -> &str {
@@ -243,14 +213,6 @@ mod tests {
             names,
             ["ADD", "ADD_3", "ADD_2", "KERNEL_FATBIN", "KERNEL_FATBIN_2"]
         );
-    }
-
-    #[test]
-    fn extern_c_kernels_are_found_by_text() {
-        let source = "extern \"C\" __global__ void saxpy(float a) {}\n\
-                      extern \"C\"\n__global__ void\nblock_sum (const float *x) {}\n\
-                      template <typename T> __global__ void scale(T *y) {}\n";
-        assert_eq!(extern_c_kernels(source), ["saxpy", "block_sum"]);
     }
 
     #[test]

@@ -50,6 +50,9 @@ pub(crate) struct Toolchain {
     /// nvcc's and the host compiler's identity: their `--version` and the
     /// SHA-256 of their files.
     pub(crate) identity: String,
+    /// The folders nvcc's preprocessor searches of its own: nvcc's
+    /// `include` and `include/cccl`, then the host compiler's.
+    pub(crate) include_dirs: Vec<PathBuf>,
 }
 
 impl Toolchain {
@@ -80,14 +83,74 @@ impl Toolchain {
             Some(cxx) => identity.push_str(&identity_of(cxx)?),
             None => identity.push_str("host compiler: nvcc's default\n"),
         }
+        let mut include_dirs: Vec<PathBuf> = ["include", "include/cccl"]
+            .iter()
+            .map(|dir| root.join(dir))
+            .chain(target_include_dirs(&root))
+            .filter(|dir| dir.is_dir())
+            .collect();
+        let cxx = host_compiler
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("g++"));
+        include_dirs.extend(host_compiler_dirs(&cxx));
         Ok(Toolchain {
             nvcc,
             root,
             host_compiler,
             archiver,
             identity,
+            include_dirs,
         })
     }
+}
+
+/// A toolkit's `targets/*/include` and `targets/*/include/cccl`.
+fn target_include_dirs(root: &Path) -> Vec<PathBuf> {
+    let Ok(targets) = std::fs::read_dir(root.join("targets")) else {
+        return Vec::new();
+    };
+    let mut dirs: Vec<PathBuf> = targets
+        .filter_map(Result::ok)
+        .flat_map(|target| {
+            [
+                target.path().join("include"),
+                target.path().join("include/cccl"),
+            ]
+        })
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+/// The folders the host compiler's preprocessor searches of its own
+/// (`c++ -E -v`: its C++ library's, its own, `/usr/local/include`,
+/// `/usr/include`), in order; none when it cannot say.
+fn host_compiler_dirs(cxx: &Path) -> Vec<PathBuf> {
+    let output = Command::new(cxx)
+        .args(["-x", "c++", "-E", "-v", "-"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .output();
+    let Ok(output) = output else {
+        return Vec::new();
+    };
+    let text = String::from_utf8_lossy(&output.stderr);
+    let Some((_, listed)) = text.split_once("#include <...> search starts here:") else {
+        return Vec::new();
+    };
+    listed
+        .lines()
+        .take_while(|line| !line.starts_with("End of search list"))
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        // macOS marks framework folders.
+        .map(|line| line.trim_end_matches(" (framework directory)"))
+        .map(|dir| {
+            Path::new(dir)
+                .canonicalize()
+                .unwrap_or_else(|_| PathBuf::from(dir))
+        })
+        .collect()
 }
 
 /// `cc` as a build script's `cc::Build::new().cpp(true)` sees it, saying

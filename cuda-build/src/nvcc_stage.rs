@@ -4,17 +4,25 @@
 //! into `lib{name}.a`, with cargo's link lines and cudart's.
 //!
 //! An object's key is nvcc's and the host compiler's identity, every
-//! argument, the file, and the content of every file nvcc reported
-//! reading (`-MD -MF`), with paths under the crate root or nvcc's root
-//! written relative to them so that checkouts at other paths share
-//! entries. The closure is known only after a compile, so a first entry
-//! (keyed without it) lists the closure's names, and the object's entry is
-//! keyed with their contents: an edit anywhere in it misses.
+//! argument, what nvcc reads of the environment, and the closure key
+//! cuda-compile makes for NVRTC's compiles too ([`IncludeSearch`]): the
+//! file, the bytes of every header of the crate's own the scan reaches
+//! through nvcc's whole search path (`-I`, `-isystem` and the host
+//! compiler's folders in every spelling, `CPATH`, `CPLUS_INCLUDE_PATH`,
+//! `C_INCLUDE_PATH`, `NVCC_PREPEND_FLAGS`, `NVCC_APPEND_FLAGS`), the
+//! toolchain's headers by identity, and every place an include was looked
+//! for and nothing was, in any subfolder. Paths under the crate root are
+//! written relative to it, so that checkouts at other paths share
+//! entries, unless the object names its files (`-G`, `-lineinfo`, `-g`,
+//! `__FILE__`). A file nvcc reported reading (`-MD -MF`) that the scan
+//! did not reach is keyed by its bytes, through a first entry that lists
+//! such files. An object is stored only when nothing it read changed
+//! while nvcc ran.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::SystemTime;
 
+use cuda_compile::{Dialect, Flags, IncludeSearch, ReadSet};
 use cuda_link::{CacheEntry, CacheKey, MemoryCache};
 
 use crate::build::Cudart;
@@ -25,7 +33,7 @@ use crate::{env, jobs};
 
 /// The cache domain of the closure lists and objects (a new layout gets a
 /// new version).
-const DOMAIN: &str = "cuda-build nvcc object 1";
+const DOMAIN: &str = "cuda-build nvcc object 2";
 
 /// What the nvcc stage made.
 pub(crate) struct HostLibrary {
@@ -52,10 +60,19 @@ impl Session<'_> {
         let dir = self.out_dir.join(format!("{}.host", self.name));
         std::fs::create_dir_all(&dir).map_err(|e| crate::output::output_error(&dir, e))?;
         let args = self.nvcc_args(&toolchain);
-        let relocatable = is_relocatable(&self.build.flags);
+        let flags = self.nvcc_flags()?;
+        let relocatable = flags.relocatable == Some(true);
+        let search = self.include_search(&toolchain, &flags);
+        let nvcc = NvccRun {
+            toolchain: &toolchain,
+            args: &args,
+            relocatable,
+            names_its_files: flags.names_its_files(),
+            search: &search,
+        };
         let indexed: Vec<(usize, &Path)> = files.iter().copied().enumerate().collect();
         let results = jobs::run_all(&indexed, |&(index, file)| {
-            self.host_object(&toolchain, &args, relocatable, file, &dir, index)
+            self.host_object(&nvcc, file, &dir, index)
         });
         // Every failing file, each with its first error.
         let (objects, mut errors): (Vec<_>, Vec<_>) = results.into_iter().partition(Result::is_ok);
@@ -122,11 +139,9 @@ impl Session<'_> {
     fn nvcc_args(&self, toolchain: &Toolchain) -> Vec<String> {
         let build = self.build;
         let mut args = Vec::new();
-        let own_archs = build.flags.iter().any(|f| {
-            ["-gencode", "--generate-code", "-arch", "--gpu-architecture"]
-                .iter()
-                .any(|name| f == name || f.starts_with(&format!("{name}=")))
-        });
+        // Read before: `Session::new` refuses flags that cannot be read.
+        let own_archs =
+            Flags::parse(&build.flags, Dialect::Nvcc).is_ok_and(|flags| !flags.archs.is_empty());
         if !own_archs {
             for arch in &self.archs {
                 args.push(format!("-gencode=arch={},code={arch}", arch.compute()));
@@ -149,13 +164,64 @@ impl Session<'_> {
         args
     }
 
-    /// One file's object: from the cache when its closure is unchanged,
-    /// else compiled and stored.
+    /// The build's flags and those nvcc reads from the environment
+    /// (`NVCC_PREPEND_FLAGS`, `NVCC_APPEND_FLAGS`), read as nvcc reads
+    /// them.
+    fn nvcc_flags(&self) -> Result<Flags, BuildError> {
+        let mut words: Vec<String> = Vec::new();
+        for value in [
+            env::var("NVCC_PREPEND_FLAGS"),
+            env::var("NVCC_APPEND_FLAGS"),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            words.extend(value.split_whitespace().map(str::to_owned));
+        }
+        words.extend(self.build.flags.iter().cloned());
+        Flags::parse(&words, Dialect::Nvcc).map_err(BuildError::Flag)
+    }
+
+    /// nvcc's search path, as the closure key reads it: the build's
+    /// folders, the flags' in every spelling, the environment's, then the
+    /// toolchain's; `cuda_runtime.h`, which nvcc includes first, and the
+    /// flags' pre-includes.
+    fn include_search(&self, toolchain: &Toolchain, flags: &Flags) -> IncludeSearch {
+        let mut search = IncludeSearch::new();
+        search
+            .own_folders(self.build.includes.iter().cloned())
+            .own_folders(flags.include_dirs.iter().map(|dir| dir.path.clone()));
+        for value in [
+            env::var_os("CPATH"),
+            env::var_os("CPLUS_INCLUDE_PATH"),
+            env::var_os("C_INCLUDE_PATH"),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            // An empty entry is the working folder, as gcc reads it.
+            let dirs = std::env::split_paths(&value).map(|dir| match dir.as_os_str().is_empty() {
+                true => PathBuf::from("."),
+                false => dir,
+            });
+            search.own_folders(dirs);
+        }
+        search
+            .toolchain_folders(toolchain.include_dirs.iter().cloned())
+            .pre_include(["cuda_runtime.h"])
+            .pre_include(flags.pre_includes.iter().cloned())
+            .portable(self.cache.portable_keys());
+        if let Some(root) = env::var_os("CARGO_MANIFEST_DIR") {
+            search.base_dir(PathBuf::from(root));
+        }
+        search
+    }
+
+    /// One file's object: from the cache when nothing its compile reads
+    /// has changed, else compiled and stored.
     fn host_object(
         &self,
-        toolchain: &Toolchain,
-        args: &[String],
-        relocatable: bool,
+        nvcc: &NvccRun<'_>,
         file: &Path,
         dir: &Path,
         index: usize,
@@ -166,47 +232,30 @@ impl Session<'_> {
         };
         let stem = file.file_stem().unwrap_or_default().to_string_lossy();
         let path = dir.join(format!("{stem}-{index}.o"));
-        let source = std::fs::read(file).map_err(|e| fail(e.to_string()))?;
-        let mut searched = self.build.includes.clone();
-        searched.extend(file.parent().map(Path::to_path_buf));
-        searched.extend(include_flags(&self.build.flags));
-        let paths = Portable::new(toolchain, searched);
-        let mut base = CacheKey::builder(DOMAIN);
-        base.field(toolchain.identity.as_bytes())
-            .field(paths.name(file).as_bytes())
-            .field(&source)
-            .count(args.len());
-        for arg in args {
-            base.field(paths.text(arg).as_bytes());
-        }
-        // What nvcc and the host compiler read of the environment.
-        for var in crate::env::NVCC_READS {
-            let value = crate::env::var_os(var).unwrap_or_default();
-            base.field(var.as_bytes())
-                .field(paths.text(&value.to_string_lossy()).as_bytes());
-        }
-        let base = base.finish();
-        if let Some((object, read)) = self.cached_object(&base, &paths, file) {
+        let mut read = nvcc.search.scan(file).map_err(|e| fail(e.to_string()))?;
+        let paths = Portable::new(nvcc.toolchain);
+        let base = self.base_key(nvcc, &paths, &read);
+        let cacheable = read.unresolved().is_none();
+        if cacheable && let Some((object, read)) = self.cached_object(&base, &paths, read.clone()) {
             std::fs::write(&path, object).map_err(|e| fail(e.to_string()))?;
             return Ok(Object {
                 path,
                 cached: true,
-                read: own_files(&read, &paths),
+                read: self.watched(&read),
             });
         }
         let depfile = path.with_extension("d");
         // A list an earlier compile left must not stand for this one's.
         let _ = std::fs::remove_file(&depfile);
-        let started = SystemTime::now();
-        let mut command = Command::new(&toolchain.nvcc);
-        if !args.iter().any(|a| a == "-dc" || a == "--device-c") {
+        let mut command = Command::new(&nvcc.toolchain.nvcc);
+        if !nvcc.args.iter().any(|a| a == "-dc" || a == "--device-c") {
             command.arg("-c");
         }
-        if relocatable {
+        if nvcc.relocatable {
             command.arg("-rdc=true");
         }
         command
-            .args(args)
+            .args(nvcc.args)
             .arg("-MD")
             .arg("-MF")
             .arg(&depfile)
@@ -215,12 +264,12 @@ impl Session<'_> {
             .arg(file);
         let output = command
             .output()
-            .map_err(|e| fail(format!("{}: {e}", toolchain.nvcc.display())))?;
+            .map_err(|e| fail(format!("{}: {e}", nvcc.toolchain.nvcc.display())))?;
         let stderr = String::from_utf8_lossy(&output.stderr);
         if !output.status.success() {
             return Err(fail(format!(
                 "{} exited with {}: {}",
-                toolchain.nvcc.display(),
+                nvcc.toolchain.nvcc.display(),
                 output.status,
                 first_error(&stderr)
             )));
@@ -230,52 +279,91 @@ impl Session<'_> {
             .map_err(|e| e.to_string())
             .and_then(|text| cuda_compile::parse_depfile(&text).map_err(|e| e.to_string()))
             .map_err(|e| fail(format!("nvcc's dependency file: {e}")))?;
-        let read: Vec<PathBuf> = listed.iter().map(PathBuf::from).collect();
+        let listed: Vec<PathBuf> = listed.iter().map(PathBuf::from).collect();
         // A list without the file itself is not what nvcc read.
-        let lists_source = read.iter().any(|p| paths.name(p) == paths.name(file));
-        if lists_source
+        let lists_source = listed.iter().any(|p| paths.name(p) == paths.name(file));
+        // What nvcc read that the scan did not reach is keyed by its bytes.
+        let unreached: Vec<PathBuf> = listed.into_iter().filter(|p| !read.reached(p)).collect();
+        let mut also: Vec<PathBuf> = Vec::new();
+        for path in &unreached {
+            if read.also_read(path).is_ok() {
+                also.push(path.clone());
+            }
+        }
+        if cacheable
+            && lists_source
+            && also.len() == unreached.len()
             && self.cache.is_writable()
+            && read.unchanged()
             && let Ok(object) = std::fs::read(&path)
-            && let Some(key) = closure_key(&base, &read, &paths, Some(started))
         {
-            let names: Vec<String> = read.iter().map(|p| paths.name(p)).collect();
-            let list = CacheEntry::default().with("closure", names.join("\n"));
+            let names: Vec<String> = also.iter().map(|p| paths.name(p)).collect();
+            let list = CacheEntry::default().with("also read", names.join("\n"));
             let object = CacheEntry::default().with("object", object);
             let memory = MemoryCache::fronts(Some(&self.cache));
             MemoryCache::store(Some(&self.cache), memory, &base, list);
-            MemoryCache::store(Some(&self.cache), memory, &key, object);
+            MemoryCache::store(Some(&self.cache), memory, &object_key(&base, &read), object);
         }
         Ok(Object {
             path,
             cached: false,
-            read: own_files(&read, &paths),
+            read: self.watched(&read),
         })
     }
 
-    /// The object cached under `base`'s closure list, with the closure.
+    /// The key of everything but what the file reads: the toolchain, the
+    /// arguments, what nvcc reads of the environment, and, when the
+    /// object names its files (`-G`, `-lineinfo`, `-g`, `__FILE__`), the
+    /// folders that makes it name.
+    fn base_key(&self, nvcc: &NvccRun<'_>, paths: &Portable, read: &ReadSet) -> CacheKey {
+        let mut base = CacheKey::builder(DOMAIN);
+        base.field(nvcc.toolchain.identity.as_bytes())
+            .count(nvcc.args.len());
+        for arg in nvcc.args {
+            base.field(paths.text(arg).as_bytes());
+        }
+        for var in crate::env::NVCC_READS {
+            let value = crate::env::var_os(var).unwrap_or_default();
+            base.field(var.as_bytes())
+                .field(paths.text(&value.to_string_lossy()).as_bytes());
+        }
+        if nvcc.names_its_files || read.names_its_files() {
+            let here = std::env::current_dir().unwrap_or_default();
+            base.field(b"names its files")
+                .field(here.as_os_str().as_encoded_bytes())
+                .field(paths.crate_root_bytes());
+        }
+        base.finish()
+    }
+
+    /// The object cached under `base`'s list of files read besides, with
+    /// what its compile reads.
     fn cached_object(
         &self,
         base: &CacheKey,
         paths: &Portable,
-        file: &Path,
-    ) -> Option<(Vec<u8>, Vec<PathBuf>)> {
+        mut read: ReadSet,
+    ) -> Option<(Vec<u8>, ReadSet)> {
         let memory = MemoryCache::fronts(Some(&self.cache));
         let names = MemoryCache::load_with(Some(&self.cache), memory, base, |mut entry| {
             entry
-                .take("closure")
+                .take("also read")
                 .and_then(|bytes| String::from_utf8(bytes).ok())
-                .ok_or("not a closure list")
+                .ok_or("not a list of files")
         })?;
-        let read: Vec<PathBuf> = names.lines().map(|name| paths.resolve(name)).collect();
-        // A list without the file itself is not what nvcc read.
-        if !read.iter().any(|p| paths.name(p) == paths.name(file)) {
-            return None;
+        for name in names.lines().filter(|name| !name.is_empty()) {
+            read.also_read(&paths.resolve(name)).ok()?;
         }
-        let key = closure_key(base, &read, paths, None)?;
+        let key = object_key(base, &read);
         let object = MemoryCache::load_with(Some(&self.cache), memory, &key, |mut entry| {
             entry.take("object").ok_or("not an object")
         })?;
         Some((object, read))
+    }
+
+    /// What a build watches of one object's compile.
+    fn watched(&self, read: &ReadSet) -> Vec<PathBuf> {
+        read.dependencies().to_watch(Some(self.cache.dir()))
     }
 
     /// nvcc's device link of relocatable objects.
@@ -350,35 +438,6 @@ fn nvrtc_only(flag: &str) -> bool {
     )
 }
 
-/// The folders `-I` flags name, joined or as the next word.
-fn include_flags(flags: &[String]) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let mut words = flags.iter();
-    while let Some(flag) = words.next() {
-        match flag.strip_prefix("-I") {
-            Some("") => found.extend(words.next().map(PathBuf::from)),
-            Some(dir) => found.push(PathBuf::from(dir)),
-            None => {}
-        }
-    }
-    found
-}
-
-/// Whether the flags ask for relocatable device code (`-rdc=true`,
-/// `-rdc true`, `-dc`, and the long spellings).
-fn is_relocatable(flags: &[String]) -> bool {
-    let split = flags.windows(2).any(|pair| {
-        matches!(pair[0].as_str(), "-rdc" | "--relocatable-device-code") && pair[1] == "true"
-    });
-    split
-        || flags.iter().any(|f| {
-            matches!(
-                f.as_str(),
-                "-rdc=true" | "--relocatable-device-code=true" | "-dc" | "--device-c"
-            )
-        })
-}
-
 /// The arguments a device link needs of a compile's: the archs (as
 /// `-gencode`, `-arch` or their long spellings, with a value joined or as
 /// the next word) and the host compiler.
@@ -405,62 +464,22 @@ fn device_link_args(args: &[String]) -> Vec<String> {
     kept
 }
 
-/// The object's key: `base` and the content of every file of the closure
-/// (`None` when one is missing, or, with `since`, was modified after the
-/// compile started: it may not be what nvcc read).
-fn closure_key(
-    base: &CacheKey,
-    read: &[PathBuf],
-    paths: &Portable,
-    since: Option<SystemTime>,
-) -> Option<CacheKey> {
+/// The object's key: `base` and what the file's compile reads.
+fn object_key(base: &CacheKey, read: &ReadSet) -> CacheKey {
     let mut key = CacheKey::builder(DOMAIN);
-    key.field(base.to_hex().as_bytes()).count(read.len());
-    // Read, then checked: an edit after the compile started (or within a
-    // coarse timestamp's 2 s before) may not be what nvcc read.
-    let since = since.map(|t| t - std::time::Duration::from_secs(2));
-    for path in read {
-        let bytes = std::fs::read(path).ok()?;
-        if let Some(since) = since {
-            let modified = std::fs::metadata(path).and_then(|m| m.modified()).ok()?;
-            if modified >= since {
-                return None;
-            }
-        }
-        key.field(paths.name(path).as_bytes()).field(&bytes);
-    }
-    // A header appearing beside one nvcc found, or in a folder searched
-    // before it, would shadow it: the names in those folders are keyed.
-    let folders: std::collections::BTreeSet<PathBuf> = read
-        .iter()
-        .filter(|path| !paths.is_toolchains(path))
-        .filter_map(|path| path.parent().map(absolute))
-        .chain(paths.searched.iter().cloned())
-        .collect();
-    key.count(folders.len());
-    for folder in &folders {
-        let mut names: Vec<String> = std::fs::read_dir(folder)
-            .map(|entries| {
-                entries
-                    .filter_map(Result::ok)
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .collect()
-            })
-            .unwrap_or_default();
-        names.sort();
-        key.field(paths.name(folder).as_bytes())
-            .field(names.join("\n").as_bytes());
-    }
-    Some(key.finish())
+    key.field(base.to_hex().as_bytes());
+    read.key_into(&mut key);
+    key.finish()
 }
 
-/// The crate's own files of a closure, for `rerun-if-changed`: not nvcc's
-/// nor the system's headers.
-fn own_files(read: &[PathBuf], paths: &Portable) -> Vec<PathBuf> {
-    read.iter()
-        .filter(|path| !paths.is_toolchains(path))
-        .map(|path| absolute(path))
-        .collect()
+/// What every object's compile shares.
+struct NvccRun<'a> {
+    toolchain: &'a Toolchain,
+    args: &'a [String],
+    relocatable: bool,
+    /// The flags make the object name its files (`-G`, `-lineinfo`, `-g`).
+    names_its_files: bool,
+    search: &'a IncludeSearch,
 }
 
 /// nvcc's first error line (`file(12): error: ...`, `nvcc fatal : ...`,
@@ -477,32 +496,28 @@ fn first_error(stderr: &str) -> String {
 struct Portable {
     crate_root: Option<PathBuf>,
     nvcc_root: PathBuf,
-    /// The include folders the build names, and the files' own folders:
-    /// where a new header would shadow one nvcc found.
-    searched: Vec<PathBuf>,
 }
 
 impl Portable {
-    fn new(toolchain: &Toolchain, searched: Vec<PathBuf>) -> Self {
+    fn new(toolchain: &Toolchain) -> Self {
         let crate_root = env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from);
         Portable {
             crate_root,
             nvcc_root: toolchain.root.clone(),
-            searched: searched.into_iter().map(|dir| absolute(&dir)).collect(),
         }
+    }
+
+    /// The crate root as it is on this machine.
+    fn crate_root_bytes(&self) -> &[u8] {
+        self.crate_root
+            .as_deref()
+            .map_or(&[][..], |root| root.as_os_str().as_encoded_bytes())
     }
 
     /// A path as nvcc named it, made absolute (not resolved: a symlink
     /// switched to another tree is another path's content).
     fn name(&self, path: &Path) -> String {
         self.text(&absolute(path).display().to_string())
-    }
-
-    /// Whether `path` is nvcc's or the system's (its content is the
-    /// toolchain's, keyed by its identity).
-    fn is_toolchains(&self, path: &Path) -> bool {
-        let path = absolute(path);
-        path.starts_with(&self.nvcc_root) || path.starts_with("/usr")
     }
 
     /// `text` with the roots' paths replaced (a root of `/` or nothing is

@@ -235,12 +235,11 @@ impl Session<'_> {
     }
 }
 
-/// Whether `source` includes `<cub/cub.cuh>` (outside a comment).
+/// Whether `source` includes `<cub/cub.cuh>`, as the one reader of CUDA
+/// source reads its includes.
 fn includes_whole_cub(source: &str) -> bool {
-    source.lines().any(|line| {
-        let line = line.trim_start();
-        line.starts_with('#') && line.contains("include") && line.contains("cub/cub.cuh")
-    })
+    let includes = cuda_compile::source::includes(source);
+    includes.is_ok_and(|found| found.iter().any(|include| include.name == "cub/cub.cuh"))
 }
 
 /// One unit's compile: its output, and a cubin's PTX for

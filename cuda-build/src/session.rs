@@ -147,6 +147,10 @@ impl<'a> Session<'a> {
         name: &'a str,
         out_dir: PathBuf,
     ) -> Result<Self, BuildError> {
+        // The flags are read once here, so that one that cannot be read
+        // fails the build before anything is compiled.
+        cuda_compile::Flags::parse(&build.flags, cuda_compile::Dialect::Nvcc)
+            .map_err(BuildError::Flag)?;
         let cache = Arc::new(open_cache(build));
         let nvcc = nvcc::find();
         let pch_dir = out_dir.join(format!("{name}.pch"));
@@ -252,26 +256,16 @@ impl<'a> Session<'a> {
     /// (one compile for a cubin and the PTX of one arch); LTO-IR per arch
     /// of files linked together.
     pub(crate) fn units(&self) -> Vec<(PathBuf, Unit)> {
-        // Flags that ask for relocatable code or LTO-IR (`-rdc=true`,
-        // `-dlto`) keep the link: NVRTC's own cubin would be unlinked.
+        // Flags that ask for relocatable code or LTO-IR (`-rdc=true`, `-dc`,
+        // `-dlto`, in any spelling: read as the nvcc stage reads them) keep
+        // the link: NVRTC's own cubin would be unlinked.
         let relocatable = self
             .archs
             .first()
             .or(self.ptx.as_ref())
             .is_some_and(|&arch| {
                 let options = self.options(Unit::Slot(LinkTarget::Ptx(arch)));
-                let spelled = |option: &String| {
-                    matches!(
-                        option.as_str(),
-                        "-rdc=true"
-                            | "--relocatable-device-code=true"
-                            | "-dlto"
-                            | "--dlink-time-opt"
-                    )
-                };
-                options.relocatable_device_code == Some(true)
-                    || options.link_time_optimization
-                    || options.extra_options.iter().any(spelled)
+                options.relocatable_device_code == Some(true) || options.link_time_optimization
             });
         let alone = (self.build.per_file || self.device_files.len() == 1) && !relocatable;
         let both = |arch: Arch| self.archs.contains(&arch) && self.ptx == Some(arch);

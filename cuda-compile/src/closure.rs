@@ -110,7 +110,7 @@ pub(crate) fn coarse_now() -> (i64, i64) {
 /// change time is in the past (a later write then changes it), and read
 /// again if it changed while it was read. `settled` is false when it
 /// kept changing: a compile that read it is not stored.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Read {
     pub(crate) bytes: Vec<u8>,
     pub(crate) stamp: Stamp,
@@ -180,6 +180,9 @@ pub(crate) struct Closure {
     stamps: Vec<(PathBuf, Stamp)>,
     /// A file kept changing while the scan read it.
     unsettled: bool,
+    /// The source or a header of the program's own uses `__FILE__` (or
+    /// `assert`, ...): the output names where the files are.
+    pub names_files: bool,
     /// The hash of the fields, which the key holds.
     digest: Option<CacheKey>,
     /// `candidates`, each once.

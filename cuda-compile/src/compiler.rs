@@ -647,8 +647,33 @@ impl Compiler {
             key.field(&std::fs::read(pch).ok()?);
         }
         closure.key_into(&mut key);
+        // Line tables, debug information and `__FILE__` name the files
+        // as NVRTC found them, absolute (from the working folder): such an
+        // output is another checkout's only if it is at the same place.
+        if names_its_files(options) || closure.names_files {
+            let here = std::env::current_dir().unwrap_or_default();
+            key.field(b"names its files")
+                .field(here.as_os_str().as_encoded_bytes())
+                .field(base.map_or(&[][..], |b| b.as_os_str().as_encoded_bytes()));
+        }
         Some(key.finish())
     }
+}
+
+/// Whether `options` make the output name the files it was compiled from:
+/// line information or debug information, NVRTC's or ptxas's.
+fn names_its_files(options: &ProgramOptions) -> bool {
+    let ptxas = |option: &str| {
+        let option = option.trim_start_matches("-Xptxas").trim_start_matches('=');
+        matches!(
+            option,
+            "-g" | "--device-debug" | "-lineinfo" | "--generate-line-info"
+        )
+    };
+    options.lineinfo
+        || options.debug
+        || options.ptxas_options.iter().any(|o| ptxas(o))
+        || options.extra_options.iter().any(|o| ptxas(o))
 }
 
 /// The headers given in memory: the program's, then ours that it does not

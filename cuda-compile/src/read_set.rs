@@ -119,7 +119,7 @@ impl IncludeSearch {
 /// What one compile of a file reads, as [`IncludeSearch::scan`] found it,
 /// and any file the compiler reported reading besides: its key, and
 /// whether all of it is still as it was read.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct ReadSet {
     file: PathBuf,
     source: Read,
@@ -143,6 +143,13 @@ impl ReadSet {
     /// compile of such a file is not cached.
     pub fn unresolved(&self) -> Option<&str> {
         self.closure.unresolved.as_deref()
+    }
+
+    /// Whether what is compiled may name where the files are: the file or
+    /// a header of its own uses `__FILE__` (or `assert`, ...). Its key
+    /// should then hold where they are.
+    pub fn names_its_files(&self) -> bool {
+        self.closure.names_files
     }
 
     /// Whether the scan read `path` (the file, a header of the program's

@@ -250,6 +250,7 @@ impl SearchPath<'_> {
         pre_include: &[String],
         closure: &mut Closure,
     ) -> Result<(), String> {
+        closure.names_files = crate::source::names_a_file(source);
         let source_includes = Arc::new(includes(source)?);
         // A program that includes nothing reads nothing but its source
         // (and NVRTC's own builtins, which its identity names): its key

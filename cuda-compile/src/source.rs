@@ -150,6 +150,19 @@ fn include(name: &Token<'_>) -> Include {
     }
 }
 
+/// Whether `text` uses a name that expands to a file's path (`__FILE__`,
+/// `__builtin_FILE`, `std::source_location`, `assert`): what is compiled
+/// from it then names where the file is.
+pub(crate) fn names_a_file(text: &str) -> bool {
+    tokens(text).any(|token| {
+        token.kind == TokenKind::Identifier
+            && matches!(
+                &*token.spliced(),
+                "__FILE__" | "__builtin_FILE" | "source_location" | "assert"
+            )
+    })
+}
+
 /// `text` with every comment and the inside of every literal blanked to
 /// spaces, line breaks kept: every byte keeps its offset and line, and
 /// what is left is code (a `{` counted, a `<<<` launch found) or a

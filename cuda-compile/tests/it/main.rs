@@ -9,3 +9,4 @@ mod lexer;
 mod nvvm;
 #[cfg(unix)]
 mod remembered;
+mod stale;
