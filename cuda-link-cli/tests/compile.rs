@@ -458,3 +458,148 @@ fn a_missing_input_writes_nothing() {
     assert!(stderr.contains("missing.cu"), "{stderr}");
     assert!(!dir.path().join("k.cubin").exists());
 }
+
+/// Never stale, through the CLI and its persistent cache, each run a new
+/// process: an include folder given as a raw NVRTC option
+/// (`-Xnvrtc --include-path=D`), an include after `FOOR"("`, a header
+/// changed and changed back during a compile, and `-lineinfo` in two
+/// checkouts sharing one cache.
+mod never_stale {
+    use super::*;
+
+    /// `cuda-link compile` of `k.cu` in `dir` to PTX with `args` and the
+    /// cache in `cache`: the value of `__device__ int value`, and whether
+    /// the cache served it.
+    fn compile(dir: &Path, cache: &Path, args: &[&str]) -> Option<(i64, bool)> {
+        let run = cuda_link()
+            .current_dir(dir)
+            .args(["compile", "-arch", "sm_90", "--ptx", "-o", "k.ptx", "-v"])
+            .arg("--cache-dir")
+            .arg(cache)
+            .args(args)
+            .arg("k.cu")
+            .output()
+            .unwrap();
+        if !run.status.success() {
+            return None;
+        }
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        let ptx = std::fs::read_to_string(dir.join("k.ptx")).unwrap();
+        let value = ptx
+            .split(" value = ")
+            .nth(1)?
+            .split(';')
+            .next()?
+            .trim()
+            .parse()
+            .ok()?;
+        Some((value, stderr.contains("cache hit")))
+    }
+
+    #[test]
+    fn a_raw_include_folder_reaches_the_scan() {
+        if !have_nvrtc() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let cache = dir.path().join("cache");
+        std::fs::create_dir(dir.path().join("inc")).unwrap();
+        std::fs::write(dir.path().join("inc/v.h"), "#define V 1\n").unwrap();
+        std::fs::write(
+            dir.path().join("k.cu"),
+            "#include \"v.h\"\n__device__ int value = V;\n",
+        )
+        .unwrap();
+        let args = ["-Xnvrtc", "--include-path=inc"];
+        assert_eq!(compile(dir.path(), &cache, &args), Some((1, false)));
+        assert_eq!(compile(dir.path(), &cache, &args), Some((1, true)));
+        std::fs::write(dir.path().join("inc/v.h"), "#define V 2\n").unwrap();
+        assert_eq!(compile(dir.path(), &cache, &args), Some((2, false)));
+    }
+
+    #[test]
+    fn an_identifier_ending_in_r_hides_no_include() {
+        if !have_nvrtc() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let cache = dir.path().join("cache");
+        std::fs::write(dir.path().join("hidden.h"), "#define V 1\n").unwrap();
+        let source = "#define FOOR \"a\"\n#define S(x) x\n\
+                      __device__ const char *a = FOOR\"(\";\n\
+                      __device__ const char *b = S(\"\")\"/*\";\n\
+                      #include \"hidden.h\"\n// */\n__device__ int value = V;\n";
+        std::fs::write(dir.path().join("k.cu"), source).unwrap();
+        assert_eq!(compile(dir.path(), &cache, &[]), Some((1, false)));
+        std::fs::write(dir.path().join("hidden.h"), "#define V 2\n").unwrap();
+        assert_eq!(compile(dir.path(), &cache, &[]), Some((2, false)));
+    }
+
+    /// Twenty rounds of `v.h` written B then A while a compile runs; a
+    /// compile after each, served from the cache, must be A's.
+    #[test]
+    fn a_change_undone_during_a_compile_is_never_stored() {
+        if !have_nvrtc() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let cache = dir.path().join("cache");
+        let header = dir.path().join("v.h");
+        std::fs::write(&header, "#define V 1\n").unwrap();
+        let source =
+            |round: u64| format!("// {round}\n#include \"v.h\"\n__device__ int value = V;\n");
+        std::fs::write(dir.path().join("k.cu"), source(999)).unwrap();
+        let started = std::time::Instant::now();
+        compile(dir.path(), &cache, &[]).unwrap();
+        let span = started.elapsed().as_micros() as u64;
+        let mut stale = 0;
+        for round in 0..20u64 {
+            std::fs::write(dir.path().join("k.cu"), source(round)).unwrap();
+            let toggler = {
+                let header = header.clone();
+                let at = span * ((round * 7) % 20) / 20;
+                std::thread::spawn(move || {
+                    std::thread::sleep(std::time::Duration::from_micros(at));
+                    std::fs::write(&header, "#define V 2\n").unwrap();
+                    std::thread::sleep(std::time::Duration::from_micros(span / 10));
+                    std::fs::write(&header, "#define V 1\n").unwrap();
+                })
+            };
+            let _ = compile(dir.path(), &cache, &[]);
+            toggler.join().unwrap();
+            if let Some((value, true)) = compile(dir.path(), &cache, &[]) {
+                stale += usize::from(value != 1);
+            }
+        }
+        assert_eq!(stale, 0, "stale compiles of 20 rounds");
+    }
+
+    /// `-lineinfo` PTX names the file it was compiled from where it is.
+    #[test]
+    fn line_info_names_this_checkout() {
+        if !have_nvrtc() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let cache = dir.path().join("cache");
+        for checkout in ["one", "two"] {
+            let root = dir.path().join(checkout);
+            std::fs::create_dir(&root).unwrap();
+            std::fs::write(
+                root.join("k.cu"),
+                "__device__ int value = 1;\n__global__ void k(int *p) { *p = value; }\n",
+            )
+            .unwrap();
+            compile(&root, &cache, &["-lineinfo"]).unwrap();
+            let ptx = std::fs::read_to_string(root.join("k.ptx")).unwrap();
+            let file = ptx
+                .lines()
+                .find(|l| l.contains(".file"))
+                .unwrap_or_default();
+            assert!(
+                file.contains(&root.display().to_string()),
+                "{checkout}: {file}"
+            );
+        }
+    }
+}
