@@ -3,6 +3,10 @@
 
 use std::path::PathBuf;
 
+/// What a missing nvcc's error says to do.
+pub(crate) const INSTALL: &str = "install the CUDA toolkit, or `pip install nvidia-cuda-nvcc \
+     nvidia-nvvm nvidia-cuda-crt nvidia-cuda-runtime`, or set NVCC to nvcc's path";
+
 /// Why [`Build::compile`](crate::Build::compile) failed.
 #[derive(thiserror::Error)]
 #[non_exhaustive]
@@ -94,7 +98,7 @@ pub enum BuildError {
          warp-level headers the kernels use (`<cub/block/block_reduce.cuh>`, \
          `<cub/warp/warp_reduce.cuh>`, ...)",
         file.display(),
-        crate::nvcc::INSTALL
+        INSTALL
     )]
     WholeCub {
         /// The file.

@@ -12,10 +12,6 @@ use crate::error::BuildError;
 /// The pip wheels' nvcc folders (13.x, 12.x), under a site-packages folder.
 const WHEEL_BINS: &[&str] = &["nvidia/cu13/bin", "nvidia/cuda_nvcc/bin"];
 
-/// What a missing nvcc's error says to do.
-pub(crate) const INSTALL: &str = "install the CUDA toolkit, or `pip install nvidia-cuda-nvcc \
-     nvidia-nvvm nvidia-cuda-crt nvidia-cuda-runtime`, or set NVCC to nvcc's path";
-
 /// nvcc: `NVCC`, `CUDA_LINK_NVCC`, `CUDA_HOME` / `CUDA_PATH`'s `bin/nvcc`,
 /// the pip wheels' (found by their folders, as NVRTC is), the default
 /// toolkit's, then the first `nvcc` on `PATH`.

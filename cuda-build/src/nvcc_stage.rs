@@ -129,8 +129,8 @@ impl Session<'_> {
         let nvcc = self
             .nvcc
             .clone()
-            .ok_or_else(|| missing(format!("nvcc was not found: {}", nvcc::INSTALL)))?;
-        Toolchain::new(nvcc).map_err(|why| missing(format!("{why}: {}", nvcc::INSTALL)))
+            .ok_or_else(|| missing(format!("nvcc was not found: {}", crate::error::INSTALL)))?;
+        Toolchain::new(nvcc).map_err(|why| missing(format!("{why}: {}", crate::error::INSTALL)))
     }
 
     /// The arguments of every host-code compile: the archs (unless the

@@ -87,7 +87,7 @@ pub enum CompileError {
     /// so that the scan and NVRTC could read it differently, a missing
     /// value.
     #[error(transparent)]
-    Flag(#[from] crate::flags::FlagError),
+    Flag(#[from] FlagError),
     /// A name expression NVRTC did not lower: it names no `__global__`
     /// function or `__device__` variable of the program.
     #[error("{program}: the name expression `{expression}` names nothing NVRTC compiled")]
@@ -171,4 +171,15 @@ impl std::fmt::Debug for CompileError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         std::fmt::Display::fmt(&cuda_link::Report(self), f)
     }
+}
+
+/// A flag that cannot be read into [`Flags`](crate::Flags).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("option `{option}`: {why}")]
+#[non_exhaustive]
+pub struct FlagError {
+    /// The option as given.
+    pub option: String,
+    /// What is wrong with it.
+    pub why: String,
 }

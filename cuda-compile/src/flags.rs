@@ -5,6 +5,7 @@
 
 use std::path::PathBuf;
 
+use crate::error::FlagError;
 use crate::nvcc::{self, Meaning};
 use crate::options::ProgramOptions;
 
@@ -74,17 +75,6 @@ pub enum FileFlag {
     PchDir(String),
     /// `--pch` / `-pch`: precompiled headers in NVRTC's own folder.
     Pch,
-}
-
-/// A flag that cannot be read into [`Flags`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("option `{option}`: {why}")]
-#[non_exhaustive]
-pub struct FlagError {
-    /// The option as given.
-    pub option: String,
-    /// What is wrong with it.
-    pub why: String,
 }
 
 /// A list of nvcc or NVRTC options, read once: the folders and files it

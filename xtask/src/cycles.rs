@@ -1,8 +1,10 @@
 //! No module cycles in a crate, followed through re-exports: for every
-//! `crate::`, `super::` and `self::` path in a module's source, the module
-//! that defines what it names (a `pub use` is followed to its source);
-//! each such edge joins the two sibling modules under their nearest common
-//! parent, and no set of siblings may reach each other in a loop.
+//! `crate::`, `super::` and `self::` path in a module's source, in `use`
+//! declarations and written inline in code (`crate::nvcc::INSTALL`), the
+//! module that defines what it names (a `pub use` is followed to its
+//! source); each such edge joins the two sibling modules under their
+//! nearest common parent, and no set of siblings may reach each other in
+//! a loop. Comments, doc comments and string literals name nothing.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -34,27 +36,165 @@ fn modules(src: &Path) -> BTreeMap<String, String> {
                 parts.pop();
             }
             let text = std::fs::read_to_string(&path).unwrap();
-            found.insert(parts.join("::"), strip_tests(&text));
+            found.insert(parts.join("::"), code_only(&text));
         }
     }
+    // Tests may use anything: test-only items go, and test-only modules
+    // (`#[cfg(test)] mod stub;`) with everything under them.
+    let mut test_only = Vec::new();
+    for (module, text) in found.iter_mut() {
+        let (code, modules) = without_tests(text);
+        *text = code;
+        test_only.extend(modules.into_iter().map(|name| match module.is_empty() {
+            true => name,
+            false => format!("{module}::{name}"),
+        }));
+    }
+    found.retain(|module, _| {
+        !test_only
+            .iter()
+            .any(|test| module == test || module.starts_with(&format!("{test}::")))
+    });
     found
 }
 
-/// The text before a `#[cfg(test)]` module: tests may use anything.
-fn strip_tests(text: &str) -> String {
-    match text.find("#[cfg(test)]\nmod tests") {
-        Some(at) => text[..at].to_owned(),
-        None => text.to_owned(),
+/// `code` without its `#[cfg(test)]` items (a module, a `use`, a
+/// statement), and the names of the test-only modules it declares.
+fn without_tests(code: &str) -> (String, Vec<String>) {
+    const MARK: &str = "#[cfg(test)]";
+    let mut out = String::with_capacity(code.len());
+    let mut modules = Vec::new();
+    let mut rest = code;
+    while let Some(at) = rest.find(MARK) {
+        out.push_str(&rest[..at]);
+        let item = &rest[at + MARK.len()..];
+        // The item ends at its first `;`, or the `}` that closes its first
+        // `{`, whichever comes first.
+        let semicolon = item.find(';').unwrap_or(item.len());
+        let brace = item.find('{').unwrap_or(item.len());
+        let end = match brace < semicolon {
+            true => {
+                let mut depth = 0usize;
+                let mut end = item.len();
+                for (i, c) in item.char_indices().skip_while(|(i, _)| *i < brace) {
+                    match c {
+                        '{' => depth += 1,
+                        '}' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                end = i + 1;
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                end
+            }
+            false => {
+                let declared = item[..semicolon].split_whitespace().collect::<Vec<_>>();
+                if let [.., "mod", name] = declared.as_slice() {
+                    modules.push((*name).to_owned());
+                }
+                (semicolon + 1).min(item.len())
+            }
+        };
+        rest = &item[end..];
     }
+    out.push_str(rest);
+    (out, modules)
 }
 
-/// The full paths a text's `use` declarations name from `crate::`,
-/// `super::` and `self::`, braces expanded (`crate::{a::B, C}` gives
-/// `crate::a::B`, `crate::C`). Paths written inline or in docs are not
-/// imports and are not counted.
+/// `text` without its comments and the insides of its string and
+/// character literals: what names modules in code.
+fn code_only(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    while at < bytes.len() {
+        let rest = &text[at..];
+        if rest.starts_with("//") {
+            at += rest.find('\n').unwrap_or(rest.len());
+        } else if rest.starts_with("/*") {
+            at += rest.find("*/").map_or(rest.len(), |end| end + 2);
+        } else if let Some((open, hashes)) = raw_string(rest).filter(|_| !after_word(&out)) {
+            let close = format!("\"{}", "#".repeat(hashes));
+            at += rest[open..]
+                .find(&close)
+                .map_or(rest.len(), |end| open + end + close.len());
+            out.push_str("\"\"");
+        } else if rest.starts_with('"') {
+            // Bytes: a quote and a backslash are ASCII, whatever is between.
+            let inside = rest.as_bytes();
+            let mut end = 1;
+            while end < inside.len() && inside[end] != b'"' {
+                end += if inside[end] == b'\\' { 2 } else { 1 };
+            }
+            at += (end + 1).min(rest.len());
+            out.push_str("\"\"");
+        } else if let Some(len) = char_literal(rest).filter(|_| !after_word(&out)) {
+            at += len;
+            out.push_str("' '");
+        } else {
+            let c = rest.chars().next().unwrap_or(' ');
+            out.push(c);
+            at += c.len_utf8();
+        }
+    }
+    out
+}
+
+/// A raw string (`r#"..."#`, `br"..."`) starting `text`: where its
+/// contents start, and its `#`s.
+fn raw_string(text: &str) -> Option<(usize, usize)> {
+    let rest = text.strip_prefix('r').or_else(|| text.strip_prefix("br"))?;
+    let hashes = rest.len() - rest.trim_start_matches('#').len();
+    let prefix = text.len() - rest.len();
+    rest[hashes..]
+        .starts_with('"')
+        .then_some((prefix + hashes + 1, hashes))
+}
+
+/// Whether `text` ends in an identifier character: an `r` there is no
+/// raw string's.
+fn after_word(text: &str) -> bool {
+    text.chars()
+        .next_back()
+        .is_some_and(|c| c.is_alphanumeric() || c == '_')
+}
+
+/// A character literal's length (`'a'`, `'\\n'`, `'\"'`), not a lifetime.
+fn char_literal(text: &str) -> Option<usize> {
+    let rest = text.strip_prefix('\'')?;
+    let escaped = rest.starts_with('\\');
+    let inner = match escaped {
+        true => rest.char_indices().nth(2).map(|(i, _)| i)?,
+        false => rest.chars().next()?.len_utf8(),
+    };
+    let end = if escaped {
+        rest[inner..].find('\'')? + inner
+    } else {
+        inner
+    };
+    (rest[end..].starts_with('\'') && end <= 12).then_some(end + 2)
+}
+
+/// The full paths a text names from `crate::`, `super::` and `self::`:
+/// its `use` declarations, braces expanded (`crate::{a::B, C}` gives
+/// `crate::a::B`, `crate::C`), and every such path written inline in its
+/// code. Comments and strings name nothing.
 fn paths(text: &str) -> Vec<String> {
+    let code = code_only(text);
+    let mut out = inline_paths(&code);
+    out.extend(use_paths(&code));
+    out
+}
+
+/// The full paths `code`'s `use` declarations name from `crate::`,
+/// `super::` and `self::`, braces expanded.
+fn use_paths(code: &str) -> Vec<String> {
     let mut out = Vec::new();
-    let mut rest = text;
+    let mut rest = code;
     while let Some(at) = rest.find("use ") {
         let line_start = rest[..at].rfind('\n').map_or(0, |i| i + 1);
         let lead = rest[line_start..at].trim();
@@ -71,6 +211,25 @@ fn paths(text: &str) -> Vec<String> {
             expand(&flat.replace(", ", ","), String::new(), &mut out);
         }
         rest = &statement[end.min(statement.len())..];
+    }
+    out
+}
+
+/// The `crate::`, `super::` and `self::` paths written inline: after no
+/// identifier character or `::`, each read to its end.
+fn inline_paths(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for start in ["crate::", "super::", "self::"] {
+        for (at, _) in text.match_indices(start) {
+            let before = text[..at].chars().next_back();
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+                continue;
+            }
+            let end = text[at..]
+                .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+                .map_or(text.len(), |end| at + end);
+            out.push(text[at..end].trim_end_matches(':').to_owned());
+        }
     }
     out
 }
@@ -197,9 +356,25 @@ fn defining(
 
 /// The sibling-module loops of one crate, each as its member names.
 fn loops(src: &Path) -> Vec<Vec<String>> {
+    let (edges, _) = graph(src);
+    strongly_connected(&edges)
+        .into_iter()
+        .filter(|component| component.len() > 1)
+        .collect()
+}
+
+/// The sibling edges of one crate, and for each, a path that makes it.
+#[allow(clippy::type_complexity)]
+fn graph(
+    src: &Path,
+) -> (
+    BTreeMap<String, BTreeSet<String>>,
+    BTreeMap<(String, String), String>,
+) {
     let modules = modules(src);
     let reexports = reexports(&modules);
     let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut why = BTreeMap::new();
     for (module, text) in &modules {
         for path in paths(text) {
             let target = defining(&absolutise(module, &path), &modules, &reexports, 0);
@@ -207,14 +382,13 @@ fn loops(src: &Path) -> Vec<Vec<String>> {
             if let (Some(from), Some(to)) = (from, to)
                 && from != to
             {
+                why.entry((from.clone(), to.clone()))
+                    .or_insert_with(|| format!("{module}: {path}"));
                 edges.entry(from).or_default().insert(to);
             }
         }
     }
-    strongly_connected(&edges)
-        .into_iter()
-        .filter(|component| component.len() > 1)
-        .collect()
+    (edges, why)
 }
 
 /// The children of `a`'s and `b`'s nearest common parent that hold them;
@@ -298,7 +472,7 @@ fn through_root(src: &Path) -> Vec<String> {
     let reexports = reexports(&modules);
     let mut found = Vec::new();
     for (module, text) in modules.iter().filter(|(module, _)| !module.is_empty()) {
-        for path in paths(text) {
+        for path in use_paths(&code_only(text)) {
             let absolute = absolutise(module, &path);
             let Some((first, _)) = absolute.split_once("::").or(Some((&absolute, ""))) else {
                 continue;
@@ -318,7 +492,7 @@ fn through_root(src: &Path) -> Vec<String> {
 }
 
 /// The crates the checks read.
-const CRATES: [&str; 11] = [
+const CRATES: [&str; 12] = [
     "cuda-dylib",
     "nvjitlink-sys",
     "nvrtc-sys",
@@ -330,6 +504,7 @@ const CRATES: [&str; 11] = [
     "cuda-build",
     "cuda-module",
     "cuda-link-cli",
+    "xtask",
 ];
 
 #[test]
@@ -355,8 +530,16 @@ fn no_crate_has_a_module_cycle() {
     let root = crate::workspace_root();
     let mut found = Vec::new();
     for krate in CRATES {
-        for component in loops(&root.join(krate).join("src")) {
+        let src = root.join(krate).join("src");
+        let (edges, why) = graph(&src);
+        for component in loops(&src) {
             found.push(format!("{krate}: {}", component.join(" <-> ")));
+            // Each edge inside the loop, and a path that makes it.
+            for ((from, to), path) in &why {
+                if component.contains(from) && component.contains(to) && edges[from].contains(to) {
+                    found.push(format!("    {from} -> {to} ({path})"));
+                }
+            }
         }
     }
     assert!(found.is_empty(), "module cycles:\n{}", found.join("\n"));
@@ -364,7 +547,7 @@ fn no_crate_has_a_module_cycle() {
 
 #[test]
 fn a_cycle_through_a_reexport_is_found() {
-    let dir = tempfile_dir();
+    let dir = tempfile_dir("reexport");
     std::fs::create_dir_all(dir.join("src")).unwrap();
     std::fs::write(
         dir.join("src/lib.rs"),
@@ -390,10 +573,48 @@ fn a_cycle_through_a_reexport_is_found() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-fn tempfile_dir() -> std::path::PathBuf {
+/// A path written inline in code makes an edge; one in a comment, a doc
+/// comment, a string or test-only code does not.
+#[test]
+fn an_inline_path_makes_an_edge_and_a_comment_none() {
+    let dir = tempfile_dir("inline");
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(
+        dir.join("src/lib.rs"),
+        "mod a;\nmod b;\n#[cfg(test)]\nmod stub;\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("src/stub.rs"),
+        "fn f() { crate::a::g(); crate::b::h(); }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("src/a.rs"),
+        "pub fn g() { let _ = crate::b::INSTALL; }\n",
+    )
+    .unwrap();
+    let quiet = "/// [`g`](crate::a::g)\n// crate::a::g\npub const INSTALL: &str = \"crate::a::g µ\";\n\
+                 #[cfg(test)]\nfn t() { crate::a::g(); }\npub fn h() { crate::stub::f(); }\n";
+    std::fs::write(dir.join("src/b.rs"), quiet).unwrap();
+    assert!(loops(&dir.join("src")).is_empty());
+    std::fs::write(
+        dir.join("src/b.rs"),
+        format!("{quiet}pub fn k() {{ crate::a::g(); }}\n"),
+    )
+    .unwrap();
+    assert_eq!(
+        loops(&dir.join("src")),
+        [vec!["a".to_owned(), "b".to_owned()]]
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A scratch folder of this process's, one per test.
+fn tempfile_dir(test: &str) -> std::path::PathBuf {
     let dir = crate::workspace_root()
         .join("target/xtask-cycles")
-        .join(std::process::id().to_string());
+        .join(format!("{}-{test}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     dir
 }

@@ -21,7 +21,6 @@ mod loaders;
 mod map;
 mod msrv;
 mod peer_candle;
-mod peer_candle_numbers;
 mod redist;
 mod vendor;
 

@@ -14,6 +14,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
+mod numbers;
+
 use crate::{Result, redist, run};
 
 /// The candle release whose kernels are swapped.
@@ -92,7 +94,7 @@ pub fn peer_candle(
     }
     let cudarc = registry_source(&peer, "cudarc")?;
     let stubs = link_stubs(&root.join("stubs"), &cudarc, &nvcc)?;
-    let numbers = crate::peer_candle_numbers::Numbers {
+    let numbers = numbers::Numbers {
         workspace,
         nvcc: &nvcc,
         stubs: &stubs,

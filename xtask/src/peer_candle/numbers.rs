@@ -17,9 +17,9 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Instant;
 
+use super::{BuildEnv, build_script_seconds, write_workspace};
 use crate::Result;
 use crate::bench_remote::Redis;
-use crate::peer_candle::{BuildEnv, build_script_seconds, write_workspace};
 
 /// A team key for the store: 64 hex digits.
 const TEAM_KEY: &str = "5eed0fca11ab1e5eed0fca11ab1e5eed0fca11ab1e5eed0fca11ab1e5eed0fca";
