@@ -481,6 +481,22 @@ fn relocatable_host_code_is_device_linked() {
 #[test]
 fn another_checkout_at_another_path_hits() {
     let Some(_) = nvcc() else { return };
+    // (NVRTC compiled, NVRTC cached, nvcc compiled, nvcc cached)
+    assert_eq!(checkouts(""), ["1 0 1 0", "0 1 0 1"]);
+}
+
+/// With `-lineinfo` each output names its files where they are, so a
+/// second checkout at another path compiles its own: a hit would carry
+/// the first checkout's folder in its line table.
+#[test]
+fn line_info_keeps_each_checkout_its_own_outputs() {
+    let Some(_) = nvcc() else { return };
+    assert_eq!(checkouts("-lineinfo"), ["1 0 1 0", "1 0 1 0"]);
+}
+
+/// Builds two checkouts of the project, one cache, with `flag` if any:
+/// each one's counts.
+fn checkouts(flag: &str) -> Vec<String> {
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("cache");
     let mut counts = Vec::new();
@@ -494,6 +510,7 @@ fn another_checkout_at_another_path_hits() {
             .env("CUDA_BUILD_TEST_CHILD", "1")
             .env("CARGO_MANIFEST_DIR", &root)
             .env("CUDA_BUILD_TEST_CACHE", &cache)
+            .env("CUDA_BUILD_TEST_FLAG", flag)
             .output()
             .unwrap();
         let text = String::from_utf8_lossy(&run.stdout).into_owned();
@@ -505,8 +522,7 @@ fn another_checkout_at_another_path_hits() {
             .to_owned();
         counts.push(line);
     }
-    // (NVRTC compiled, NVRTC cached, nvcc compiled, nvcc cached)
-    assert_eq!(counts, ["1 0 1 0", "0 1 0 1"]);
+    counts
 }
 
 #[test]
@@ -518,14 +534,20 @@ fn checkout_child() {
     let cache = PathBuf::from(std::env::var_os("CUDA_BUILD_TEST_CACHE").unwrap());
     // The files as a build script names them: relative to the crate root,
     // its working folder.
-    let built = Build::new()
+    let mut build = Build::new();
+    build
         .files(["kernels/moe.cu", "kernels/affine.cu"])
         .archs(["sm_80"])
         .out_dir(root.join("out"))
         .cache_dir(cache)
-        .cargo_metadata(false)
-        .compile("kernels")
-        .unwrap();
+        .cargo_metadata(false);
+    if let Some(flag) = std::env::var("CUDA_BUILD_TEST_FLAG")
+        .ok()
+        .filter(|f| !f.is_empty())
+    {
+        build.flag(&flag);
+    }
+    let built = build.compile("kernels").unwrap();
     println!(
         "counts {} {} {} {}",
         built.compiled, built.cached, built.nvcc_compiled, built.nvcc_cached

@@ -251,3 +251,62 @@ fn docs_rs_child() {
     let built = build(&dir).file(&file).compile("kernels").unwrap();
     assert_eq!(built.kernels, ["k"]);
 }
+
+/// A header changed and changed back while nvcc reads it (A, B, A): the
+/// closure nvcc objects are keyed by ([`cuda_compile::ReadSet`], which the
+/// nvcc stage checks before it stores an object) never calls unchanged
+/// what nvcc read B from. Fifty rounds of nvcc's preprocessor, which
+/// reads what the compile reads, with a thread writing B then A at a
+/// point spread over each run.
+#[test]
+fn what_nvcc_read_of_a_change_undone_is_never_unchanged() {
+    let Some(nvcc) = nvcc() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let header = dir.path().join("src/v.h");
+    write(&header, "#define V \"1\"\n");
+    let file = dir.path().join("src/launch.cu");
+    write(
+        &file,
+        "#include \"v.h\"\nextern \"C\" const char marker[] = \"value=\" V;\n",
+    );
+    let mut search = cuda_compile::IncludeSearch::new();
+    search.pre_include(["cuda_runtime.h"]);
+    let output = dir.path().join("launch.ii");
+    let preprocess = || {
+        let run = Command::new(&nvcc)
+            .arg("-E")
+            .arg("-o")
+            .arg(&output)
+            .arg(&file)
+            .output()
+            .unwrap();
+        let text = std::fs::read_to_string(&output).unwrap_or_default();
+        (run.status.success(), text.contains("\"value=\" \"2\""))
+    };
+    let started = std::time::Instant::now();
+    preprocess();
+    let span = started.elapsed().as_micros() as u64;
+    let (mut stale, mut read_b) = (0, 0);
+    for round in 0..50u64 {
+        let read = search.scan(&file).unwrap();
+        let toggler = {
+            let header = header.clone();
+            let at = span * ((round * 37) % 50) / 50;
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_micros(at));
+                std::fs::write(&header, "#define V \"2\"\n").unwrap();
+                std::thread::sleep(std::time::Duration::from_micros(span / 10));
+                std::fs::write(&header, "#define V \"1\"\n").unwrap();
+            })
+        };
+        let (ran, saw_b) = preprocess();
+        toggler.join().unwrap();
+        read_b += usize::from(ran && saw_b);
+        if saw_b && read.unchanged() {
+            stale += 1;
+        }
+    }
+    eprintln!("nvcc A, B, A: B was read in {read_b} of 50 rounds");
+    assert_eq!(stale, 0, "of 50 rounds, B read in {read_b}");
+    assert!(read_b > 0, "no round read B: the toggles missed every run");
+}

@@ -216,9 +216,9 @@ fn error_lines(log: &str) -> Vec<(&str, usize, &str)> {
 /// Every host construct outside a guard, in order.
 fn constructs(source: &str) -> Vec<(usize, String)> {
     let mut found = Vec::new();
-    // Includes are read from the text with its strings kept (a quoted
-    // include is a string); the rest without comments and strings.
-    let raw: Vec<&str> = source.lines().collect();
+    // The includes by their line, as the one reader finds them; the rest
+    // is read without comments and strings.
+    let includes = crate::source::includes_lenient(source);
     let text = crate::source::blanked(source);
     let lines = guarded_lines(&text);
     for (index, (line, hidden)) in lines.iter().enumerate() {
@@ -226,14 +226,12 @@ fn constructs(source: &str) -> Vec<(usize, String)> {
             continue;
         }
         if let Some(directive) = line.trim_start().strip_prefix('#') {
-            if directive.trim_start().starts_with("include") {
-                let original = raw.get(index).copied().unwrap_or_default();
-                let name = original
-                    .split_once("include")
-                    .map_or("", |(_, rest)| rest.trim().trim_matches(['<', '>', '"']));
-                if HOST_HEADERS.contains(&name) {
-                    found.push((index + 1, format!("`#include <{name}>`")));
-                }
+            if !directive.trim_start().starts_with("include") {
+                continue;
+            }
+            let included = includes.iter().filter(|include| include.line == index + 1);
+            for include in included.filter(|i| HOST_HEADERS.contains(&i.name.as_str())) {
+                found.push((index + 1, format!("`#include <{}>`", include.name)));
             }
             continue;
         }
