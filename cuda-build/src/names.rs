@@ -144,6 +144,14 @@ pub(crate) fn constant_names(kernels: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// `void ns::add<float>(float*, int)` as `add`: the function's own name,
+/// without its scope and template arguments.
+pub(crate) fn unqualified(demangled: &str) -> &str {
+    let name = base_name(demangled);
+    let name = name.split('<').next().unwrap_or(name);
+    name.rsplit("::").next().unwrap_or(name)
+}
+
 /// `void ns::add<float>(float*, int)` as `ns::add<float>`: up to the
 /// parameter list, after the return type (both at template depth 0).
 fn base_name(demangled: &str) -> &str {
@@ -213,6 +221,13 @@ mod tests {
             names,
             ["ADD", "ADD_3", "ADD_2", "KERNEL_FATBIN", "KERNEL_FATBIN_2"]
         );
+    }
+
+    #[test]
+    fn unqualified_names_drop_scope_and_template_arguments() {
+        assert_eq!(unqualified("void ns::add<float>(float*, int)"), "add");
+        assert_eq!(unqualified("saxpy"), "saxpy");
+        assert_eq!(unqualified("void k()"), "k");
     }
 
     #[test]

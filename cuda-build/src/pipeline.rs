@@ -95,9 +95,15 @@ impl Session<'_> {
                 false => self.name.to_owned(),
             };
             let (path, listed) = self.write_fatbin(&stem, fatbin)?;
-            if listed.is_empty() {
-                empty.extend(files.iter().map(|f| f.to_path_buf()));
-            }
+            // Each file that defines kernels must yield one, not only the
+            // group: a file whose template kernels nothing NVRTC sees
+            // instantiates is lost among its neighbours' kernels.
+            empty.extend(
+                files
+                    .iter()
+                    .filter(|file| listed.is_empty() || !yields_a_kernel(file, &listed))
+                    .map(|f| f.to_path_buf()),
+            );
             let doc = self.module_doc(files);
             // Next to the generated file: `include_bytes!` in it resolves
             // relative to it, whatever the path's spelling.
@@ -271,4 +277,23 @@ impl DeviceCompiles {
         });
         SlotCode::Linked(inputs.collect())
     }
+}
+
+/// Whether `file`, whose kernels the build's `listed` (mangled) holds
+/// among others, defines none or yields one of those it defines (by its
+/// unqualified name: `scale` of `void ns::scale<float>(float*)`).
+fn yields_a_kernel(file: &Path, listed: &[String]) -> bool {
+    let Ok(text) = std::fs::read_to_string(file) else {
+        return true;
+    };
+    let defined = cuda_compile::source::global_functions(&text);
+    if defined.is_empty() {
+        return true;
+    }
+    listed.iter().any(|kernel| {
+        let shown = cuda_link::demangle(kernel).unwrap_or_else(|| kernel.clone());
+        defined
+            .iter()
+            .any(|name| names::unqualified(&shown) == name)
+    })
 }

@@ -519,6 +519,7 @@ impl NvvmCompiler {
         }
         let mut key = CacheKey::builder(CACHE_DOMAIN);
         key.field(self.identity().as_bytes())
+            .field(cuda_link::nvvm::PREPARATION.as_bytes())
             .field(target.name().as_bytes())
             .field(libdevice.map_or("none", |(_, digest)| digest).as_bytes())
             .count(args.len());

@@ -244,6 +244,30 @@ pub fn extern_c_kernels(text: &str) -> Vec<String> {
     found
 }
 
+/// The names of the `__global__` functions `text` defines or declares,
+/// whatever their linkage, outside directives (a kernel a macro makes is
+/// not seen), each once: `scale` for `template <typename T> __global__
+/// void scale(T *y)`. What a compile of the file may make kernels of.
+///
+/// ```
+/// let text = "template <typename T> __global__ void scale(T *y) {}\n\
+///             extern \"C\" __global__ void __launch_bounds__(64) add(int *p) {}\n";
+/// assert_eq!(cuda_compile::source::global_functions(text), ["scale", "add"]);
+/// ```
+pub fn global_functions(text: &str) -> Vec<String> {
+    let code: Vec<Token<'_>> = code_tokens(text).collect();
+    let mut found: Vec<String> = Vec::new();
+    for (at, token) in code.iter().enumerate() {
+        if token.text == "__global__"
+            && let Some(name) = kernel_name(&code[at + 1..])
+            && !found.contains(&name)
+        {
+            found.push(name);
+        }
+    }
+    found
+}
+
 /// The tokens of `text` outside comments and directives.
 fn code_tokens(text: &str) -> impl Iterator<Item = Token<'_>> {
     let mut in_directive = false;

@@ -381,6 +381,11 @@ pub(crate) fn compile_failure(error: CompileError) -> Failure {
     }
 }
 
+/// What to do with a file of host code, after its verdict.
+const HOST_CODE_ADVICE: &str = "compile it with nvcc, or let cuda-build route it to nvcc (it \
+     sends a file with host code there by itself); for NVRTC, launch its kernels from Rust \
+     (cuda-module or cudarc) and guard the host code with `#ifndef __CUDACC_RTC__`";
+
 /// Compiles `path` for one slot; NVRTC's warnings go to `warnings`.
 pub(crate) fn compile_file(
     compiler: &Compiler,
@@ -390,14 +395,18 @@ pub(crate) fn compile_file(
     warnings: &mut Vec<String>,
 ) -> Result<ObjectCode, Failure> {
     let options = options.clone().arch(slot.arch);
+    // The verdict before any compile, as cuda-build's: under
+    // `-default-device` (nvcc's `--expt-relaxed-constexpr`) NVRTC would
+    // compile a launcher as device code and drop it, or `extern "C"` stubs
+    // to an empty output.
+    if let Some(host) = HostCode::scan(compiler, program, &options) {
+        return Err(Failure::Reported(format!("{host}: {HOST_CODE_ADVICE}")));
+    }
     let compiled = compiler
         .compile(program, slot.target, &options)
         .map_err(
             |error| match HostCode::find(compiler, program, &options, &error) {
-                Some(host) => Failure::Reported(format!(
-                    "{host}: launch its kernels from Rust (cuda-module or cudarc) and keep \
-                 them as they are, or guard the host code with `#ifndef __CUDACC_RTC__`"
-                )),
+                Some(host) => Failure::Reported(format!("{host}: {HOST_CODE_ADVICE}")),
                 None => compile_failure(error),
             },
         )?;
@@ -407,7 +416,35 @@ pub(crate) fn compile_file(
             warnings.push(line);
         }
     }
+    no_kernel_lost(program, &compiled.code)?;
     Ok(compiled.code)
+}
+
+/// An output with no kernel from a file that defines `__global__`
+/// functions is an error, not an empty success: a template kernel is
+/// compiled only where something NVRTC sees instantiates it. LTO-IR names
+/// no kernel, and is not checked so.
+fn no_kernel_lost(program: &Program, code: &ObjectCode) -> Result<(), Failure> {
+    if code.kind() == ObjectKind::Ltoir {
+        return Ok(());
+    }
+    let defined = cuda_compile::source::global_functions(program.source());
+    let made = code.inspect().map(|info| info.kernels().len()).unwrap_or(1);
+    if defined.is_empty() || made > 0 {
+        return Ok(());
+    }
+    Err(Failure::Reported(format!(
+        "{}: defines `__global__` {} but compiles to no kernel: a template kernel is compiled \
+         only where code NVRTC sees instantiates it (`template __global__ void {}<float>(...);`), \
+         not by a launcher behind `#ifndef __CUDACC_RTC__`",
+        program.name(),
+        defined
+            .iter()
+            .map(|name| format!("`{name}`"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        defined[0]
+    )))
 }
 
 /// Compiles an NVVM program for one slot; libNVVM's warnings go to

@@ -371,3 +371,63 @@ fn debug_relocatable_linked_ptx_and_permissions() {
         );
     }
 }
+
+/// No kernel an NVVM IR input defines is lost: hand-written IR,
+/// cuda.core-style IR and numba's, each with and without `@llvm.used`,
+/// linked to a cubin, to PTX and into a multi-arch fatbin, and compiled to
+/// LTO-IR then linked, keep every annotated kernel.
+#[test]
+fn every_annotated_kernel_survives_link_and_compile() {
+    let dir = tempfile::tempdir().unwrap();
+    for (case, text, kernels) in cuda_link_tests::nvvm_ir_cases() {
+        std::fs::write(dir.path().join("k.ll"), &text).unwrap();
+        let runs: [(&[&str], &str); 4] = [
+            (&["link", "k.ll", "-arch=sm_90", "-o", "k.cubin"], "k.cubin"),
+            (
+                &["link", "k.ll", "-arch=sm_90", "--ptx", "-o", "k.ptx"],
+                "k.ptx",
+            ),
+            (
+                &[
+                    "link",
+                    "k.ll",
+                    "-arch=sm_80,sm_90,compute_90",
+                    "-o",
+                    "k.fatbin",
+                ],
+                "k.fatbin",
+            ),
+            (
+                &["compile", "k.ll", "-arch=sm_90", "--ltoir", "-o", "k.ltoir"],
+                "k.ltoir",
+            ),
+        ];
+        for (args, file) in runs {
+            let Some(output) = run_in(dir.path(), args) else {
+                return;
+            };
+            succeeded(&output);
+            let code = match file {
+                // LTO-IR names nothing: linked, the cubin does.
+                "k.ltoir" => {
+                    let linked = run_in(
+                        dir.path(),
+                        &["link", "k.ltoir", "-arch=sm_90", "-o", "l.cubin"],
+                    )
+                    .unwrap();
+                    succeeded(&linked);
+                    read(dir.path(), "l.cubin")
+                }
+                _ => read(dir.path(), file),
+            };
+            let info = code.inspect().unwrap();
+            let found = info.kernels();
+            for kernel in &kernels {
+                assert!(
+                    found.iter().any(|k| k.contains(kernel)),
+                    "{case}, {args:?}: `{kernel}` missing:\n{info}"
+                );
+            }
+        }
+    }
+}

@@ -115,6 +115,43 @@ pub fn numba_kernel(kernel: &str) -> (Vec<(String, Vec<u8>)>, String) {
     (modules, ptx)
 }
 
+/// NVVM IR as its writers write it, each with the kernels it defines:
+/// hand-written saxpy (typed pointers, an annotation, no `@llvm.used`), the
+/// same marked as numba marks its kernels, the shape of cuda.core's NVVM
+/// examples (two kernels, a launch bound, a global-space argument), and
+/// numba's `records` kernel with its `@llvm.used` and without it.
+pub fn nvvm_ir_cases() -> Vec<(&'static str, String, Vec<&'static str>)> {
+    let written = |file: &str| {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("nvvm/written")
+            .join(file);
+        std::fs::read_to_string(path).unwrap()
+    };
+    let saxpy = written("saxpy.ll");
+    let used = format!(
+        "{saxpy}@llvm.used = appending global [1 x i8*] [i8* bitcast (void (float, \
+         float*, float*, i32)* @saxpy to i8*)], section \"llvm.metadata\"\n"
+    );
+    let (modules, _) = numba_kernel("records");
+    let numba = String::from_utf8(modules[0].1.clone()).unwrap();
+    let unmarked: String = numba
+        .lines()
+        .filter(|line| !line.starts_with("@\"llvm.used\""))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    vec![
+        ("hand-written", saxpy, vec!["saxpy"]),
+        ("hand-written, used", used, vec!["saxpy"]),
+        (
+            "cuda.core style",
+            written("cuda_core_style.ll"),
+            vec!["simple", "second_kernel"],
+        ),
+        ("numba", numba, vec!["records"]),
+        ("numba, no @llvm.used", unmarked, vec!["records"]),
+    ]
+}
+
 /// The kernels of `nvvm/numba/`, each a folder.
 pub const NUMBA_KERNELS: [&str; 7] = [
     "math_libdevice",

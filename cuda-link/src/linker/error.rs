@@ -140,6 +140,22 @@ pub enum LinkError {
         /// The input defining it again.
         second: String,
     },
+    /// The link's output lacks kernels its inputs define (NVVM IR's
+    /// annotated kernels, a cubin's or PTX's entries): LTO dropped them.
+    /// A link that names the kernels it keeps
+    /// ([`kernels_used`](crate::LinkerOptions::kernels_used)) is not
+    /// checked so.
+    #[error(
+        "the link's output lacks {} the inputs define: {}; LTO keeps an NVVM IR kernel only \
+         where `@llvm.used` names it (text IR is marked so before it is lowered; bitcode is not), \
+         or name the kernels to keep with kernels_used (`--kernels-used`)",
+        if .missing.len() == 1 { "a kernel" } else { "kernels" },
+        .missing.iter().map(|(kernel, input)| format!("`{kernel}` ({input})")).collect::<Vec<_>>().join(", ")
+    )]
+    KernelsLost {
+        /// Each kernel lost, with the input that defines it.
+        missing: Vec<(String, String)>,
+    },
     /// `link` with no inputs.
     #[error("nothing to link: add at least one input")]
     NoInputs,

@@ -516,6 +516,9 @@ impl Linker {
             let _phase = phase!("output");
             ObjectCode::with_kind(kind, bytes, name)?
         };
+        if output != OutputKind::Ltoir && self.options.kernels_used.is_empty() {
+            kernels_kept(&self.inputs, &linked)?;
+        }
         #[cfg(feature = "cache")]
         if let Some(at) = &cached {
             self.cache_store(at, &linked);
@@ -523,6 +526,41 @@ impl Linker {
         Ok(linked)
     }
 }
+/// Checks that `linked` holds every kernel the inputs define that can be
+/// read: NVVM IR's annotated kernels, a cubin's and a PTX's entries
+/// (LTO-IR and bitcode name none; a fatbin's slots are the link's to
+/// choose among).
+fn kernels_kept(inputs: &[ObjectCode], linked: &ObjectCode) -> Result<(), LinkError> {
+    let defined: Vec<(String, &str)> = inputs
+        .iter()
+        .filter(|input| {
+            matches!(
+                input.kind(),
+                ObjectKind::Cubin | ObjectKind::Ptx | ObjectKind::NvvmIr
+            )
+        })
+        .filter_map(|input| Some((input.inspect().ok()?, input.name())))
+        .flat_map(|(info, name)| {
+            let kernels: Vec<String> = info.kernels().into_iter().map(str::to_owned).collect();
+            kernels.into_iter().map(move |kernel| (kernel, name))
+        })
+        .collect();
+    if defined.is_empty() {
+        return Ok(());
+    }
+    let info = linked.inspect()?;
+    let kept: std::collections::HashSet<&str> = info.kernels().into_iter().collect();
+    let missing: Vec<(String, String)> = defined
+        .into_iter()
+        .filter(|(kernel, _)| !kept.contains(kernel.as_str()))
+        .map(|(kernel, input)| (kernel, input.to_owned()))
+        .collect();
+    match missing.is_empty() {
+        true => Ok(()),
+        false => Err(LinkError::KernelsLost { missing }),
+    }
+}
+
 /// The target of one link, decided once: both backends, the output checks
 /// and the cache key get this one answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

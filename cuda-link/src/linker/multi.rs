@@ -205,6 +205,12 @@ impl Linker {
         {
             linker.cache = self.cache.clone();
         }
+        // The libNVVM this linker was given, not the process's: its LTO-IR
+        // is what this nvJitLink reads.
+        #[cfg(feature = "nvvm")]
+        {
+            linker.nvvm = self.nvvm.clone();
+        }
         linker
     }
 }

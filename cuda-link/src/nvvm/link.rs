@@ -52,8 +52,9 @@ impl Linker {
                 let libdevice =
                     libdevice_found(&lib).map_or_else(|| "none".to_owned(), |(_, digest)| digest);
                 format!(
-                    "libNVVM {} | {file} | libdevice {libdevice}",
-                    lib.version_string()
+                    "libNVVM {} | {file} | libdevice {libdevice} | {}",
+                    lib.version_string(),
+                    super::PREPARATION
                 )
             }
             Err(error) => format!("{} ({error})", crate::cache::UNIDENTIFIED),

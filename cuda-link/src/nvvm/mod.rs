@@ -25,6 +25,7 @@ use crate::object_code::ObjectCode;
 
 mod checks;
 mod link;
+mod used;
 
 /// What one compile takes.
 #[derive(Debug, Clone, Copy)]
@@ -58,6 +59,18 @@ pub struct NvvmRequest<'a> {
 /// worker process, as an isolated link's nvJitLink does: a crash on the
 /// input is [`NvvmFailure::Crashed`], and the caller is untouched.
 pub fn compile(lib: &Arc<Nvvm>, request: &NvvmRequest<'_>) -> Result<NvvmOutput, NvvmFailure> {
+    // LTO-IR keeps a kernel only where `@llvm.used` names it.
+    let marked;
+    let request = &match request.options.iter().any(|o| o == "-gen-lto") {
+        true => {
+            marked = kernels_marked_used(request.modules);
+            NvvmRequest {
+                modules: &marked,
+                ..*request
+            }
+        }
+        false => *request,
+    };
     let infos = checks::module_infos(request.modules)?;
     checks::check_order(&infos, request)?;
     let modules: Vec<(&str, &[u8])> = request
@@ -84,6 +97,30 @@ pub fn compile(lib: &Arc<Nvvm>, request: &NvvmRequest<'_>) -> Result<NvvmOutput,
     }
     Ok(output)
 }
+
+/// `modules` with every text module's kernels in `@llvm.used`
+/// ([`used`]); the others as they are.
+fn kernels_marked_used(modules: &[ObjectCode]) -> Vec<ObjectCode> {
+    modules
+        .iter()
+        .map(|module| {
+            let marked = module
+                .nvvm_ir()
+                .filter(|info| info.form == crate::inspect::NvvmIrForm::Text)
+                .and_then(|info| {
+                    let text = std::str::from_utf8(module.as_bytes()).ok()?;
+                    used::with_kernels_used(text, info)
+                })
+                .and_then(|text| ObjectCode::from_nvvm_ir(text.into_bytes(), module.name()).ok());
+            marked.unwrap_or_else(|| module.clone())
+        })
+        .collect()
+}
+
+/// What every key of an NVVM compile holds of how its modules are
+/// prepared: outputs made before kernels were marked used (and lacked
+/// them) are never served for outputs made after.
+pub const PREPARATION: &str = "kernels marked used (1)";
 
 /// A verifier's refusal of opaque pointers at an arch whose front end is
 /// LLVM 7's, said as such.

@@ -7,6 +7,7 @@ mod hostile;
 mod link;
 mod never_panics;
 mod nvvm;
+mod nvvm_kernels;
 mod object_code;
 // Against a real redis-server, and folder stores.
 #[cfg(feature = "remote-redis")]
