@@ -141,6 +141,13 @@ pub(crate) struct CompileArgs {
     /// Write PTX for every arch.
     #[arg(long, group = "kind")]
     pub(crate) ptx: bool,
+    /// The highest PTX ISA of the PTX written (alone or in a fatbin),
+    /// lowered to it and checked by ptxas through nvJitLink: by default
+    /// the ISA of the first driver of nvJitLink's CUDA release (13.x:
+    /// 9.0), as `link` and cuda-build lower theirs; `as-linked` keeps the
+    /// compiler's.
+    #[arg(long, value_name = "MAJOR.MINOR|as-linked")]
+    pub(crate) ptx_isa: Option<crate::PtxIsaArg>,
     /// Write a cubin for every arch (the default for `sm_XX`).
     #[arg(long, group = "kind")]
     pub(crate) cubin: bool,
@@ -420,6 +427,56 @@ pub(crate) fn compile_file(
     Ok(compiled.code)
 }
 
+/// PTX lowered to `--ptx-isa`, else to the first ISA of nvJitLink's CUDA
+/// release, as `link` and cuda-build lower theirs: a driver JIT-compiles
+/// no newer ISA than its own. Other kinds pass as they are. Without
+/// nvJitLink, which checks the lowered copy with ptxas, the default
+/// leaves the PTX as it is, saying so; an asked ISA is an error.
+pub(crate) fn floored(
+    code: ObjectCode,
+    arch: Arch,
+    choice: Option<crate::PtxIsaArg>,
+) -> Result<ObjectCode, Failure> {
+    if code.kind() != ObjectKind::Ptx || choice == Some(crate::PtxIsaArg::AsLinked) {
+        return Ok(code);
+    }
+    let options = cuda_link::LinkerOptions::for_arch(arch).backend(cuda_link::Backend::NvJitLink);
+    let linker = match cuda_link::Linker::new(options.clone()) {
+        Ok(linker) => linker,
+        Err(error) => {
+            let stated = cuda_link::PtxIsa::stated_by(code.as_bytes());
+            if let Some(crate::PtxIsaArg::Isa(isa)) = choice
+                && stated.is_some_and(|stated| stated > isa)
+            {
+                return Err(Failure::Reported(format!(
+                    "--ptx-isa {isa}: lowering {} needs nvJitLink, which checks it with ptxas: {}",
+                    code.name(),
+                    report(&error)
+                )));
+            }
+            say::err(format!(
+                "note: {} is left at its PTX ISA{}: nvJitLink, which checks a lowered copy, is \
+                 not available",
+                code.name(),
+                stated.map(|isa| format!(" {isa}")).unwrap_or_default()
+            ));
+            return Ok(code);
+        }
+    };
+    let isa = match choice {
+        Some(crate::PtxIsaArg::Isa(isa)) => isa,
+        _ => match linker.release_ptx_isa() {
+            Some(isa) => isa,
+            None => return Ok(code),
+        },
+    };
+    let linker =
+        cuda_link::Linker::new(options.ptx_isa(isa)).map_err(|e| Failure::Reported(report(&e)))?;
+    linker
+        .lower_ptx_isa(code)
+        .map_err(|e| Failure::Reported(report(&e)))
+}
+
 /// An output with no kernel from a file that defines `__global__`
 /// functions is an error, not an empty success: a template kernel is
 /// compiled only where something NVRTC sees instantiates it. LTO-IR names
@@ -601,6 +658,7 @@ pub(crate) fn run(args: CompileArgs) -> Result<(), Failure> {
                 let code = crate::progress::while_running(&step, || {
                     compile_file(compiler, &program, slot, &options, &mut warnings)
                 })?;
+                let code = floored(code, slot.arch, args.ptx_isa)?;
                 lowered.get_or_insert_with(|| code.name_expressions().to_vec());
                 builder = builder
                     .add(&code, Some(slot.arch))
@@ -618,6 +676,7 @@ pub(crate) fn run(args: CompileArgs) -> Result<(), Failure> {
                 let code = crate::progress::while_running(&step, || {
                     compile_file(compiler, &program, slot, &options, &mut warnings)
                 })?;
+                let code = floored(code, slot.arch, args.ptx_isa)?;
                 let path = output_path(&args, input, Some(slot), slots.len() > 1);
                 crate::output::write(&path, code.as_bytes())?;
                 written.push((path, code.name_expressions().to_vec()));
@@ -701,6 +760,7 @@ fn compile_ir(
         let code = crate::progress::while_running(&step, || {
             compile_nvvm(compiler, program, slot, options, &mut warnings)
         })?;
+        let code = floored(code, slot.arch, args.ptx_isa)?;
         if args.fatbin {
             builder = builder
                 .add(&code, Some(slot.arch))

@@ -47,6 +47,21 @@ pub fn run(args: LinkArgs) -> Result<(), Failure> {
         // cannot be forked.
         linker = Linker::new(options.isolation(Isolation::InProcess)).map_err(link_failure)?;
     }
+    // PTX it writes gets the release's floor unless told otherwise, as
+    // cuda-build's does: a driver JIT-compiles no newer ISA than its own.
+    let writes_ptx = args.ptx
+        || linker
+            .options()
+            .targets
+            .iter()
+            .any(|t| matches!(t, LinkTarget::Ptx(_)));
+    if writes_ptx
+        && args.ptx_isa.is_none()
+        && let Some(isa) = linker.release_ptx_isa()
+    {
+        let floored = linker.options().clone().ptx_isa(isa);
+        linker = Linker::new(floored).map_err(link_failure)?;
+    }
     if let Some(cache) = args.cache.open()? {
         linker = linker.with_cache(cache);
     }
@@ -265,7 +280,10 @@ fn options(args: &LinkArgs) -> Result<LinkerOptions, Failure> {
                 memory_limit,
             }
         });
-    options.ptx_isa = args.ptx_isa;
+    options.ptx_isa = match args.ptx_isa {
+        Some(crate::PtxIsaArg::Isa(isa)) => Some(isa),
+        _ => None,
+    };
     options.fatbin_compression = args.compress.map(|compress| compress.compression());
     // One arch links one output; several, or -gencode, link a fatbin.
     let mut targets = Vec::new();

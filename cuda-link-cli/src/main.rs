@@ -212,12 +212,13 @@ pub(crate) struct LinkArgs {
     /// Extended split compilation thread count.
     #[arg(long)]
     pub(crate) split_compile_extended: Option<u32>,
-    /// The highest PTX ISA of PTX output (`9.0`): newer PTX is lowered to
-    /// it and checked by ptxas. A driver JIT-compiles PTX only up to its
-    /// CUDA release's ISA (CUDA 13.0's 580 driver: 9.0); nvJitLink 13.5
-    /// writes 9.5.
-    #[arg(long, value_name = "MAJOR.MINOR")]
-    pub(crate) ptx_isa: Option<cuda_link::PtxIsa>,
+    /// The highest PTX ISA of PTX output, lowered to it and checked by
+    /// ptxas: by default the ISA of the first driver of nvJitLink's CUDA
+    /// release (13.x: 9.0, which CUDA 13.0's 580 driver JIT-compiles;
+    /// nvJitLink 13.5 writes 9.5), as cuda-build lowers it; `9.2` for
+    /// another, `as-linked` to keep nvJitLink's.
+    #[arg(long, value_name = "MAJOR.MINOR|as-linked")]
+    pub(crate) ptx_isa: Option<PtxIsaArg>,
     /// How a multi-arch link's fatbin stores its entries: none (default),
     /// lz4 or zstd.
     #[arg(long, value_enum)]
@@ -251,6 +252,29 @@ pub(crate) struct LinkArgs {
     /// machine's memory.
     #[arg(long, value_name = "GIB", conflicts_with = "in_process")]
     pub(crate) memory_limit: Option<f64>,
+}
+
+/// `--ptx-isa`: an ISA, or nvJitLink's own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PtxIsaArg {
+    /// `as-linked`: the PTX as nvJitLink writes it.
+    AsLinked,
+    /// `MAJOR.MINOR`.
+    Isa(cuda_link::PtxIsa),
+}
+
+impl std::str::FromStr for PtxIsaArg {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text {
+            "as-linked" => Ok(PtxIsaArg::AsLinked),
+            _ => text
+                .parse()
+                .map(PtxIsaArg::Isa)
+                .map_err(|e| format!("{e}; or `as-linked`")),
+        }
+    }
 }
 
 /// nvcc's options spelt with one dash (`-arch`, `-isystem`, `-MD`): clap

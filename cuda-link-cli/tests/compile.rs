@@ -721,3 +721,95 @@ fn stubs_and_uninstantiated_templates_are_errors_not_empty_outputs() {
     );
     assert!(!dir.path().join("template.cubin").exists());
 }
+
+/// PTX the CLI writes is lowered to the first ISA of nvJitLink's CUDA
+/// release (13.x: 9.0, which CUDA 13.0's driver JIT-compiles), as
+/// cuda-build lowers its own: `compile --ptx`, `link --ptx` and a fatbin's
+/// PTX slot; `--ptx-isa` chooses another, `as-linked` keeps the
+/// compiler's. `inspect` says which driver JIT-compiles each.
+#[test]
+fn ptx_written_is_floored_to_the_release_s_first_isa() {
+    if !have_nvrtc() || std::env::var_os("CUDA_LINK_NVRTC13_PATH").is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("k.cu"),
+        "extern \"C\" __global__ void k(float *y) { y[0] = 1.0f; }\n",
+    )
+    .unwrap();
+    let version = |file: &str| {
+        let text = std::fs::read_to_string(dir.path().join(file)).unwrap();
+        text.lines()
+            .find_map(|l| l.strip_prefix(".version "))
+            .unwrap()
+            .trim()
+            .to_owned()
+    };
+    let run = |args: &[&str]| {
+        let run = cuda_link()
+            .current_dir(dir.path())
+            .env(
+                "CUDA_LINK_NVRTC_PATH",
+                std::env::var_os("CUDA_LINK_NVRTC13_PATH").unwrap(),
+            )
+            .args(args)
+            .output()
+            .unwrap();
+        succeeded(&run);
+        String::from_utf8_lossy(&run.stdout).into_owned()
+    };
+    run(&[
+        "compile",
+        "-arch",
+        "compute_90",
+        "--ptx",
+        "-o",
+        "c.ptx",
+        "k.cu",
+    ]);
+    assert_eq!(version("c.ptx"), "9.0");
+    run(&[
+        "compile",
+        "-arch",
+        "compute_90",
+        "--ptx",
+        "--ptx-isa",
+        "as-linked",
+        "-o",
+        "raw.ptx",
+        "k.cu",
+    ]);
+    assert!(
+        version("raw.ptx").as_str() > "9.0",
+        "{}",
+        version("raw.ptx")
+    );
+    run(&["link", "-arch", "sm_90", "--ptx", "-o", "l.ptx", "k.cu"]);
+    assert_eq!(version("l.ptx"), "9.0");
+    run(&[
+        "link",
+        "-arch",
+        "sm_90",
+        "--ptx",
+        "--ptx-isa",
+        "9.1",
+        "-o",
+        "l91.ptx",
+        "k.cu",
+    ]);
+    assert_eq!(version("l91.ptx"), "9.1");
+    run(&[
+        "link",
+        "-arch",
+        "sm_90,compute_90",
+        "-o",
+        "k.fatbin",
+        "k.cu",
+    ]);
+    let inspected = run(&["inspect", "k.fatbin"]);
+    assert!(
+        inspected.contains("(PTX 9.0; JIT from driver 580 (CUDA 13.0) on)"),
+        "{inspected}"
+    );
+}

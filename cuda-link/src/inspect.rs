@@ -327,12 +327,23 @@ fn write_ptx(f: &mut fmt::Formatter<'_>, info: &PtxInfo, indent: &str) -> fmt::R
         .unwrap_or_default();
     writeln!(
         f,
-        "{indent}PTX ISA {}, target {}{address}",
+        "{indent}PTX ISA {}, target {}{address}{}",
         info.version,
-        info.target.join(", ")
+        info.target.join(", "),
+        jit_by(&info.version)
     )?;
     write_names(f, "kernels", &info.kernels, indent)?;
     write_names(f, "device functions", &info.functions, indent)
+}
+
+/// `"; JIT from driver 580 (CUDA 13.0) on"`: the oldest driver that
+/// JIT-compiles PTX of ISA `version`; nothing for a version that does not
+/// parse.
+fn jit_by(version: &str) -> String {
+    version
+        .parse::<crate::PtxIsa>()
+        .map(|isa| format!("; JIT from {} on", isa.oldest_driver()))
+        .unwrap_or_default()
 }
 
 /// `1 kernel`, `2 kernels`.
@@ -431,9 +442,10 @@ fn write_fatbin(f: &mut fmt::Formatter<'_>, fatbin: &FatbinInfo, indent: &str) -
             }
             Payload::Ptx(info) => {
                 format!(
-                    "{} (PTX {})",
+                    "{} (PTX {}{})",
                     count(info.kernels.len(), "kernel"),
-                    info.version
+                    info.version,
+                    jit_by(&info.version)
                 )
             }
             Payload::Ltoir(info) => format!("LTO-IR {}", info.arch),

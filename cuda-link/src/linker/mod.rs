@@ -201,6 +201,18 @@ impl Linker {
         })
     }
 
+    /// The PTX ISA of the first driver of this backend's CUDA release
+    /// (nvJitLink 13.x: 9.0, the ISA CUDA 13.0's driver JIT-compiles):
+    /// the floor to lower PTX output to, as cuda-build does by default,
+    /// so that every driver of the release loads it. `None` for the driver
+    /// backend, whose own PTX it takes as it is.
+    pub fn release_ptx_isa(&self) -> Option<crate::PtxIsa> {
+        match &self.backend {
+            Resolved::NvJitLink(lib) => crate::PtxIsa::first_of_cuda(lib.version().0),
+            Resolved::Driver(_) => None,
+        }
+    }
+
     /// `"nvJitLink 13.5"` or `"driver 13000"`: the backend and its version.
     pub fn backend_name(&self) -> String {
         match &self.backend {
