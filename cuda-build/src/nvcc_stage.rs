@@ -483,12 +483,17 @@ struct NvccRun<'a> {
 }
 
 /// nvcc's first error line (`file(12): error: ...`, `nvcc fatal : ...`,
-/// a host compiler's `error:`), else its whole output.
+/// a host compiler's `error:`), else its whole output; for an NVIDIA
+/// header nvcc cannot find, the wheel to install.
 fn first_error(stderr: &str) -> String {
-    stderr
+    let first = stderr
         .lines()
         .find(|line| line.contains(": error") || line.contains("error:") || line.contains("fatal"))
-        .map_or_else(|| stderr.trim().to_owned(), str::to_owned)
+        .map_or_else(|| stderr.trim().to_owned(), str::to_owned);
+    match cuda_compile::missing_header_hint(stderr) {
+        Some(hint) => format!("{first}: {hint}"),
+        None => first,
+    }
 }
 
 /// Paths as keys write them: under the crate root as `$CRATE/...`, under

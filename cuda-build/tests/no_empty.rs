@@ -55,3 +55,33 @@ fn a_file_yielding_no_kernel_beside_others_is_an_error() {
     let built = build(dir.path(), &[("add.cu", ADD), ("helpers.cu", HELPERS)]).unwrap();
     assert_eq!(built.kernels, ["add"]);
 }
+
+/// A host-code file that includes a header of one of NVIDIA's libraries
+/// (cuBLAS), whose wheel is not installed: nvcc's "No such file" comes
+/// with the wheel to install.
+#[test]
+fn a_missing_nvidia_header_names_its_wheel() {
+    let Some(_) = cuda_link_tests::redist("CUDA_LINK_NVCC") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("gemm.cu");
+    std::fs::write(
+        &file,
+        "#include <cublas_v2.h>\n__global__ void k(float *y) { y[0] = 1.0f; }\n\
+         extern \"C\" void launch(float *y) { k<<<1, 1>>>(y); }\n",
+    )
+    .unwrap();
+    let built = Build::new()
+        .file(&file)
+        .archs(["sm_80"])
+        .out_dir(dir.path().join("out"))
+        .cache_dir(dir.path().join("cache"))
+        .cargo_metadata(false)
+        .compile("kernels");
+    let error = format!("{}", cuda_link::Report(&built.unwrap_err()));
+    assert!(
+        error.contains("cublas_v2.h") && error.contains("pip install nvidia-cublas"),
+        "{error}"
+    );
+}

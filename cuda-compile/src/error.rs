@@ -15,8 +15,9 @@ pub enum CompileError {
     Missing(#[from] nvrtc_sys::SymbolUnavailable),
     /// The source does not compile: NVRTC's log says why.
     #[error(
-        "{program} does not compile{}",
-        cuda_link::log_suffix("NVRTC log", log)
+        "{program} does not compile{}{}",
+        cuda_link::log_suffix("NVRTC log", log),
+        crate::wheels::missing_header_hint(log).map(|hint| format!("\n{hint}")).unwrap_or_default()
     )]
     Compilation {
         /// The program's name.

@@ -22,6 +22,7 @@ mod read_set;
 pub(crate) mod remembered;
 mod search;
 pub mod source;
+mod wheels;
 
 pub use compiler::Compiler;
 pub use dependencies::Dependencies;
@@ -37,6 +38,7 @@ pub use nvvm::{Libdevice, NvvmCompiler, NvvmOptions, NvvmProgram};
 pub use options::{ProgramOptions, Std};
 pub use program::{Compiled, Program, Warning};
 pub use read_set::{IncludeSearch, ReadSet};
+pub use wheels::{missing_header_hint, nvidia_wheel_of};
 
 /// How many include closures this process served from memory, not
 /// scanned: for tests, not part of the API.

@@ -813,3 +813,27 @@ fn ptx_written_is_floored_to_the_release_s_first_isa() {
         "{inspected}"
     );
 }
+
+/// A device header of one of NVIDIA's libraries whose wheel is not
+/// installed (`curand_kernel.h`): NVRTC's "cannot open source file" comes
+/// with the wheel to install.
+#[test]
+fn a_missing_nvidia_header_names_its_wheel() {
+    if !have_nvrtc() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("rng.cu"),
+        "#include <curand_kernel.h>\n__global__ void k(float *y) { y[0] = 1.0f; }\n",
+    )
+    .unwrap();
+    let run = cuda_link()
+        .current_dir(dir.path())
+        .args(["compile", "-arch", "sm_90", "-o", "rng.cubin", "rng.cu"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("pip install nvidia-curand"), "{stderr}");
+}
