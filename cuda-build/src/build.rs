@@ -189,17 +189,30 @@ impl Build {
     }
 
     /// An option as NVRTC or nvcc spells it (`"-default-device"`,
-    /// `"--expt-relaxed-constexpr"`), for what has no setter here or in
-    /// [`ProgramOptions`], as `cc::Build::flag`; an option's value is the
-    /// next flag or follows an `=`.
+    /// `"--expt-relaxed-constexpr"`, `"-Iinc"`), for what has no setter
+    /// here or in [`ProgramOptions`], as `cc::Build::flag`; an option's
+    /// value is the next flag or follows an `=`.
     ///
-    /// nvcc's options go through [`ProgramOptions::nvcc_options`]:
-    /// `--expt-relaxed-constexpr` becomes `-default-device`, and options of
-    /// nvcc's host side (`-O3`, `-Xcompiler -fPIC`, `--default-stream
-    /// per-thread`) change nothing in device code, so they are left out
-    /// with a `cargo:warning` that says why. Any other option NVRTC does
-    /// not know fails the build, naming it. The nvcc fallback does not get
-    /// these: its options are nvcc's.
+    /// The flags are read once, as nvcc reads them
+    /// ([`cuda_compile::Flags`]), and a flag that cannot be read (`-I`
+    /// with no folder) fails the build before anything is compiled. The
+    /// two routes then take them so:
+    ///
+    /// - Device-only files (NVRTC): each flag becomes the option it means
+    ///   ([`ProgramOptions::nvcc_options`]): `-I` (every spelling, nvcc's
+    ///   comma lists included) an include folder the cache key's scan
+    ///   reads, `-dc` relocatable code, `--expt-relaxed-constexpr`
+    ///   `-default-device`; nvcc's host-side options (`-O3`, `-Xcompiler
+    ///   -fPIC`, `--default-stream per-thread`) change nothing in device
+    ///   code and are left out with a `cargo:warning` that says why. Any
+    ///   other option NVRTC does not know fails the build, naming it.
+    /// - Host-code files (nvcc, see [`route`](Self::route)): every flag as
+    ///   written but NVRTC's own (`-default-device`, `--pch`, ...); their
+    ///   include folders, `CPATH` and the host compiler's are what the
+    ///   objects' keys are scanned through.
+    ///
+    /// The [`nvcc_fallback`](Self::nvcc_fallback) gets the includes and
+    /// defines only.
     pub fn flag(&mut self, flag: &str) -> &mut Self {
         self.flags.push(flag.to_owned());
         self
@@ -216,7 +229,11 @@ impl Build {
 
     /// The PTX slot, JIT-compiled by GPUs newer than every cubin:
     /// `Some("compute_80")`, or `None` for none. By default, PTX for the
-    /// lowest arch.
+    /// lowest arch. Host-code files get it too: each nvcc object holds the
+    /// slot's PTX beside its cubins (`-gencode
+    /// arch=compute_80,code=compute_80`), as nvcc's own multi-arch builds
+    /// do, which makes an archive larger than one of cubins alone (a
+    /// quarter, for one crate's); `None` leaves it out of both.
     pub fn ptx(&mut self, arch: Option<&str>) -> &mut Self {
         self.ptx = match arch {
             Some(arch) => Ptx::For(arch.to_owned()),
@@ -275,19 +292,26 @@ impl Build {
     }
 
     /// Compiles with nvcc, where it is installed (`NVCC`, `CUDA_HOME`,
-    /// `PATH`), a file NVRTC fails on (host code), or every file when no
-    /// NVRTC is found. Off by default: with it, a build may need nvcc.
+    /// `PATH`), a device-only file NVRTC refuses, to LTO-IR in the
+    /// fatbin, with the build's includes and defines; and, when no NVRTC
+    /// is found, the device-only files too. Off by default: with it, a
+    /// build may need nvcc. Files with host code need no fallback: the
+    /// verdict sends them to nvcc in any case ([`route`](Self::route)).
     pub fn nvcc_fallback(&mut self, fallback: bool) -> &mut Self {
         self.nvcc_fallback = fallback;
         self
     }
 
     /// Sends `file` (one of the build's files) to NVRTC or to nvcc,
-    /// whatever the host-code verdict says. By default a file with host
-    /// code (a function that launches a kernel with `<<<...>>>` or calls
-    /// the runtime's host API, or `main`) goes to nvcc, as
+    /// whatever the host-code verdict says. By default the verdict runs
+    /// before any compile, `-default-device` or not: a file with host code
+    /// (a host function that launches a kernel with `<<<...>>>` or calls
+    /// the runtime's host API, an `extern "C"` host function, or `main`,
+    /// written out or made by a macro) goes to nvcc, as
     /// `cc::Build::cuda(true)` compiles it, into `lib{name}.a`; every
-    /// other file goes to NVRTC, into the fatbin.
+    /// other file goes to NVRTC, into the fatbin. Routed to NVRTC, a file
+    /// with host code is [`BuildError::HostCode`](crate::BuildError::HostCode),
+    /// naming the launcher's definition.
     pub fn route(&mut self, file: impl AsRef<Path>, route: Route) -> &mut Self {
         let file = file.as_ref().to_path_buf();
         self.routes.retain(|(given, _)| *given != file);

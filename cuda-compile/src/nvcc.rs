@@ -9,7 +9,7 @@
 //! checked against NVRTC 12.9, 13.0 and 13.5, which refuse all of them by
 //! name ("unrecognized option").
 
-/// An option that [`ProgramOptions::nvcc_options`] left out, and why.
+/// An option that [`ProgramOptions::nvcc_options`](crate::ProgramOptions::nvcc_options) left out, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct DroppedOption {
@@ -236,7 +236,7 @@ fn lookup(option: &str) -> Option<(&'static Entry, bool)> {
 /// tool takes and which changes nothing in device code: how many of
 /// `words` it takes (its value may be the next), and why it is left out.
 /// For command lines with options of their own besides nvcc's, such as
-/// `cuda-link compile`'s; [`ProgramOptions::nvcc_options`] takes these too.
+/// `cuda-link compile`'s; [`ProgramOptions::nvcc_options`](crate::ProgramOptions::nvcc_options) takes these too.
 ///
 /// ```
 /// let words = ["-Xcompiler", "-fPIC", "k.cu"];

@@ -17,7 +17,11 @@ const WHEELS: &[(&str, &str, &str)] = &[
     ("npp", "nvidia-npp", "nvidia-npp-cu12"),
     ("nvjpeg", "nvidia-nvjpeg", "nvidia-nvjpeg-cu12"),
     ("cufile", "nvidia-cufile", "nvidia-cufile-cu12"),
-    ("cuda_runtime", "nvidia-cuda-runtime", "nvidia-cuda-runtime-cu12"),
+    (
+        "cuda_runtime",
+        "nvidia-cuda-runtime",
+        "nvidia-cuda-runtime-cu12",
+    ),
     ("cub/", "nvidia-cuda-cccl", "nvidia-cuda-cccl-cu12"),
     ("thrust/", "nvidia-cuda-cccl", "nvidia-cuda-cccl-cu12"),
     ("cuda/", "nvidia-cuda-cccl", "nvidia-cuda-cccl-cu12"),
@@ -67,10 +71,18 @@ mod tests {
     #[test]
     fn nvrtc_s_and_gcc_s_words_for_a_missing_header() {
         let nvrtc = "k.cu(3): catastrophic error: cannot open source file \"cufft.h\"";
-        assert!(super::missing_header_hint(nvrtc).unwrap().contains("nvidia-cufft"));
+        assert!(
+            super::missing_header_hint(nvrtc)
+                .unwrap()
+                .contains("nvidia-cufft")
+        );
         let ours = "k.cu(3): catastrophic error: cannot open source file \"mine.h\"";
         assert_eq!(super::missing_header_hint(ours), None);
         let gcc = "k.cu:1:10: fatal error: nccl.h: No such file or directory";
-        assert!(super::missing_header_hint(gcc).unwrap().contains("nvidia-nccl-cu13"));
+        assert!(
+            super::missing_header_hint(gcc)
+                .unwrap()
+                .contains("nvidia-nccl-cu13")
+        );
     }
 }
