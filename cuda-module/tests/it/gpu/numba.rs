@@ -281,3 +281,58 @@ fn numba_shared_memory_atomics_and_records() {
         }
     }
 }
+
+/// NVVM IR as a person writes it (`tests/nvvm/written/saxpy.ll`: a kernel
+/// annotation, no `@llvm.used`), linked through LTO by the machine's
+/// libNVVM and nvJitLink: the link keeps the kernel, which once vanished
+/// from the cubin, and it computes y = a·x + y on every element.
+#[test]
+#[ignore = "needs a GPU"]
+fn hand_written_nvvm_ir_keeps_its_kernel_through_lto() {
+    let (context, _current) = gpu();
+    let text = include_str!("../../../../tests/nvvm/written/saxpy.ll");
+    let input = ObjectCode::from_nvvm_ir(text.as_bytes().to_vec(), "saxpy.ll").unwrap();
+    let mut linker = Linker::new(LinkerOptions::for_arch(arch())).unwrap();
+    linker.add(&input).unwrap();
+    let cubin = linker
+        .link(OutputKind::Cubin)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let library = Library::load(&cubin).unwrap();
+    let n = N;
+    let x: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
+    let y: Vec<f32> = (0..n).map(|i| 1000.0 - i as f32).collect();
+    let dx = DeviceBuffer::from_slice(&context, &x).unwrap();
+    let dy = DeviceBuffer::from_slice(&context, &y).unwrap();
+    let mut a = 3.0f32;
+    let (mut px, mut py, mut count) = (dx.pointer(), dy.pointer(), n as i32);
+    let mut params: Vec<*mut c_void> = vec![
+        (&mut a as *mut f32).cast(),
+        (&mut px as *mut u64).cast(),
+        (&mut py as *mut u64).cast(),
+        (&mut count as *mut i32).cast(),
+    ];
+    // The kernel indexes by threadIdx.x alone: one block of up to 1024.
+    let threads = n.min(1024);
+    let function = library.kernel("saxpy").unwrap();
+    // SAFETY: saxpy(float, float*, float*, int) with buffers of n floats;
+    // each of its threads writes y[threadIdx.x] < n.
+    unsafe {
+        function.launch(
+            &context,
+            std::ptr::null_mut(),
+            LaunchConfig {
+                grid_dim: (1, 1, 1),
+                block_dim: (threads as u32, 1, 1),
+                shared_mem_bytes: 0,
+            },
+            &mut params,
+        )
+    }
+    .unwrap_or_else(|e| panic!("{e}"));
+    cuda_module::synchronize(&context).unwrap();
+    let got: Vec<f32> = dy.to_vec().unwrap();
+    let wrong = (0..threads)
+        .filter(|&i| got[i] != 3.0 * x[i] + y[i])
+        .count();
+    assert_eq!(wrong, 0, "of {threads}");
+}
