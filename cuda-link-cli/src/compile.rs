@@ -726,12 +726,26 @@ fn compile_ir(
         )));
     }
     let ignored = args.flags.for_cuda_cxx_only();
-    if !ignored.is_empty() {
-        say::err(format!(
+    let any_cxx = args
+        .inputs
+        .iter()
+        .any(|input| Source::read(input).is_ok_and(|source| matches!(source, Source::Cuda(_))));
+    match (ignored.is_empty(), any_cxx) {
+        (true, _) => {}
+        // Beside a `.cu` input they are that input's.
+        (false, true) => say::err(format!(
             "note: {}: {} apply to CUDA C++ and are ignored for NVVM IR",
             input.display(),
             ignored.join(", ")
-        ));
+        )),
+        (false, false) => {
+            return Err(Failure::Usage(format!(
+                "{}: {} apply to CUDA C++, and NVVM IR takes none of them: drop {}",
+                input.display(),
+                ignored.join(", "),
+                if ignored.len() == 1 { "it" } else { "them" }
+            )));
+        }
     }
     // Applied to the cubins among the slots; with none, it would apply
     // to nothing.

@@ -388,6 +388,29 @@ fn check_inputs(
             crate::compile::gencode_as_compiled(gencode)?;
         }
     }
+    // Compile flags with nothing to compile would change nothing.
+    let compile_only = args.compile.for_cuda_cxx_only();
+    if !has_sources && !compile_only.is_empty() {
+        return Err(Failure::Usage(format!(
+            "{} compile CUDA C++ (`.cu` inputs), and this link has none: drop {}",
+            compile_only.join(", "),
+            if compile_only.len() == 1 {
+                "it"
+            } else {
+                "them"
+            }
+        )));
+    }
+    // nvJitLink refuses other levels only once it is loaded.
+    if let Some(level) = args.optimization_level
+        && !matches!(level, 0 | 3)
+        && options.backend != cuda_link::Backend::Driver
+    {
+        return Err(Failure::Usage(format!(
+            "-O{level}: nvJitLink takes -O0 or -O3 (the driver backend, --backend driver, \
+             takes -O0 to -O4)"
+        )));
+    }
     // `.cu` inputs are compiled to what each target needs.
     let ptx_target = options
         .targets

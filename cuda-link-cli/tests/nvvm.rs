@@ -147,34 +147,64 @@ fn bad_ir_names_the_file_and_the_log() {
     );
 }
 
-/// CUDA C++'s flags on NVVM IR are said to be ignored, not dropped
-/// silently; `--maxrregcount` reaches a cubin, and for PTX, which carries
-/// no limit, is a usage error before anything is written.
+/// CUDA C++'s flags on NVVM IR alone are refused, not dropped silently
+/// (beside a `.cu` input they are its, and said to be ignored for the
+/// IR); the same for `link`, which has nothing to compile; `link -O2`,
+/// which nvJitLink refuses once loaded, is refused first.
+/// `--maxrregcount` reaches a cubin, and for PTX, which carries no limit,
+/// is a usage error before anything is written.
 #[test]
-fn cxx_flags_are_noted_and_a_register_limit_needs_a_cubin() {
+fn cxx_flags_are_refused_and_a_register_limit_needs_a_cubin() {
     let dir = project();
+    let cxx = ["-I", "include", "-DWIDTH=4", "-std=c++17"];
     let Some(output) = run_in(
+        dir.path(),
+        &[&["compile", "records.ll", "-arch=sm_90"][..], &cxx].concat(),
+    ) else {
+        return;
+    };
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("records.ll: -I, -D, -std apply to CUDA C++, and NVVM IR takes none"),
+        "{stderr}"
+    );
+    std::fs::write(dir.path().join("k.cu"), "__global__ void k() {}\n").unwrap();
+    let mixed = run_in(
+        dir.path(),
+        &[&["compile", "records.ll", "k.cu", "-arch=sm_90"][..], &cxx].concat(),
+    )
+    .unwrap();
+    succeeded(&mixed);
+    let stderr = String::from_utf8_lossy(&mixed.stderr);
+    assert!(
+        stderr.contains("note: records.ll: -I, -D, -std apply to CUDA C++ and are ignored"),
+        "{stderr}"
+    );
+    for args in [
+        &[
+            &["link", "records.ll", "-arch=sm_90", "-o", "l.cubin"][..],
+            &cxx,
+        ]
+        .concat(),
+        &["link", "records.ll", "-arch=sm_90", "-O2", "-o", "l.cubin"][..].to_vec(),
+    ] {
+        let refused = run_in(dir.path(), &args).unwrap();
+        let stderr = String::from_utf8_lossy(&refused.stderr);
+        assert_eq!(refused.status.code(), Some(2), "{args:?}: {stderr}");
+    }
+    let output = run_in(
         dir.path(),
         &[
             "compile",
             "records.ll",
             "-arch=sm_90",
-            "-I",
-            "include",
-            "-DWIDTH=4",
-            "-std=c++17",
             "--maxrregcount",
             "32",
         ],
-    ) else {
-        return;
-    };
+    )
+    .unwrap();
     succeeded(&output);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        stderr.contains("note: records.ll: -I, -D, -std apply to CUDA C++ and are ignored"),
-        "{stderr}"
-    );
     assert!(
         read(dir.path(), "records.cubin")
             .inspect()
