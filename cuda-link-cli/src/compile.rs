@@ -121,11 +121,20 @@ pub(crate) struct CompileArgs {
     /// Target architectures, comma-separated or repeated: `sm_90` (a
     /// cubin), `compute_90` (PTX), `lto_90` (LTO-IR), or `90`. Several give
     /// one output per arch, or one fatbin with `--fatbin`.
-    #[arg(long, value_delimiter = ',', required_unless_present = "gencode")]
+    #[arg(
+        long,
+        alias = "gpu-architecture",
+        value_delimiter = ',',
+        required_unless_present = "gencode"
+    )]
     pub(crate) arch: Vec<String>,
     /// nvcc's `-gencode arch=compute_80,code=[sm_80,compute_80]`
     /// (repeatable): a cubin per `sm_XX`, PTX per `compute_XX`.
-    #[arg(long, value_name = "arch=compute_XX,code=[sm_XX,compute_XX]")]
+    #[arg(
+        long,
+        alias = "generate-code",
+        value_name = "arch=compute_XX,code=[sm_XX,compute_XX]"
+    )]
     pub(crate) gencode: Vec<String>,
     /// Output file, for one output. Without it: the input's name with the
     /// output's extension, in the current folder (`saxpy.sm_90.cubin` for
@@ -276,6 +285,13 @@ pub(crate) fn slots(
             slots.push(Slot {
                 target: forced.unwrap_or(spelt),
                 arch: target.arch(),
+            });
+        }
+        // `code=lto_90`: LTO-IR, as nvcc's `-dlto` compile writes it.
+        for arch in parsed.ltoir {
+            slots.push(Slot {
+                target: forced.unwrap_or(Target::Ltoir),
+                arch,
             });
         }
     }

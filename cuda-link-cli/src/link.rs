@@ -2,6 +2,7 @@
 //! first; the link runs isolated unless asked otherwise; the output is
 //! written whole or not at all.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use cuda_link::inspect::{Contents, EntryKind};
@@ -142,6 +143,12 @@ impl Inputs {
                 }
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let mut read = read;
+        for name in &args.libraries {
+            let path = library(name, &args.library_paths)?;
+            let code = ObjectCode::from_path(&path).map_err(|e| Failure::Reported(report(&e)))?;
+            read.push(Input::Code(code));
+        }
         let mut options = args
             .compile
             .apply(cuda_compile::ProgramOptions::default())
@@ -227,6 +234,43 @@ impl Inputs {
             .map(|&target| Ok((target, self.for_arch(Some(target.arch()))?)))
             .collect()
     }
+}
+
+/// `libNAME.a` of `-l NAME`: in each `-L` folder in order, then CUDA's
+/// own library folders (`CUDA_HOME`'s or `CUDA_PATH`'s `lib64` and `lib`,
+/// the pip wheels' `nvidia/cu13/lib` and `nvidia/cuda_runtime/lib`), as
+/// nvcc looks in its own after the `-L` ones.
+fn library(name: &str, folders: &[PathBuf]) -> Result<PathBuf, Failure> {
+    let file = format!("lib{name}.a");
+    let env = cuda_dylib::SearchEnv::from_process();
+    let own = cuda_dylib::existing_dirs(
+        &[
+            "lib64",
+            "lib",
+            "targets/x86_64-linux/lib",
+            "targets/sbsa-linux/lib",
+        ],
+        &["nvidia/cu13/lib", "nvidia/cuda_runtime/lib"],
+        &env,
+    );
+    let searched: Vec<PathBuf> = folders.iter().cloned().chain(own).collect();
+    searched
+        .iter()
+        .map(|dir| dir.join(&file))
+        .find(|path| path.is_file())
+        .ok_or_else(|| {
+            Failure::Usage(format!(
+                "-l{name}: no {file} in {}; name its folder with -L",
+                match searched.is_empty() {
+                    true => "any folder (no -L, and no CUDA_HOME or CUDA wheels found)".to_owned(),
+                    false => searched
+                        .iter()
+                        .map(|d| d.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                }
+            ))
+        })
 }
 
 /// The options the flags ask for.

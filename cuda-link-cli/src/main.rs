@@ -28,11 +28,15 @@ Exit codes:
 
 /// What `compile` does with nvcc's habits.
 const COMPILE_NOTES: &str = "\
-nvcc's spellings work: -arch, -gencode, -I, -isystem, -D, -U, -include,
+nvcc's spellings work: -arch (--gpu-architecture), -gencode
+(--generate-code, code=lto_XX for LTO-IR), -I, -isystem, -D, -U, -include,
 -std=c++17, -rdc=true, -dc, -lineinfo, -G, -use_fast_math, -ptx, -cubin,
--fatbin, -M, -MD, -MF, -Xnvrtc. NVRTC compiles device code only: a file
-with host code (main, <<<...>>> launches, the runtime API) does not
-compile; launch its kernels from Rust (cuda-module, cudarc) instead.
+-fatbin, -M, -MD, -MF, -MT, -MP, -Xnvrtc. NVRTC compiles device code only:
+a file with host code (main, <<<...>>> launches, the runtime API, extern
+\"C\" host functions) is found before NVRTC runs, whatever the flags, and
+named: compile it with nvcc, or let cuda-build route it there. PTX written
+is lowered to the first ISA of nvJitLink's CUDA release (13.x: 9.0, which
+every 13.x driver JIT-compiles); --ptx-isa chooses another or as-linked.
 NVRTC is found through CUDA_LINK_NVRTC_PATH (a file), then CUDA_HOME /
 CUDA_PATH, the pip wheels nvidia-cuda-nvrtc (13.x: nvidia-cuda-nvrtc,
 12.x: nvidia-cuda-nvrtc-cu12) of any Python, /usr/local/cuda, and the
@@ -126,11 +130,15 @@ pub(crate) struct LinkArgs {
     /// bundled into a fatbin (a cubin per sm_XX, PTX per compute_XX).
     /// compute_XX alone is a fatbin of its PTX, as nvcc's (`--ptx`: the
     /// PTX itself).
-    #[arg(long, value_delimiter = ',', value_parser = parse_arch_text)]
+    #[arg(long, alias = "gpu-architecture", value_delimiter = ',', value_parser = parse_arch_text)]
     pub(crate) arch: Vec<String>,
     /// nvcc's `-gencode arch=compute_80,code=[sm_80,compute_80]`
     /// (repeatable): the slots of a multi-arch link, bundled into a fatbin.
-    #[arg(long, value_name = "arch=compute_XX,code=[sm_XX,compute_XX]")]
+    #[arg(
+        long,
+        alias = "generate-code",
+        value_name = "arch=compute_XX,code=[sm_XX,compute_XX]"
+    )]
     pub(crate) gencode: Vec<String>,
     /// Output file.
     #[arg(short, long)]
@@ -143,6 +151,19 @@ pub(crate) struct LinkArgs {
     /// How `.cu` inputs are compiled.
     #[command(flatten)]
     pub(crate) compile: compile::CompileFlags,
+    /// A device library to link, `libNAME.a` (nvcc's `-lcudadevrt`):
+    /// looked for in each `-L` folder, then CUDA's own (`CUDA_HOME`'s
+    /// `lib64`, the pip wheels' `lib`). Repeatable.
+    #[arg(short = 'l', long = "library", value_name = "NAME")]
+    pub(crate) libraries: Vec<String>,
+    /// A folder searched for `-l` libraries, in order (nvcc's `-L`).
+    #[arg(short = 'L', long = "library-path", value_name = "DIR")]
+    pub(crate) library_paths: Vec<PathBuf>,
+    /// nvcc's device-link step (`-dlink`): what `link` does. nvcc writes
+    /// the linked device code into a host object; `link` writes the
+    /// device code itself (a cubin, or a fatbin), which cuda-module loads.
+    #[arg(long = "dlink", alias = "device-link")]
+    pub(crate) dlink: bool,
     /// Link-time optimisation (on by default when an input is LTO-IR).
     #[arg(long)]
     pub(crate) lto: bool,
@@ -290,6 +311,7 @@ pub(crate) fn normalise_args(args: impl IntoIterator<Item = String>) -> Vec<Stri
         ("-rdc", "--rdc"),
         ("-dc", "--dc"),
         ("-dlto", "--dlto"),
+        ("-dlink", "--dlink"),
         ("-lineinfo", "--lineinfo"),
         ("-use_fast_math", "--use_fast_math"),
         ("-ptx", "--ptx"),

@@ -837,3 +837,53 @@ fn a_missing_nvidia_header_names_its_wheel() {
     assert_eq!(run.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("pip install nvidia-curand"), "{stderr}");
 }
+
+/// nvcc's device-link spellings on `link`: `-dlink` (what `link` does),
+/// `-lcudadevrt` found in a `-L` folder, and a `-gencode` whose code is
+/// `lto_XX`, which names no slot a link makes, refused by name.
+#[test]
+fn nvcc_device_link_spellings() {
+    let (true, Some(devrt)) = (have_nvrtc(), cuda_link_tests::redist("CUDA_LINK_CUDADEVRT")) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("k.cu"),
+        "extern \"C\" __global__ void k(float *y) { y[0] = 1.0f; }\n",
+    )
+    .unwrap();
+    let folder = devrt.parent().unwrap().display().to_string();
+    let linked = cuda_link()
+        .current_dir(dir.path())
+        .args([
+            "link",
+            "-dlink",
+            "-arch=sm_90",
+            "-lcudadevrt",
+            "-L",
+            &folder,
+        ])
+        .args(["-o", "k.cubin", "k.cu"])
+        .output()
+        .unwrap();
+    succeeded(&linked);
+    let code = ObjectCode::from_path(dir.path().join("k.cubin")).unwrap();
+    assert!(kernels(&code).contains(&"k".to_owned()));
+    for (args, said) in [
+        (&["-lnothere"][..], "no libnothere.a"),
+        (
+            &["-gencode", "arch=compute_90,code=lto_90"],
+            "--ltoir -arch sm_90",
+        ),
+    ] {
+        let refused = cuda_link()
+            .current_dir(dir.path())
+            .args(["link", "-arch=sm_90", "-o", "x.cubin", "k.cu"])
+            .args(args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&refused.stderr);
+        assert_eq!(refused.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(said), "{args:?}: {stderr}");
+    }
+}

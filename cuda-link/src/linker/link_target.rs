@@ -37,20 +37,36 @@ impl LinkTarget {
     /// ```
     ///
     /// # Errors
-    /// As [`Gencode::parse`]'s.
+    /// As [`Gencode::parse`]'s, and an `lto_XX` code, which is no slot.
     pub fn parse_gencode(value: &str) -> Result<Vec<LinkTarget>, GencodeError> {
-        Gencode::parse(value).map(|gencode| gencode.targets)
+        let gencode = Gencode::parse(value)?;
+        match gencode.ltoir.first() {
+            None => Ok(gencode.targets),
+            Some(arch) => Err(GencodeError {
+                value: value.to_owned(),
+                reason: format!(
+                    "code={}: a link's slots are cubins and PTX; LTO-IR is one output of its own \
+                     (`--ltoir -arch {}`)",
+                    arch.lto(),
+                    arch
+                ),
+            }),
+        }
     }
 }
 
 /// One nvcc `-gencode` value: the virtual arch its code is compiled for
 /// (`arch=`) and the slots made of it (`code=`).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Gencode {
     /// `arch=compute_XX`: what `__CUDA_ARCH__` is when compiling.
     pub virtual_arch: Arch,
     /// `code=`: a cubin per `sm_XX`, PTX per `compute_XX`.
     pub targets: Vec<LinkTarget>,
+    /// `code=lto_XX`: LTO-IR for that arch, which a compile makes (nvcc's
+    /// `-gencode arch=compute_90,code=lto_90`) and no link does.
+    pub ltoir: Vec<Arch>,
 }
 
 /// A `-gencode` value that cannot be read, and why.
@@ -70,9 +86,10 @@ impl Gencode {
     ///
     /// # Errors
     /// No `arch=` or `code=`; an `arch=` that is not a virtual arch
-    /// (`compute_XX`), as nvcc says; a code that is not `sm_XX` or
-    /// `compute_XX` (`lto_XX` is no slot: LTO-IR is `-arch lto_XX`); a
-    /// code older than its arch, which nvcc refuses too.
+    /// (`compute_XX`), as nvcc says; a code that is not `sm_XX`,
+    /// `compute_XX` or `lto_XX`; a code older than its arch, or an
+    /// `lto_XX` of another arch than its `arch=`, which nvcc refuses
+    /// too.
     pub fn parse(value: &str) -> Result<Self, GencodeError> {
         let fail = |reason: String| GencodeError {
             value: value.to_owned(),
@@ -97,14 +114,29 @@ impl Gencode {
         let list = code_part
             .trim()
             .trim_matches(|c| matches!(c, '"' | '\'' | '\\' | '[' | ']'));
-        let targets = list
-            .split(',')
+        let mut ltoir = Vec::new();
+        let mut targets = Vec::new();
+        for code in list.split(',') {
+            let code = code.trim();
+            if let Ok(parsed) = code.parse::<ArchCode>()
+                && parsed.kind == CodeKind::Lto
+            {
+                if parsed.arch != virtual_arch {
+                    return Err(fail(format!(
+                        "code={code}: LTO-IR is of its arch= alone (arch={})",
+                        parsed.arch.compute()
+                    )));
+                }
+                ltoir.push(parsed.arch);
+                continue;
+            }
+            targets.push(code);
+        }
+        let targets = targets
+            .into_iter()
             .map(|code| {
-                let code = code.trim();
                 let target: LinkTarget = code.parse().map_err(|_| {
-                    fail(format!(
-                        "code={code}: expected sm_XX or compute_XX (LTO-IR is -arch lto_XX)"
-                    ))
+                    fail(format!("code={code}: expected sm_XX, compute_XX or lto_XX"))
                 })?;
                 if !virtual_arch.ir_compatible_with(&target.arch()) {
                     return Err(fail(format!(
@@ -117,6 +149,7 @@ impl Gencode {
         Ok(Gencode {
             virtual_arch,
             targets,
+            ltoir,
         })
     }
 
@@ -172,6 +205,11 @@ mod tests {
         ] {
             assert_eq!(LinkTarget::parse_gencode(spelt).unwrap(), both, "{spelt}");
         }
+        let lto = Gencode::parse("arch=compute_90,code=[lto_90,sm_90]").unwrap();
+        assert_eq!(
+            (lto.ltoir, lto.targets),
+            (vec![Arch::sm(90)], vec![LinkTarget::Cubin(Arch::sm(90))])
+        );
         let later = Gencode::parse("arch=compute_80,code=[sm_86,compute_80]").unwrap();
         assert_eq!(later.virtual_arch, Arch::sm(80));
         assert_eq!(
@@ -182,7 +220,11 @@ mod tests {
             ("code=sm_90", "expected arch="),
             ("arch=sm_90,code=sm_90", "virtual arch"),
             ("arch=compute_90,code=sm_80", "cannot run"),
-            ("arch=compute_90,code=lto_90", "-arch lto_XX"),
+            ("arch=compute_90,code=lto_80", "its arch= alone"),
+            (
+                "arch=compute_90,code=foo",
+                "expected sm_XX, compute_XX or lto_XX",
+            ),
             ("arch=compute_90", "expected arch="),
         ] {
             let error = Gencode::parse(refused).unwrap_err();
