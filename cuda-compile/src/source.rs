@@ -214,28 +214,28 @@ pub(crate) fn blanked(text: &str) -> String {
 pub fn extern_c_kernels(text: &str) -> Vec<String> {
     let code: Vec<Token<'_>> = code_tokens(text).collect();
     let mut found = Vec::new();
-    // Per open brace: whether it is an `extern "C" {` block.
+    // Per open brace: whether it is an `extern "C" {` block; and how many
+    // of those are open.
     let mut blocks: Vec<bool> = Vec::new();
-    // Where the current declaration starts.
-    let mut declaration = 0;
+    let mut c_blocks = 0usize;
+    // Whether the current declaration has said `extern "C"` so far.
+    let mut c_linkage = false;
     for (at, token) in code.iter().enumerate() {
-        let c_linkage = |from: usize| {
-            code[from..at]
-                .windows(2)
-                .any(|pair| pair[0].text == "extern" && pair[1].text == "\"C\"")
-        };
+        let after_extern_c =
+            at >= 2 && code[at - 2].text == "extern" && code[at - 1].text == "\"C\"";
         match token.text {
             "{" => {
-                blocks
-                    .push(at >= 2 && code[at - 2].text == "extern" && code[at - 1].text == "\"C\"");
-                declaration = at + 1;
+                blocks.push(after_extern_c);
+                c_blocks += usize::from(after_extern_c);
+                c_linkage = false;
             }
             "}" => {
-                blocks.pop();
-                declaration = at + 1;
+                c_blocks -= usize::from(blocks.pop() == Some(true));
+                c_linkage = false;
             }
-            ";" => declaration = at + 1,
-            "__global__" if blocks.iter().any(|&c| c) || c_linkage(declaration) => {
+            ";" => c_linkage = false,
+            "\"C\"" if at >= 1 && code[at - 1].text == "extern" => c_linkage = true,
+            "__global__" if c_blocks > 0 || c_linkage => {
                 found.extend(kernel_name(&code[at + 1..]));
             }
             _ => {}
@@ -268,6 +268,9 @@ pub fn global_functions(text: &str) -> Vec<String> {
     found
 }
 
+/// How far past `__global__` its name is looked for, in tokens.
+const NAME_WITHIN: usize = 512;
+
 /// The tokens of `text` outside comments and directives.
 fn code_tokens(text: &str) -> impl Iterator<Item = Token<'_>> {
     let mut in_directive = false;
@@ -280,8 +283,11 @@ fn code_tokens(text: &str) -> impl Iterator<Item = Token<'_>> {
 }
 
 /// The name a `__global__` declares: the identifier before its
-/// parameter list, past attributes (`__launch_bounds__(256)`).
+/// parameter list, past attributes (`__launch_bounds__(256)`), within the
+/// next [`NAME_WITHIN`] tokens (a return type and attributes take a few;
+/// the bound keeps a text of `__global__`s and no names linear).
 fn kernel_name(after: &[Token<'_>]) -> Option<String> {
+    let after = &after[..after.len().min(NAME_WITHIN)];
     const ATTRIBUTES: [&str; 6] = [
         "__launch_bounds__",
         "__attribute__",
@@ -408,6 +414,18 @@ mod tests {
         assert!(blank.starts_with("extern \"C\" void f() { g(\"    \"); }     \n"));
         assert!(!blank.contains('{') || blank.matches('{').count() == 1);
         assert!(blank.ends_with(" int x;\n"));
+    }
+
+    /// Hostile text stays linear: `__global__`s with no names, no
+    /// terminators, one long declaration.
+    #[test]
+    fn hostile_text_reads_in_linear_time() {
+        let text = "extern \"C\" ".to_owned() + &"__global__ void ".repeat(20_000);
+        let started = std::time::Instant::now();
+        assert!(extern_c_kernels(&text).is_empty());
+        assert!(global_functions(&text).is_empty());
+        let _ = includes(&text);
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
     }
 
     #[test]

@@ -189,7 +189,7 @@ fn cxx_flags_are_refused_and_a_register_limit_needs_a_cubin() {
         .concat(),
         &["link", "records.ll", "-arch=sm_90", "-O2", "-o", "l.cubin"][..].to_vec(),
     ] {
-        let refused = run_in(dir.path(), &args).unwrap();
+        let refused = run_in(dir.path(), args).unwrap();
         let stderr = String::from_utf8_lossy(&refused.stderr);
         assert_eq!(refused.status.code(), Some(2), "{args:?}: {stderr}");
     }
