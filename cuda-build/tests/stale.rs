@@ -156,19 +156,24 @@ fn a_header_newly_shadowing_another_in_an_environment_folder_misses() {
         let dir = tempfile::tempdir().unwrap();
         let (first, second) = (dir.path().join("env1"), dir.path().join("env2"));
         let value = std::env::join_paths([&first, &second]).unwrap();
-        let run = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "environment_child", "--nocapture"])
-            .env("CUDA_BUILD_TEST_CHILD", dir.path())
-            .env(var, &value)
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&run.stdout);
-        assert!(
-            run.status.success() && text.contains("1 passed"),
-            "{var}: {text}{}",
-            String::from_utf8_lossy(&run.stderr)
-        );
+        in_child("environment_child", dir.path(), (var, &value));
     }
+}
+
+/// Runs this test binary's `test` in a child with `dir` and `var` set.
+fn in_child(test: &str, dir: &Path, (var, value): (&str, &std::ffi::OsStr)) {
+    let run = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", test, "--nocapture"])
+        .env("CUDA_BUILD_TEST_CHILD", dir)
+        .env(var, value)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success() && text.contains("1 passed"),
+        "{test}, {var}: {text}{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
 }
 
 #[test]
@@ -223,18 +228,7 @@ fn dc_is_relocatable_code_to_both_stages() {
 #[test]
 fn docs_rs_reads_non_ascii_comments() {
     let dir = tempfile::tempdir().unwrap();
-    let run = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "docs_rs_child", "--nocapture"])
-        .env("CUDA_BUILD_TEST_CHILD", dir.path())
-        .env("DOCS_RS", "1")
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&run.stdout);
-    assert!(
-        run.status.success() && text.contains("1 passed"),
-        "{text}{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    in_child("docs_rs_child", dir.path(), ("DOCS_RS", "1".as_ref()));
 }
 
 #[test]

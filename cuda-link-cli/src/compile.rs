@@ -17,21 +17,43 @@ use crate::{Failure, report, say};
 /// The flags of a compile, shared by `compile` and `link`'s `.cu` inputs.
 #[derive(clap::Args, Clone, Default)]
 pub(crate) struct CompileFlags {
-    /// A folder searched for includes (repeatable; `-Idir` or `-I dir`).
-    #[arg(short = 'I', long = "include-path", value_name = "DIR")]
+    /// A folder searched for includes (repeatable; `-Idir` or `-I dir`;
+    /// `-I a,b` is two, as nvcc reads it).
+    #[arg(
+        short = 'I',
+        long = "include-path",
+        value_name = "DIR",
+        value_delimiter = ','
+    )]
     pub(crate) include: Vec<PathBuf>,
     /// A folder searched after every `-I` (nvcc's `-isystem`; NVRTC has
     /// one kind of include folder).
-    #[arg(long = "isystem", value_name = "DIR")]
+    #[arg(long = "isystem", value_name = "DIR", value_delimiter = ',')]
     pub(crate) isystem: Vec<PathBuf>,
-    /// Defines a macro: `-DNAME` or `-DNAME=VALUE` (repeatable).
-    #[arg(short = 'D', long = "define-macro", value_name = "NAME[=VALUE]")]
+    /// Defines a macro: `-DNAME` or `-DNAME=VALUE` (repeatable; a comma
+    /// separates two, as nvcc reads it).
+    #[arg(
+        short = 'D',
+        long = "define-macro",
+        value_name = "NAME[=VALUE]",
+        value_delimiter = ','
+    )]
     pub(crate) define: Vec<String>,
     /// Undefines a macro, after every `-D` (repeatable).
-    #[arg(short = 'U', long = "undefine-macro", value_name = "NAME")]
+    #[arg(
+        short = 'U',
+        long = "undefine-macro",
+        value_name = "NAME",
+        value_delimiter = ','
+    )]
     pub(crate) undefine: Vec<String>,
     /// Includes FILE before the source (nvcc's `-include`).
-    #[arg(long = "include", alias = "pre-include", value_name = "FILE")]
+    #[arg(
+        long = "include",
+        alias = "pre-include",
+        value_name = "FILE",
+        value_delimiter = ','
+    )]
     pub(crate) pre_include: Vec<String>,
     /// The C++ dialect: c++03, c++11, c++14, c++17 (NVRTC's default),
     /// c++20, c++23.

@@ -62,6 +62,15 @@ fn succeeded(run: &Output) -> String {
     stderr
 }
 
+/// Runs `cuda-link` in `dir` with `args`, expecting exit `code`: its
+/// stderr.
+fn exits_with(dir: &Path, args: &[&str], code: i32) -> String {
+    let run = cuda_link().current_dir(dir).args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr).into_owned();
+    assert_eq!(run.status.code(), Some(code), "{args:?}: {stderr}");
+    stderr
+}
+
 fn kernels(code: &ObjectCode) -> Vec<String> {
     let mut kernels: Vec<String> = code
         .inspect()
@@ -637,25 +646,17 @@ fn every_real_host_code_file_is_told_host_code_whatever_its_flags() {
     ];
     for file in &files {
         for flags in flag_sets {
-            let run = cuda_link()
-                .current_dir(file.parent().unwrap())
-                .args(["compile", "-arch", "sm_80", "-o", "/dev/null", "-I.."])
-                .args(flags)
-                .arg(file)
-                .output()
-                .unwrap();
-            let stderr = String::from_utf8_lossy(&run.stderr);
-            assert_eq!(
-                run.status.code(),
-                Some(1),
-                "{}, {flags:?}: {stderr}",
-                file.display()
-            );
+            let path = file.display().to_string();
+            let args = [
+                &["compile", "-arch", "sm_80", "-o", "/dev/null", "-I.."][..],
+                flags,
+                &[&path],
+            ];
+            let stderr = exits_with(file.parent().unwrap(), &args.concat(), 1);
             assert!(
                 stderr.contains("is host code")
                     && stderr.contains("compile it with nvcc, or let cuda-build route it to nvcc"),
-                "{}, {flags:?}: {stderr}",
-                file.display()
+                "{path}, {flags:?}: {stderr}"
             );
         }
     }
@@ -687,34 +688,26 @@ fn stubs_and_uninstantiated_templates_are_errors_not_empty_outputs() {
     )
     .unwrap();
     for flags in [&[][..], &["--expt-relaxed-constexpr"]] {
-        let run = cuda_link()
-            .current_dir(dir.path())
-            .args(["compile", "-arch", "sm_90", "-o", "stubs.cubin"])
-            .args(flags)
-            .arg("stubs.cu")
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&run.stderr);
-        assert_eq!(run.status.code(), Some(1), "{flags:?}: {stderr}");
+        let args = [
+            &["compile", "-arch", "sm_90", "-o", "stubs.cubin"][..],
+            flags,
+            &["stubs.cu"],
+        ];
+        let stderr = exits_with(dir.path(), &args.concat(), 1);
         assert!(
             stderr.contains("stubs.cu:2: a host function (`extern \"C\" void launch_gemm"),
             "{stderr}"
         );
     }
-    let run = cuda_link()
-        .current_dir(dir.path())
-        .args([
-            "compile",
-            "-arch",
-            "sm_90",
-            "-o",
-            "template.cubin",
-            "template.cu",
-        ])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    let args = [
+        "compile",
+        "-arch",
+        "sm_90",
+        "-o",
+        "template.cubin",
+        "template.cu",
+    ];
+    let stderr = exits_with(dir.path(), &args, 1);
     assert!(
         stderr.contains("`scale`") && stderr.contains("no kernel"),
         "{stderr}"
@@ -828,13 +821,11 @@ fn a_missing_nvidia_header_names_its_wheel() {
         "#include <curand_kernel.h>\n__global__ void k(float *y) { y[0] = 1.0f; }\n",
     )
     .unwrap();
-    let run = cuda_link()
-        .current_dir(dir.path())
-        .args(["compile", "-arch", "sm_90", "-o", "rng.cubin", "rng.cu"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    let stderr = exits_with(
+        dir.path(),
+        &["compile", "-arch", "sm_90", "-o", "rng.cubin", "rng.cu"],
+        1,
+    );
     assert!(stderr.contains("pip install nvidia-curand"), "{stderr}");
 }
 
@@ -876,14 +867,8 @@ fn nvcc_device_link_spellings() {
             "--ltoir -arch sm_90",
         ),
     ] {
-        let refused = cuda_link()
-            .current_dir(dir.path())
-            .args(["link", "-arch=sm_90", "-o", "x.cubin", "k.cu"])
-            .args(args)
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&refused.stderr);
-        assert_eq!(refused.status.code(), Some(2), "{args:?}: {stderr}");
+        let line = [&["link", "-arch=sm_90", "-o", "x.cubin", "k.cu"][..], args].concat();
+        let stderr = exits_with(dir.path(), &line, 2);
         assert!(stderr.contains(said), "{args:?}: {stderr}");
     }
 }

@@ -68,6 +68,7 @@ fn made(path: &Path, succeeded: bool) -> Made {
 }
 
 const KERNELS_CU: &str = "#include \"op.h\"\n\
+    #ifdef A\n#if A != 1 || B != 2\n#error -DA=1,B=2 is two macros\n#endif\n#endif\n\
     template <typename T> __global__ void axpy(T *y, const T *x, int n) {\n\
       int i = threadIdx.x; if (i < n) y[i] = SCALE * x[i] + y[i]; }\n\
     template __global__ void axpy<float>(float *, const float *, int);\n\
@@ -153,6 +154,7 @@ const BY_DESIGN: &[&str] = &["-arch=sm_90 -cubin -o out.cubin launch.cu"];
 fn project() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("inc")).unwrap();
+    std::fs::create_dir(dir.path().join("empty")).unwrap();
     std::fs::write(dir.path().join("inc/op.h"), "#define SCALE 3\n").unwrap();
     std::fs::write(dir.path().join("k.cu"), KERNELS_CU).unwrap();
     std::fs::write(dir.path().join("launch.cu"), LAUNCH_CU).unwrap();
