@@ -664,7 +664,10 @@ impl Compiler {
 /// line information or debug information, NVRTC's or ptxas's.
 fn names_its_files(options: &ProgramOptions) -> bool {
     let ptxas = |option: &str| {
-        let option = option.trim_start_matches("-Xptxas").trim_start_matches('=');
+        let option = option
+            .trim_start_matches("-Xptxas")
+            .trim_start_matches("--ptxas-options")
+            .trim_start_matches('=');
         matches!(
             option,
             "-g" | "--device-debug" | "-lineinfo" | "--generate-line-info"

@@ -103,7 +103,14 @@ impl IncludeSearch {
             base: self.base.clone(),
         };
         let closure = search.remembered_closure(&text, &self.pre_include);
+        // Each file the scan read, by its real path, looked up once.
+        let reached = std::iter::once(file)
+            .chain(closure.files.iter().map(PathBuf::as_path))
+            .chain(closure.nvidia_files.iter().map(PathBuf::as_path))
+            .filter_map(|path| path.canonicalize().ok())
+            .collect();
         Ok(ReadSet {
+            reached,
             file: file.to_path_buf(),
             source,
             closure,
@@ -121,6 +128,8 @@ impl IncludeSearch {
 /// whether all of it is still as it was read.
 #[derive(Debug, Clone)]
 pub struct ReadSet {
+    /// The real path of every file the scan read.
+    reached: std::collections::HashSet<PathBuf>,
     file: PathBuf,
     source: Read,
     closure: Arc<Closure>,
@@ -155,15 +164,16 @@ impl ReadSet {
     /// Whether the scan read `path` (the file, a header of the program's
     /// own, or one of the toolchain's).
     pub fn reached(&self, path: &Path) -> bool {
-        let same = |a: &Path| a == path || a.canonicalize().ok() == path.canonicalize().ok();
-        same(&self.file)
-            || self.closure.files.iter().any(|f| same(f))
-            || self.closure.nvidia_files.iter().any(|f| same(f))
+        path.canonicalize()
+            .is_ok_and(|real| self.reached.contains(&real))
     }
 
     /// Whether `path` is in one of the toolchain's folders.
     pub fn is_toolchains(&self, path: &Path) -> bool {
-        self.toolchain.iter().any(|dir| path.starts_with(dir))
+        let real = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        self.toolchain
+            .iter()
+            .any(|dir| path.starts_with(dir) || real.starts_with(dir))
     }
 
     /// A file the compiler reported reading that the scan did not reach

@@ -50,7 +50,20 @@ pub(crate) fn with_kernels_used(text: &str, info: &NvvmIrInfo) -> Option<String>
         }
         Some(line) => {
             let extended = extended_used(line, &added)?;
-            Some(text.replacen(line, &extended, 1))
+            // That line itself, not the same text elsewhere (a comment).
+            let mut out = String::with_capacity(text.len() + extended.len());
+            let mut replaced = false;
+            for each in text.split_inclusive('\n') {
+                match !replaced && is_used_global(each) {
+                    true => {
+                        replaced = true;
+                        out.push_str(&extended);
+                        out.push_str(&each[each.trim_end_matches(['\r', '\n']).len()..]);
+                    }
+                    false => out.push_str(each),
+                }
+            }
+            Some(out)
         }
     }
 }
