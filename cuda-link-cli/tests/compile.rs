@@ -2,7 +2,7 @@
 //! NVRTC: nvcc's spellings, one output per arch or one fatbin, depfiles,
 //! and the errors of a wrong command line.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use cuda_link::ObjectCode;
@@ -617,28 +617,29 @@ mod never_stale {
     }
 }
 
-/// Every real host-code file the repo holds (candle's launcher files,
-/// which candle's own build compiles with nvcc) is told host code by
-/// `compile`, before NVRTC runs, whatever the flags say: none, nvcc's
-/// `--expt-relaxed-constexpr` (which becomes `-default-device`), or
-/// `-default-device` itself. Each message names a line of the file and
-/// says what to do.
+/// Every real host-code file the repo holds (the fifteen candle's own
+/// build compiles with nvcc, as its `HOST_FILES` lists them, and
+/// `moe_align.cu`, whose `extern "C"` launcher upstream does not build) is
+/// told host code by `compile`, before NVRTC runs, whatever the flags say:
+/// none, nvcc's `--expt-relaxed-constexpr` (which becomes
+/// `-default-device`), or `-default-device` itself. Each message names a
+/// line of the file and says what to do.
 #[test]
 fn every_real_host_code_file_is_told_host_code_whatever_its_flags() {
     if !have_nvrtc() {
         return;
     }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../peers/candle/candle-kernels/src");
-    let mut files = Vec::new();
-    for folder in ["moe", "mmq_gguf"] {
-        for entry in std::fs::read_dir(root.join(folder)).unwrap().flatten() {
-            if entry.path().extension().is_some_and(|e| e == "cu") {
-                files.push(entry.path());
-            }
-        }
-    }
-    files.sort();
-    assert_eq!(files.len(), 15, "{files:?}");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../peers/candle/candle-kernels");
+    let build = std::fs::read_to_string(root.join("build.rs")).unwrap();
+    let listed = build.split("const HOST_FILES").nth(1).unwrap();
+    let listed = &listed[..listed.find("];").unwrap()];
+    let mut files: Vec<PathBuf> = listed
+        .split('"')
+        .filter(|part| part.ends_with(".cu"))
+        .map(|file| root.join(file))
+        .collect();
+    files.push(root.join("src/moe/moe_align.cu"));
+    assert_eq!(files.len(), 16, "{files:?}");
     let flag_sets: [&[&str]; 3] = [
         &[],
         &["--expt-relaxed-constexpr"],
