@@ -654,8 +654,18 @@ pub(crate) fn run(args: CompileArgs) -> Result<(), Failure> {
     {
         return Err(Failure::Reported(format!("{}: {error}", input.display())));
     }
-    for input in &args.inputs {
-        let program = match Source::read(input)? {
+    // Each input read once: whether any is CUDA C++ decides what NVVM IR
+    // inputs make of CUDA C++ flags.
+    let sources: Vec<_> = args
+        .inputs
+        .iter()
+        .map(|input| Source::read(input))
+        .collect();
+    let any_cxx = sources
+        .iter()
+        .any(|source| matches!(source, Ok(Source::Cuda(_))));
+    for (input, source) in args.inputs.iter().zip(sources) {
+        let program = match source? {
             Source::Cuda(program) => program,
             Source::Nvvm(program) => {
                 // `-rdc=true` / `-dc`: calls left for a later link.
@@ -668,7 +678,15 @@ pub(crate) fn run(args: CompileArgs) -> Result<(), Failure> {
                     )));
                 }
                 let program = program.relocatable(relocatable);
-                compile_ir(&args, &slots, &compilers, input, &program, &nvvm_options)?;
+                compile_ir(
+                    &args,
+                    &slots,
+                    &compilers,
+                    input,
+                    &program,
+                    any_cxx,
+                    &nvvm_options,
+                )?;
                 continue;
             }
         };
@@ -748,13 +766,15 @@ pub(crate) fn run(args: CompileArgs) -> Result<(), Failure> {
 }
 
 /// `compile` of one NVVM IR file: an output per slot, or one fatbin. Its
-/// make rule names the file alone (NVVM IR includes nothing).
+/// make rule names the file alone (NVVM IR includes nothing). `any_cxx`:
+/// a CUDA C++ input stands beside it, whose CUDA C++ flags are.
 fn compile_ir(
     args: &CompileArgs,
     slots: &[Slot],
     compilers: &Compilers,
     input: &Path,
     program: &NvvmProgram,
+    any_cxx: bool,
     options: &NvvmOptions,
 ) -> Result<(), Failure> {
     if !args.name_expressions.is_empty() {
@@ -764,10 +784,6 @@ fn compile_ir(
         )));
     }
     let ignored = args.flags.for_cuda_cxx_only();
-    let any_cxx = args
-        .inputs
-        .iter()
-        .any(|input| Source::read(input).is_ok_and(|source| matches!(source, Source::Cuda(_))));
     match (ignored.is_empty(), any_cxx) {
         (true, _) => {}
         // Beside a `.cu` input they are that input's.
