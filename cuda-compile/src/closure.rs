@@ -62,16 +62,21 @@ impl Stamp {
         }
     }
 
-    /// The stamp as a key field (this machine's: not portable).
+    /// The stamp as a key field (this machine's: not portable). The
+    /// change time is in it: a file rewritten to its old size with its
+    /// modification time set back (`cp -p`, `tar x`, `touch -r`) has a
+    /// new one.
     pub(crate) fn describe(&self, path: &Path) -> String {
         format!(
-            "{} {} {} {} {}.{}",
+            "{} {} {} {} {}.{} {}.{}",
             path.display(),
             self.device,
             self.inode,
             self.size,
             self.modified.0,
-            self.modified.1
+            self.modified.1,
+            self.changed.0,
+            self.changed.1
         )
     }
 

@@ -25,8 +25,8 @@ pub(crate) struct SearchPath<'a> {
     /// `--include-path` folders, as given.
     pub user: Vec<PathBuf>,
     /// NVIDIA's folders (and, for nvcc, the host compiler's): their files
-    /// are identified by path, inode, size and modification time, not
-    /// hashed, unless keys are portable.
+    /// are identified by path, inode, size and modification and change
+    /// times, not hashed, unless keys are portable.
     pub system: Vec<PathBuf>,
     /// Paths under it are named relative to it in keys.
     pub base: Option<PathBuf>,
@@ -224,7 +224,8 @@ impl SearchPath<'_> {
 
     /// Everything the program may read besides its source:
     /// each header reached by an `#include` (the bytes of ours and the
-    /// program's; NVIDIA's by path, inode, size and modification time,
+    /// program's; NVIDIA's by path, inode, size and modification and
+    /// change times,
     /// followed through what they include), and each place in the
     /// program's folders where an `#include` was looked for and nothing
     /// is (so that a header appearing there changes the key): a `stat`
@@ -444,5 +445,42 @@ mod portable_tests {
         assert_ne!(fields(here.path(), false), fields(there.path(), false));
         let changed = folder("#define X 2\n");
         assert_ne!(fields(here.path(), true), fields(changed.path(), true));
+    }
+
+    /// One of NVIDIA's headers rewritten in place to its old size, its
+    /// modification time set back (as `cp -p` or `tar x` leave it): the
+    /// machine's key fields change all the same.
+    #[test]
+    fn a_toolchain_header_rewritten_with_its_old_time_changes_the_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let header = dir.path().join("cuda_fp16.h");
+        std::fs::write(&header, "#define X 1\n").unwrap();
+        let fields = || {
+            let search = SearchPath {
+                portable: false,
+                memory: &[],
+                source_dir: None,
+                user: Vec::new(),
+                system: vec![dir.path().to_path_buf()],
+                base: None,
+            };
+            search.closure("#include <cuda_fp16.h>\n", &[]).fields
+        };
+        let before = fields();
+        let modified = std::fs::metadata(&header).unwrap().modified().unwrap();
+        // Past the tick of the first write: the rewrite gets a later one.
+        std::thread::sleep(std::time::Duration::from_millis(25));
+        std::fs::write(&header, "#define X 2\n").unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&header)
+            .unwrap()
+            .set_modified(modified)
+            .unwrap();
+        assert_eq!(
+            std::fs::metadata(&header).unwrap().modified().unwrap(),
+            modified
+        );
+        assert_ne!(before, fields());
     }
 }
