@@ -395,6 +395,13 @@ fn version_numbers(node: &str) -> Option<(u32, u32)> {
 
 /// The function a `!{ <type> @name, !"kernel", i32 1 }` node marks.
 fn annotated_kernel(node: &str) -> Option<String> {
+    kernel_annotation(node).map(|(name, _)| name)
+}
+
+/// The function a `!{ <type> @name, !"kernel", i32 1 }` node marks, with
+/// the node's first element (`<type> @name`), which names the function
+/// as a constant of its type.
+pub(crate) fn kernel_annotation(node: &str) -> Option<(String, &str)> {
     let (before, after) = node.split_once("!\"kernel\"")?;
     let flag = after.trim_start().strip_prefix(',')?.trim_start();
     let value = flag.strip_prefix("i32")?.trim_start();
@@ -402,7 +409,11 @@ fn annotated_kernel(node: &str) -> Option<String> {
         return None;
     }
     let at = before.rfind('@')?;
-    global_name(&before[at + 1..])
+    let name = global_name(&before[at + 1..])?;
+    let element = before
+        .split_once("!{")
+        .map_or(before, |(_, element)| element);
+    Some((name, element.trim().trim_end_matches(',').trim_end()))
 }
 
 #[cfg(test)]

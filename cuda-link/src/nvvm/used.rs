@@ -7,6 +7,8 @@
 //! added to `@llvm.used`, as numba writes it: in a new global, or in the
 //! module's own.
 
+use std::collections::HashMap;
+
 use crate::nvvm_ir::NvvmIrInfo;
 
 /// `text` with every kernel of `info` in `@llvm.used`, or `None` when
@@ -88,16 +90,29 @@ fn names_global(line: &str, name: &str) -> bool {
 }
 
 /// Each kernel's name and its value as a constant (`void (float*)* @k`,
-/// or `ptr @k`): from its `nvvm.annotations` node, which names it with
-/// its type, or, for a `ptx_kernel` function of opaque-pointer IR,
-/// `ptr @k`.
+/// or `ptr @k`): from its `nvvm.annotations` node, read as the module's
+/// inspection reads it, which names it with its type, or, for a
+/// `ptx_kernel` function of opaque-pointer IR, `ptr @k`.
 fn kernel_values(text: &str, info: &NvvmIrInfo) -> Vec<(String, String)> {
+    // Each annotated kernel's first node, in one pass over the lines.
+    let mut annotated: HashMap<String, &str> = HashMap::new();
+    for line in text.lines() {
+        if let Some(rest) = line.trim_start().strip_prefix('!')
+            && let Some((_, node)) = rest.split_once('=')
+            && let Some((name, value)) = crate::nvvm_ir::kernel_annotation(node)
+        {
+            annotated.entry(name).or_insert(value);
+        }
+    }
     let mut found = Vec::new();
     for kernel in &info.kernels {
-        let value = annotation_value(text, kernel).or_else(|| {
-            info.opaque_pointers
-                .then(|| format!("ptr {}", global_name(kernel)))
-        });
+        let value = annotated
+            .get(kernel)
+            .map(|value| value.to_string())
+            .or_else(|| {
+                info.opaque_pointers
+                    .then(|| format!("ptr {}", global_name(kernel)))
+            });
         if let Some(value) = value {
             found.push((kernel.clone(), value));
         }
@@ -115,17 +130,6 @@ fn global_name(name: &str) -> String {
         true => format!("@{name}"),
         false => format!("@\"{name}\""),
     }
-}
-
-/// The first element of the `!{...}` node marking `kernel` a kernel:
-/// `void (float*)* @k` of `!0 = !{void (float*)* @k, !"kernel", i32 1}`.
-fn annotation_value(text: &str, kernel: &str) -> Option<String> {
-    text.lines().find_map(|line| {
-        let (_, node) = line.split_once("= !{")?;
-        let (value, rest) = node.split_once(", !\"kernel\"")?;
-        (rest.trim_start().starts_with(", i32 1") && names_global(value, kernel))
-            .then(|| value.trim().to_owned())
-    })
 }
 
 /// `line`, an `@llvm.used` of `[N x T] [elements]`, with `added`
@@ -196,6 +200,22 @@ mod tests {
         );
         // Marked, it needs nothing more.
         assert_eq!(with_kernels_used(&marked, &info(&marked)), None);
+    }
+
+    /// A node written without spaces is the kernel's as the inspection
+    /// reads it, and marks it.
+    #[test]
+    fn a_node_without_spaces_marks_its_kernel() {
+        let text = SAXPY.replace(
+            "!{void (float, float*)* @saxpy, !\"kernel\", i32 1}",
+            "!{void (float, float*)* @saxpy,!\"kernel\",i32 1}",
+        );
+        assert_eq!(info(&text).kernels, ["saxpy"]);
+        let marked = with_kernels_used(&text, &info(&text)).unwrap();
+        assert!(
+            marked.contains("[i8* bitcast (void (float, float*)* @saxpy to i8*)]"),
+            "{marked}"
+        );
     }
 
     #[test]
