@@ -69,9 +69,7 @@ impl PtxIsa {
         let major = u16::try_from(cuda_major.checked_sub(4)?).ok()?;
         (cuda_major >= 11).then_some(PtxIsa::new(major, 0))
     }
-}
 
-impl PtxIsa {
     /// The first CUDA release whose driver JIT-compiles this ISA
     /// (`(13, 0)` for 9.0, `(12, 8)` for 8.7): PTX ISAs 7.x to 9.x follow
     /// CUDA 11 to 13 release by release, but for 8.5, which both 12.5 and
