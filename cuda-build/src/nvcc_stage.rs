@@ -139,10 +139,7 @@ impl Session<'_> {
     fn nvcc_args(&self, toolchain: &Toolchain) -> Vec<String> {
         let build = self.build;
         let mut args = Vec::new();
-        // Read before: `Session::new` refuses flags that cannot be read.
-        let own_archs =
-            Flags::parse(&build.flags, Dialect::Nvcc).is_ok_and(|flags| !flags.archs.is_empty());
-        if !own_archs {
+        if self.flags.archs.is_empty() {
             for arch in &self.archs {
                 args.push(format!("-gencode=arch={},code={arch}", arch.compute()));
             }

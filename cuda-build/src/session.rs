@@ -21,6 +21,8 @@ pub(crate) struct Session<'a> {
     pub(crate) build: &'a Build,
     pub(crate) name: &'a str,
     pub(crate) out_dir: PathBuf,
+    /// The build's flags as nvcc reads them, read once.
+    pub(crate) flags: cuda_compile::Flags,
     /// `None` when NVRTC is missing and nvcc stands in.
     pub(crate) compiler: Option<Compiler>,
     /// nvcc, where it is found: for host-code files, and the fallback.
@@ -149,7 +151,7 @@ impl<'a> Session<'a> {
     ) -> Result<Self, BuildError> {
         // The flags are read once here, so that one that cannot be read
         // fails the build before anything is compiled.
-        cuda_compile::Flags::parse(&build.flags, cuda_compile::Dialect::Nvcc)
+        let flags = cuda_compile::Flags::parse(&build.flags, cuda_compile::Dialect::Nvcc)
             .map_err(BuildError::Flag)?;
         let cache = Arc::new(open_cache(build));
         let nvcc = nvcc::find();
@@ -227,6 +229,7 @@ impl<'a> Session<'a> {
             build,
             name,
             out_dir,
+            flags,
             compiler,
             nvcc,
             device_files: Vec::new(),
